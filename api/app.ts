@@ -1,0 +1,24 @@
+/**
+import './state';
+ * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
+ * Order matters: request context → envelope/error mapping → JSON body → routes.
+ */
+import Koa from 'koa';
+import type { ApiDeps } from './deps';
+import { jsonBody } from './middleware/body';
+import { errorMiddleware } from './middleware/errors';
+import { requestContext } from './middleware/request-context';
+import { rootRouter } from './routes';
+
+export function createApp(deps: ApiDeps): Koa {
+  const app = new Koa();
+  // Errors are answered by errorMiddleware; Koa's default handler would only print them to stderr.
+  app.silent = true;
+  app.use(requestContext(deps.logger));
+  app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
+  for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
+  const router = rootRouter(deps);
+  app.use(router.routes());
+  app.use(router.allowedMethods());
+  return app;
+}

@@ -1,0 +1,56 @@
+/**
+ * JSON-only request bodies: 415 for any other media type, 413 over the limit, 400 for malformed JSON, and 400 for
+ * `$`-prefixed or dotted keys anywhere (they are MongoDB operators or paths, never data a client may send).
+ */
+import { bodyParser } from '@koa/bodyparser';
+import type { Middleware } from 'koa';
+import { BadRequestError, UnsupportedMediaTypeError } from '../errors';
+
+const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function jsonBody(limitBytes: number): Middleware[] {
+  const requireJson: Middleware = async (ctx, next) => {
+    if (METHODS_WITH_BODY.has(ctx.method) && ctx.request.length !== 0 && hasBody(ctx.req.headers)) {
+      if (!ctx.is('application/json', '+json')) throw new UnsupportedMediaTypeError();
+    }
+    await next();
+  };
+  const parse = bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limitBytes,
+    encoding: 'utf-8',
+    // Only objects and arrays at the top level; a bare string or number is malformed for every endpoint.
+    jsonStrict: true,
+  }) as unknown as Middleware;
+  const rejectOperatorKeys: Middleware = async (ctx, next) => {
+    const body: unknown = ctx.request.body;
+    const bad = findOperatorKey(body, '');
+    if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "."`, 'invalid_key');
+    await next();
+  };
+  return [requireJson, parse, rejectOperatorKeys];
+}
+
+function hasBody(headers: Record<string, unknown>): boolean {
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+}
+
+/** Path of the first key that is a MongoDB operator or dotted path, or undefined. */
+export function findOperatorKey(value: unknown, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = findOperatorKey(value[i], `${path}[${i}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (value !== null && typeof value === 'object') {
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = path ? `${path}.${key}` : key;
+      if (key.startsWith('$') || key.includes('.')) return childPath;
+      const found = findOperatorKey(child, childPath);
+      if (found) return found;
+    }
+  }
+  return undefined;
+}

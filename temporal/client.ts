@@ -1,0 +1,25 @@
+/**
+ * The API's Temporal client. The connection is lazy so the API starts (and answers 503) while Temporal is down,
+ * and reconnects by itself when it comes back.
+ */
+import { Client, Connection } from '@temporalio/client';
+
+export interface TemporalClientOptions {
+  address: string;
+  namespace: string;
+}
+
+export function createTemporalClient(opts: TemporalClientOptions): Client {
+  const connection = Connection.lazy({ address: opts.address, connectTimeout: 2_000 });
+  return new Client({ connection, namespace: opts.namespace });
+}
+
+/** Readiness probe: the frontend answers within a short deadline. */
+export async function pingTemporal(client: Client, timeoutMs = 1_500): Promise<boolean> {
+  try {
+    await client.connection.withDeadline(Date.now() + timeoutMs, () => client.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}

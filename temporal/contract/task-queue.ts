@@ -1,0 +1,2 @@
+/** Names shared by the API (starting runs) and the worker (running them). */
+export const RUN_WORKFLOW_TYPE = 'runWorkflow';

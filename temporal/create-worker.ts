@@ -1,0 +1,27 @@
+/** Builds a Worker from explicit dependencies; the entrypoint and the tests both use it. */
+import { type NativeConnection, Worker } from '@temporalio/worker';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { createActivities } from './activities';
+
+export interface WorkerDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  connection: NativeConnection;
+  workflowBundlePath: string;
+  /** Tests use their own queue so that workers of different test files never steal each other's tasks. */
+  taskQueue?: string;
+}
+
+export async function createWorker(deps: WorkerDeps): Promise<Worker> {
+  return Worker.create({
+    connection: deps.connection,
+    namespace: deps.config.TEMPORAL_NAMESPACE,
+    taskQueue: deps.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
+    workflowBundle: { codePath: deps.workflowBundlePath },
+    activities: createActivities({ config: deps.config, db: deps.db, logger: deps.logger }),
+    shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
+  });
+}

@@ -1,0 +1,50 @@
+/**
+ * Worker entrypoint: connects to Temporal and MongoDB, runs the run workflow and its activities, and serves its own
+ * /livez and /readyz (and /metrics) on WORKER_HEALTH_PORT. SIGTERM/SIGINT drain in-flight activities within the grace
+ * time (the SDK installs those signal handlers).
+ */
+import http from 'node:http';
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../config';
+import { connectDatabase } from '../db/client';
+import { createLogger } from '../api/logger';
+import { retryUntil } from '../api/startup';
+import { ensureWorkflowBundle } from './bundle';
+import { createWorker } from './create-worker';
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
+  const workflowBundlePath = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
+  let connection: NativeConnection | undefined;
+  await retryUntil(
+    'Temporal connection',
+    async () => {
+      connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+    },
+    logger,
+  );
+  const worker = await createWorker({ config, db: database.db, logger, connection: connection!, workflowBundlePath });
+
+  if (config.WORKER_HEALTH_PORT !== undefined) {
+    const health = http.createServer((req, res) => {
+      const state = worker.getState();
+      const ok = req.url === '/livez' ? state !== 'FAILED' : state === 'RUNNING';
+      res.writeHead(req.url === '/livez' || req.url === '/readyz' ? (ok ? 200 : 503) : 404, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify(ok ? { data: { state }, error: null } : { data: null, error: `worker state ${state}` }));
+    });
+    health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
+    health.unref();
+  }
+
+  logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker running');
+  await worker.run();
+  await Promise.allSettled([connection!.close(), database.close()]);
+  logger.info('worker stopped');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`worker failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,112 @@
+/**
+ * Per-test-file access to the suite's real servers (started by global-setup): a fresh database and task queue per
+ * file, the Koa app mounted through supertest, and a real Worker on the shared Temporal server.
+ */
+import { randomBytes } from 'node:crypto';
+import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import pino from 'pino';
+import { Registry } from 'prom-client';
+import request from 'supertest';
+import { loadConfig, type Config } from '../../config';
+import { connectDatabase, type Database } from '../../db/client';
+import { ensureIndexes } from '../../db/indexes';
+import { createApp } from '../../api/app';
+import { createTemporalClient } from '../../temporal/client';
+import { createWorker } from '../../temporal/create-worker';
+
+function required(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set: run the suite with "npm test" (its global setup starts the servers)`);
+  return value;
+}
+
+export const silentLogger = pino({ level: 'silent' });
+
+let runtimeInstalled = false;
+/** Keeps the Temporal core's own log lines out of the test output (only warnings and errors). */
+function quietTemporalRuntime(): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  try {
+    Runtime.install({ logger: new DefaultLogger('WARN') });
+  } catch {
+    // already installed in this process
+  }
+}
+
+export function uniqueId(prefix = 't'): string {
+  return `${prefix}${randomBytes(5).toString('hex')}`;
+}
+
+/** A validated Config pointing at the suite's servers, with a fresh database name and task queue. */
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    MONGODB_URI: required('STEPWISE_TEST_MONGODB_URI'),
+    MONGODB_DB: uniqueId('test_'),
+    TEMPORAL_ADDRESS: required('STEPWISE_TEST_TEMPORAL_ADDRESS'),
+    TEMPORAL_TASK_QUEUE: uniqueId('queue-'),
+    ...overrides,
+  });
+}
+
+export async function openTestDb(config: Config): Promise<Database> {
+  const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB });
+  await ensureIndexes(database.db);
+  return database;
+}
+
+export interface TestApi {
+  config: Config;
+  database: Database;
+  http: ReturnType<typeof request>;
+  temporal: ReturnType<typeof createTemporalClient>;
+  close(): Promise<void>;
+}
+
+/** The real Koa app on a fresh database and the shared Temporal server. */
+export async function startTestApi(config: Config = testConfig()): Promise<TestApi> {
+  const database = await openTestDb(config);
+  const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
+  const http = request(app.callback());
+  return {
+    config,
+    database,
+    http,
+    temporal,
+    async close() {
+      await database.db.dropDatabase().catch(() => undefined);
+      await Promise.allSettled([database.close(), temporal.connection.close()]);
+    },
+  };
+}
+
+export interface TestWorker {
+  worker: Worker;
+  /** Shuts the worker down and waits for run() to return. */
+  stop(): Promise<void>;
+}
+
+/** A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`. */
+export async function startTestWorker(config: Config, database: Database): Promise<TestWorker> {
+  quietTemporalRuntime();
+  const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const worker = await createWorker({
+    config,
+    db: database.db,
+    logger: silentLogger,
+    connection,
+    workflowBundlePath: required('STEPWISE_TEST_BUNDLE'),
+  });
+  const running = worker.run();
+  return {
+    worker,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await connection.close();
+    },
+  };
+}
