@@ -1,9 +1,9 @@
 /**
-import './state';
  * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
  * Order matters: request context → envelope/error mapping → JSON body → routes.
  */
 import Koa from 'koa';
+import './state';
 import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
