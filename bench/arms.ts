@@ -1,0 +1,273 @@
+/**
+ * Each benchmark of QUALITY.md's table as one function returning a row: two arms measured side by side in the same
+ * run, reduced to a ratio. Absolute times are printed only as context.
+ */
+import autocannon from 'autocannon';
+import { Client, Connection } from '@temporalio/client';
+import { ApiClient } from './api-client';
+import { cpuMs, rssMiB, type BenchStack } from './stack';
+import { interleave, round, summarize, timed } from './stats';
+
+export interface Row {
+  id: string;
+  what: string;
+  stepwise: string;
+  bare: string;
+  ratio: number;
+  target: string;
+  pass: boolean;
+  detail: Record<string, unknown>;
+}
+
+export interface BenchContext {
+  stack: BenchStack;
+  api: ApiClient;
+  temporal: Client;
+  workflows: Record<number, string>;
+  scale: number;
+}
+
+export async function createContext(stack: BenchStack, scale: number): Promise<BenchContext> {
+  const api = new ApiClient(stack.apiUrl, stack.apiKey);
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const temporal = new Client({ connection });
+  const transform = await api.systemTemplateId('transform');
+  const workflows: Record<number, string> = {};
+  for (const n of [1, 3, 10]) workflows[n] = await api.createTransformWorkflow(n, transform);
+  return { stack, api, temporal, workflows, scale };
+}
+
+let seq = 0;
+const bareStart = (ctx: BenchContext, steps: number) =>
+  ctx.temporal.workflow.start('bareWorkflow', {
+    taskQueue: ctx.stack.bareQueue,
+    workflowId: `bare-${process.pid}-${++seq}`,
+    args: [steps, { n: seq }],
+  });
+
+const ms = (v: number) => `${round(v, 1)} ms`;
+
+export async function b0Calibration(ctx: BenchContext): Promise<Row> {
+  const n = 30 * ctx.scale;
+  const cpu0 = cpuMs(ctx.stack.pids.bareWorker);
+  const samples: number[] = [];
+  for (let i = 0; i < n; i++) samples.push(await timed(async () => (await bareStart(ctx, 1)).result()));
+  const cpu = (cpuMs(ctx.stack.pids.bareWorker) - cpu0) / n;
+  const s = summarize(samples);
+  return {
+    id: 'B0',
+    what: 'calibration: bare client + minimal worker, 1-activity workflow, one at a time',
+    stepwise: '-',
+    bare: `${round(1000 / s.mean, 1)} runs/s, p50 ${ms(s.p50)}, ${round(cpu, 1)} CPU-ms/run`,
+    ratio: 1,
+    target: '(reference)',
+    pass: true,
+    detail: { latency: s, cpuMsPerRun: cpu },
+  };
+}
+
+export async function b1StartPath(ctx: BenchContext): Promise<Row> {
+  const { a, b } = await interleave(
+    60 * ctx.scale,
+    () => timed(() => ctx.api.startRun(ctx.workflows[3]!, { n: 1 })),
+    () => timed(() => bareStart(ctx, 3)),
+  );
+  const sa = summarize(a);
+  const sb = summarize(b);
+  const ratio = sa.p50 / sb.p50;
+  const delta = sa.p50 - sb.p50;
+  return {
+    id: 'B1',
+    what: 'start path: POST …/run ÷ bare client.workflow.start()',
+    stepwise: `p50 ${ms(sa.p50)}`,
+    bare: `p50 ${ms(sb.p50)}`,
+    ratio,
+    target: 'p50 ≤ 1.5× or Δp50 ≤ 1.5 ms',
+    pass: ratio <= 1.5 || delta <= 1.5,
+    detail: { stepwise: sa, bare: sb, deltaP50Ms: delta },
+  };
+}
+
+export async function b2EndToEnd(ctx: BenchContext): Promise<Row> {
+  const { a, b } = await interleave(
+    40 * ctx.scale,
+    () => timed(async () => ctx.api.waitForCompletion(await ctx.api.startRun(ctx.workflows[3]!, { n: 1 }))),
+    () => timed(async () => (await bareStart(ctx, 3)).result()),
+  );
+  const sa = summarize(a);
+  const sb = summarize(b);
+  const ratio = sa.p50 / sb.p50;
+  const ratio99 = sa.p99 / sb.p99;
+  return {
+    id: 'B2',
+    what: 'end to end, unloaded: 3 action steps via API (start + status) ÷ bare start + result()',
+    stepwise: `p50 ${ms(sa.p50)}, p99 ${ms(sa.p99)}`,
+    bare: `p50 ${ms(sb.p50)}, p99 ${ms(sb.p99)}`,
+    ratio,
+    target: 'p50 ≤ 1.15×, p99 ≤ 1.3×',
+    pass: ratio <= 1.15 && ratio99 <= 1.3,
+    detail: { stepwise: sa, bare: sb, p99Ratio: ratio99 },
+  };
+}
+
+/** Closed loop at `concurrency` for `seconds`; returns completed runs. */
+async function closedLoop(concurrency: number, seconds: number, once: () => Promise<unknown>): Promise<number> {
+  const deadline = Date.now() + seconds * 1000;
+  let done = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (Date.now() < deadline) {
+        await once();
+        done++;
+      }
+    }),
+  );
+  return done;
+}
+
+export async function b3Saturation(ctx: BenchContext): Promise<Row[]> {
+  const slices = 2 * ctx.scale;
+  const seconds = 6;
+  const concurrency = 10;
+  let runsA = 0;
+  let runsB = 0;
+  let cpuA = 0;
+  let cpuB = 0;
+  const stepwiseOnce = async () => ctx.api.waitForCompletion(await ctx.api.startRun(ctx.workflows[3]!, { n: 1 }));
+  const bareOnce = async (): Promise<unknown> => (await bareStart(ctx, 3)).result();
+  for (let i = 0; i < slices; i++) {
+    for (const arm of i % 2 === 0 ? (['a', 'b'] as const) : (['b', 'a'] as const)) {
+      const pid = arm === 'a' ? ctx.stack.pids.worker : ctx.stack.pids.bareWorker;
+      const c0 = cpuMs(pid);
+      const done = await closedLoop(concurrency, seconds, arm === 'a' ? stepwiseOnce : bareOnce);
+      const used = cpuMs(pid) - c0;
+      if (arm === 'a') {
+        runsA += done;
+        cpuA += used;
+      } else {
+        runsB += done;
+        cpuB += used;
+      }
+    }
+  }
+  const rateA = runsA / (slices * seconds);
+  const rateB = runsB / (slices * seconds);
+  const cpuPerA = cpuA / runsA;
+  const cpuPerB = cpuB / runsB;
+  return [
+    {
+      id: 'B3',
+      what: `saturation: 3-step runs/s via API with status polling, ${concurrency} in flight ÷ bare closed loop`,
+      stepwise: `${round(rateA, 1)} runs/s`,
+      bare: `${round(rateB, 1)} runs/s`,
+      ratio: rateA / rateB,
+      target: '≥ 0.85×',
+      pass: rateA / rateB >= 0.85,
+      detail: { runsA, runsB, seconds: slices * seconds },
+    },
+    {
+      id: 'B8',
+      what: 'worker footprint: CPU-ms per completed run (during B3) ÷ minimal TS worker',
+      stepwise: `${round(cpuPerA, 1)} CPU-ms/run, RSS ${round(rssMiB(ctx.stack.pids.worker), 0)} MiB`,
+      bare: `${round(cpuPerB, 1)} CPU-ms/run, RSS ${round(rssMiB(ctx.stack.pids.bareWorker), 0)} MiB`,
+      ratio: cpuPerA / cpuPerB,
+      target: 'CPU ≤ 1.3×',
+      pass: cpuPerA / cpuPerB <= 1.3,
+      detail: { cpuPerA, cpuPerB },
+    },
+  ];
+}
+
+export async function b4PerStep(ctx: BenchContext): Promise<Row> {
+  const p50: Record<number, number> = {};
+  const transitions: Record<number, number> = {};
+  for (const n of [1, 3, 10]) {
+    const samples: number[] = [];
+    let runId = '';
+    for (let i = 0; i < 12 * ctx.scale; i++) {
+      samples.push(
+        await timed(async () => {
+          runId = await ctx.api.startRun(ctx.workflows[n]!, { n: i });
+          await ctx.api.waitForCompletion(runId);
+        }),
+      );
+    }
+    p50[n] = summarize(samples).p50;
+    const described = await ctx.temporal.workflow.getHandle(runId).describe();
+    transitions[n] = Number(described.raw.workflowExecutionInfo?.stateTransitionCount ?? NaN);
+  }
+  const slope = (p50[10]! - p50[1]!) / 9;
+  const budget = (n: number) => 3 + 4 * n;
+  const transitionsOk = [1, 3, 10].every((n) => transitions[n]! <= budget(n));
+  return {
+    id: 'B4',
+    what: 'per-step engine cost: e2e slope over N = 1, 3, 10 steps; state transitions per run',
+    stepwise: `${round(slope, 1)} ms/step; transitions ${[1, 3, 10].map((n) => `${n}→${transitions[n]}`).join(', ')}`,
+    bare: `budget ${[1, 3, 10].map((n) => `${n}→${budget(n)}`).join(', ')}`,
+    ratio: transitions[10]! / budget(10),
+    target: '≤ 3 + 4N transitions; step p50 ≤ 10 ms',
+    pass: transitionsOk && slope <= 10,
+    detail: { p50, transitions, slopeMsPerStep: slope },
+  };
+}
+
+export async function b5StatusRead(ctx: BenchContext): Promise<Row> {
+  const runId = await ctx.api.startRun(ctx.workflows[3]!, { n: 1 });
+  await ctx.api.waitForCompletion(runId);
+  const agentId = (await ctx.api.call<{ id: string }[]>('GET', '/api/v1/agents?limit=1')).data[0]!.id;
+  const { a, b } = await interleave(
+    150 * ctx.scale,
+    () => timed(() => ctx.api.status(runId)),
+    () => timed(() => ctx.api.call('GET', `/api/v1/agents/${agentId}`)),
+  );
+  const sa = summarize(a);
+  const sb = summarize(b);
+  return {
+    id: 'B5',
+    what: 'status read: GET …/status ÷ a plain GET /agents/:id',
+    stepwise: `p50 ${ms(sa.p50)}`,
+    bare: `p50 ${ms(sb.p50)}`,
+    ratio: sa.p50 / sb.p50,
+    target: '≤ 2×',
+    pass: sa.p50 / sb.p50 <= 2,
+    detail: { status: sa, agent: sb },
+  };
+}
+
+function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    autocannon({ url, connections: 50, duration: seconds, headers }, (err, result) => {
+      if (err) reject(err);
+      else if (result.non2xx > 0 || result.errors > 0)
+        reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
+      else resolve(result.requests.average);
+    });
+  });
+}
+
+export async function b7Reads(ctx: BenchContext): Promise<Row> {
+  const auth = { Authorization: `Bearer ${ctx.stack.apiKey}` };
+  const a: number[] = [];
+  const b: number[] = [];
+  for (let i = 0; i < 2 * ctx.scale; i++) {
+    if (i % 2 === 0) {
+      a.push(await cannon(`${ctx.stack.apiUrl}/api/v1/agents`, auth, 4));
+      b.push(await cannon(ctx.stack.bareKoaUrl, {}, 4));
+    } else {
+      b.push(await cannon(ctx.stack.bareKoaUrl, {}, 4));
+      a.push(await cannon(`${ctx.stack.apiUrl}/api/v1/agents`, auth, 4));
+    }
+  }
+  const ra = summarize(a).p50;
+  const rb = summarize(b).p50;
+  return {
+    id: 'B7',
+    what: 'API reads: GET /api/v1/agents req/s at 50 connections ÷ bare Koa handler, same MongoDB query',
+    stepwise: `${round(ra, 0)} req/s`,
+    bare: `${round(rb, 0)} req/s`,
+    ratio: ra / rb,
+    target: '≥ 0.8×',
+    pass: ra / rb >= 0.8,
+    detail: { stepwise: a, bare: b },
+  };
+}

@@ -1,0 +1,74 @@
+/**
+ * `npm run bench`: QUALITY.md's benchmark table, every figure a ratio of two arms measured side by side in this run
+ * on this machine. Prints a table and writes bench/results/<time>.json.
+ * Options: --only B1,B2   --scale 2 (more samples)
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import {
+  b0Calibration,
+  b1StartPath,
+  b2EndToEnd,
+  b3Saturation,
+  b4PerStep,
+  b5StatusRead,
+  b7Reads,
+  createContext,
+  type BenchContext,
+  type Row,
+} from './arms';
+import { startBenchStack } from './stack';
+import { round } from './stats';
+
+const BENCHES: Record<string, (ctx: BenchContext) => Promise<Row | Row[]>> = {
+  B0: b0Calibration,
+  B1: b1StartPath,
+  B2: b2EndToEnd,
+  B3: b3Saturation,
+  B4: b4PerStep,
+  B5: b5StatusRead,
+  B7: b7Reads,
+};
+
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+async function main(): Promise<void> {
+  const only = arg('--only')
+    ?.split(',')
+    .map((s) => s.trim().toUpperCase());
+  const scale = Math.max(1, Number(arg('--scale') ?? 1));
+  const stack = await startBenchStack();
+  const rows: Row[] = [];
+  try {
+    const ctx = await createContext(stack, scale);
+    for (const [id, bench] of Object.entries(BENCHES)) {
+      if (only && !only.includes(id)) continue;
+      process.stderr.write(`[bench] ${id}…\n`);
+      const out = await bench(ctx);
+      rows.push(...(Array.isArray(out) ? out : [out]));
+    }
+    await ctx.temporal.connection.close();
+  } finally {
+    await stack.stop();
+  }
+  const table = [
+    ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],
+    ...rows.map((r) => [r.id, r.stepwise, r.bare, `${round(r.ratio, 2)}×`, r.target, r.pass ? 'yes' : 'NO']),
+  ];
+  const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
+  for (const r of table) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
+  for (const r of rows) process.stdout.write(`${r.id}: ${r.what}\n`);
+  const dir = path.join(__dirname, 'results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), scale, rows }, null, 2));
+  process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`bench failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,67 @@
+/** Small statistics for side-by-side arms: percentiles, medians with min/max, and ratios of medians. */
+
+export interface Summary {
+  n: number;
+  p50: number;
+  p99: number;
+  min: number;
+  max: number;
+  mean: number;
+}
+
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+export function summarize(samples: number[]): Summary {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const sum = sorted.reduce((a, b) => a + b, 0);
+  return {
+    n: sorted.length,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    min: sorted[0] ?? NaN,
+    max: sorted[sorted.length - 1] ?? NaN,
+    mean: sorted.length ? sum / sorted.length : NaN,
+  };
+}
+
+/**
+ * Runs two arms interleaved (A B, then B A, …) so that machine noise and ordering effects hit both alike; returns
+ * each arm's samples in ms. The first `warmup` rounds are discarded.
+ */
+export async function interleave(
+  n: number,
+  a: () => Promise<number>,
+  b: () => Promise<number>,
+  warmup = 5,
+): Promise<{ a: number[]; b: number[] }> {
+  const out = { a: [] as number[], b: [] as number[] };
+  for (let i = 0; i < n + warmup; i++) {
+    let x: number;
+    let y: number;
+    if (i % 2 === 0) {
+      x = await a();
+      y = await b();
+    } else {
+      y = await b();
+      x = await a();
+    }
+    if (i >= warmup) {
+      out.a.push(x);
+      out.b.push(y);
+    }
+  }
+  return out;
+}
+
+/** Milliseconds taken by `fn`. */
+export async function timed(fn: () => Promise<unknown>): Promise<number> {
+  const t0 = process.hrtime.bigint();
+  await fn();
+  return Number(process.hrtime.bigint() - t0) / 1e6;
+}
+
+export const round = (v: number, digits = 2): number => Math.round(v * 10 ** digits) / 10 ** digits;
