@@ -31,9 +31,7 @@ async function main(): Promise<void> {
     const health = http.createServer((req, res) => {
       const state = worker.getState();
       const ok = req.url === '/livez' ? state !== 'FAILED' : state === 'RUNNING';
-      res.writeHead(req.url === '/livez' || req.url === '/readyz' ? (ok ? 200 : 503) : 404, {
-        'Content-Type': 'application/json',
-      });
+      res.writeHead(req.url === '/livez' || req.url === '/readyz' ? (ok ? 200 : 503) : 404, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify(ok ? { data: { state }, error: null } : { data: null, error: `worker state ${state}` }));
     });
     health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
@@ -47,6 +45,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(`worker failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
   process.exit(1);
 });
