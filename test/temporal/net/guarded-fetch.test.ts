@@ -1,5 +1,5 @@
 /** The SSRF guard against a real local HTTP server: refusals, the allowlist, pinning, redirects, limits. */
-import { NonRetryableError, RetryableError, StepError } from '../../../temporal/failures';
+import { NonRetryableError, RetryableError, type StepError } from '../../../temporal/failures';
 import { refusedRange } from '../../../temporal/net/address-policy';
 import { guardedFetch, type GuardedFetchOptions, type Resolver } from '../../../temporal/net/guarded-fetch';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
