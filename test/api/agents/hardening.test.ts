@@ -1,6 +1,7 @@
 /** Bad input of every kind gets the envelope, the right status and a message naming the field; never a 5xx. */
 import { createApiKey, revokeApiKey, createUser } from '../../../db/users';
-import { agentBody, expectEnvelope, expectError } from '../../helpers/api';
+import type { Test } from 'supertest';
+import { agentBody, expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
 import { startTestApi, type TestApi } from '../../helpers/stack';
 import { createTestUser, type TestUser } from '../../helpers/users';
@@ -186,7 +187,7 @@ describe('authentication', () => {
     ['delete', `/api/v1/agents/${id}`],
   ];
   const call = (method: string, path: string, authorization?: string) => {
-    const req = (api.http as unknown as Record<string, (p: string) => import('supertest').Test>)[method]!(path);
+    const req = (api.http as unknown as Record<string, (p: string) => Test>)[method]!(path);
     if (authorization !== undefined) req.set('Authorization', authorization);
     return method === 'post' || method === 'patch' ? req.send(agentBody()) : req;
   };
