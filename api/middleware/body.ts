@@ -25,7 +25,7 @@ export function jsonBody(limitBytes: number): Middleware[] {
   const rejectOperatorKeys: Middleware = async (ctx, next) => {
     const body: unknown = ctx.request.body;
     const bad = findOperatorKey(body, '');
-    if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "."`, 'invalid_key');
+    if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "." or NUL`, 'invalid_key');
     await next();
   };
   return [requireJson, parse, rejectOperatorKeys];
@@ -56,7 +56,8 @@ export function findOperatorKey(value: unknown, path: string, depth = 0): string
   if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
       const childPath = path ? `${path}.${key}` : key;
-      if (key.startsWith('$') || key.includes('.')) return childPath;
+      // NUL cannot be stored in a BSON key either (the driver would throw: a 500).
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) return childPath;
       const found = findOperatorKey(child, childPath, depth + 1);
       if (found) return found;
     }

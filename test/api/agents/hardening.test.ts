@@ -125,6 +125,10 @@ describe('$-prefixed and dotted keys anywhere', () => {
       'output_schema.properties.a.b',
     ],
     [agentBody({ tags: [{ $gt: '' }] }), 'tags[0].$gt'],
+    [
+      agentBody({ output_schema: { type: 'object', properties: { 'a\u0000b': { type: 'string' } } } }),
+      'output_schema.properties.a',
+    ],
   ])('POST %j → 400 naming %s', async (body, path) => {
     expectError(await post(body), 400, path, 'may not start with "$" or contain "."');
   });
