@@ -1,4 +1,5 @@
 /** Bad input of every kind gets the envelope, the right status and a message naming the field; never a 5xx. */
+import { templatesCollection } from '../../../db/templates';
 import { createApiKey, revokeApiKey, createUser } from '../../../db/users';
 import type { Test } from 'supertest';
 import { agentBody, expectError } from '../../helpers/api';
@@ -136,7 +137,7 @@ describe('$-prefixed and dotted keys anywhere', () => {
   it('PATCH too', async () => {
     expectError(await patch({ config: { 'x.y': 1 } }), 400, 'config.x.y');
     expectError(await patch({ $set: { owner_id: null } }), 400, '$set');
-    const stored = await api.database.db.collection('agent_templates').findOne({ _id: templateId });
+    const stored = await templatesCollection(api.database.db).findOne({ _id: templateId });
     expect(stored?.owner_id).toBe(user.id);
   });
 });
@@ -225,7 +226,7 @@ describe('authentication', () => {
   });
 
   it('nothing was changed by the refused requests', async () => {
-    const stored = await api.database.db.collection('agent_templates').findOne({ _id: templateId });
+    const stored = await templatesCollection(api.database.db).findOne({ _id: templateId });
     expect(stored).toMatchObject({ name: 'Helper', owner_id: user.id });
   });
 });

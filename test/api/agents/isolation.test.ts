@@ -1,4 +1,5 @@
 /** Owner isolation: user B gets exactly the answer for an unknown id for every one of A's templates, on every route. */
+import type { Response } from 'supertest';
 import { actionBody, agentBody, expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
 import { startTestApi, type TestApi } from '../../helpers/stack';
@@ -69,11 +70,11 @@ it('B’s list holds system templates and B’s own only, whatever the filters',
     let url: string | undefined = `/api/v1/agents${qs}`;
     const seen: { id: string; system: boolean }[] = [];
     while (url) {
-      const res = await api.http.get(url).set(b.auth);
+      const res: Response = await api.http.get(url).set(b.auth);
       oas.check(res);
       expect(res.status).toBe(200);
       seen.push(...res.body.data);
-      const next = /<([^>]+)>; rel="next"/.exec(res.headers.link ?? '')?.[1];
+      const next: string | undefined = /<([^>]+)>; rel="next"/.exec(res.headers.link ?? '')?.[1];
       url = next ? `${new URL(next).pathname}${new URL(next).search}` : undefined;
     }
     for (const t of seen) {

@@ -21,9 +21,10 @@ const NOT_API = (path: string) => path === '/docs' || path.startsWith('/docs/');
 function registeredRoutes(router: Router): Set<string> {
   const out = new Set<string>();
   for (const layer of router.stack) {
+    const path = String(layer.path);
     for (const method of layer.methods) {
-      if (method === 'HEAD' || NOT_API(layer.path)) continue;
-      out.add(`${method.toLowerCase()} ${layer.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+      if (method === 'HEAD' || NOT_API(path)) continue;
+      out.add(`${method.toLowerCase()} ${path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
     }
   }
   return out;
