@@ -27,8 +27,9 @@ export function runTs(
         timeout: timeoutMs,
       },
       (err, stdout, stderr) => {
-        if (err && typeof err.code !== 'number') return reject(err);
-        resolve({ code: err ? (err.code as number) : 0, stdout, stderr });
+        // A non-zero exit is a result to assert on; only a failure to run (or a timeout kill) rejects.
+        if (err && typeof err.code !== 'number') return reject(new Error(`${file} did not run: ${err.message}`));
+        resolve({ code: typeof err?.code === 'number' ? err.code : 0, stdout, stderr });
       },
     );
   });
