@@ -41,11 +41,12 @@ async function main(): Promise<void> {
       supervisor.killAll();
       process.exit(code || 130);
     }
-    log('stopping… (Ctrl-C again to kill at once)');
+    const anything = supervisor.count > 0;
+    if (anything) log('stopping… (Ctrl-C again to kill at once)');
     await supervisor.stopAll(STOP_GRACE_MS);
     // Belt and braces: anything spawned while the stop ran is killed before we go.
     supervisor.killAll();
-    log('stopped');
+    if (anything) log('stopped');
     process.exit(code);
   };
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));

@@ -8,6 +8,11 @@ export class Supervisor {
   private readonly procs: Managed[] = [];
   private stopping: Promise<void> | undefined;
 
+  /** How many processes were ever registered. */
+  get count(): number {
+    return this.procs.length;
+  }
+
   get isStopping(): boolean {
     return this.stopping !== undefined;
   }

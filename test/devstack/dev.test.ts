@@ -4,13 +4,14 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { connectDatabase } from '../../db/client';
 import { authenticateKey } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
-import { repoRoot } from '../helpers/run-node';
+import { repoRoot, runTs } from '../helpers/run-node';
 
 jest.setTimeout(300_000);
 
@@ -123,5 +124,29 @@ describe('npm run dev', () => {
       { timeoutMs: 10_000 },
     );
     for (const port of Object.values(ports)) expect(await isPortOpen(port)).toBe(false);
+  });
+
+  it('refuses to start when a port is taken or used twice, naming the settings, before starting anything', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const shared = await freePort();
+    try {
+      const res = await runTs('devstack/dev.ts', [], {
+        API_PORT: String(taken),
+        DEV_TEMPORAL_PORT: String(shared),
+        DEV_TEMPORAL_UI_PORT: String(shared),
+        DEV_MONGODB_PORT: String(await freePort()),
+        DEV_STATE_DIR: dir,
+      });
+      expect(res.code).toBe(1);
+      expect(res.stdout).toContain(
+        `port ${taken} for the API is already in use; free it or choose another port with API_PORT=<port>`,
+      );
+      expect(res.stdout).toContain(`DEV_TEMPORAL_UI_PORT and DEV_TEMPORAL_PORT both use port ${shared}`);
+      expect(res.stdout).not.toContain('temporal: server up');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
   });
 });
