@@ -159,10 +159,8 @@ export function workflowRoutes(deps: RouteDeps): Router {
       collection: runsCollection(deps.db),
       filter: { owner_id: owner, workflow_id: workflow._id },
       page: query,
-      sortField: 'created_at',
-      direction: -1,
+      order: { sortField: 'created_at', direction: -1 },
       baseUrl: deps.config.PUBLIC_URL,
-      projection: { snapshot: 0, steps: 0, input: 0 },
     });
     respond(ctx, 200, docs.map(presentRunSummary));
   });
