@@ -9,6 +9,7 @@ import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
+import { messageIdFor } from '../../temporal/mail/message';
 
 describe('action steps on the real stack', () => {
   let smtp: TestSmtp;
@@ -51,7 +52,8 @@ describe('action steps on the real stack', () => {
     const mail = mails.find((m) => m.parsed.subject === 'Hello Ada');
     expect(mail?.envelope.to).toEqual(['ada@example.test']);
     expect(mail?.parsed.text?.trim()).toBe('Body for Ada');
-    expect(mail?.messageId).toContain(runId);
+    // Derived from `<run id>:<step id>`, so every retry of this step sends the same Message-ID.
+    expect(mail?.messageId).toBe(messageIdFor(`${runId}:notify`, api.config.SMTP_FROM));
     expect((status.outputs.notify as { message_id: string }).message_id).toBe(mail?.messageId);
   });
 
