@@ -49,7 +49,12 @@ export const runView = z
     outputs: z.record(z.string(), z.unknown()).meta({ description: 'Output of every completed step, by step id.' }),
     steps: z.array(runStepView),
     error: z
-      .strictObject({ step_id: z.string().nullable(), reason: z.string(), message: z.string(), code: z.string().optional() })
+      .strictObject({
+        step_id: z.string().nullable(),
+        reason: z.string(),
+        message: z.string(),
+        code: z.string().optional(),
+      })
       .nullable()
       .meta({ description: 'Why a failed, cancelled or timed-out run ended, and at which step.' }),
     usage: usageView.meta({ description: 'LLM usage summed over the steps.' }),

@@ -66,7 +66,13 @@ export async function startRun(api: TestApi, user: TestUser, workflowId: string,
 export interface StatusBody {
   status: string;
   outputs: Record<string, unknown>;
-  steps: { id: string; status: string; attempts: number; output: unknown; error: { reason: string; message: string } | null }[];
+  steps: {
+    id: string;
+    status: string;
+    attempts: number;
+    output: unknown;
+    error: { reason: string; message: string } | null;
+  }[];
   error: { step_id: string | null; reason: string; message: string; code?: string } | null;
   progress: { stalled: boolean; message: string | null };
   [key: string]: unknown;

@@ -120,7 +120,11 @@ describe('action steps on the real stack', () => {
         {
           id: 'mail',
           template_id: tpl.send_email._id,
-          config: { to: '{{steps.pick.output.to}}', subject: 'Mixed {{input.user_id}}', text: '{{steps.pick.output.greeting}}' },
+          config: {
+            to: '{{steps.pick.output.to}}',
+            subject: 'Mixed {{input.user_id}}',
+            text: '{{steps.pick.output.greeting}}',
+          },
         },
         {
           id: 'audit',
@@ -136,7 +140,13 @@ describe('action steps on the real stack', () => {
     const runId = await startRun(api, user, wf, { user_id: 42 });
     const status = await waitForStatus(api, user, runId, isTerminal);
     expect(status.status).toBe('completed');
-    expect(status.steps.map((s) => s.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed']);
+    expect(status.steps.map((s) => s.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+    ]);
     const mail = (await smtp.waitForMessages(1)).find((m) => m.parsed.subject === 'Mixed 42');
     expect(mail?.parsed.text?.trim()).toBe('Hi Grace');
     const [audit] = sink.requestsTo('/audit');
@@ -149,7 +159,12 @@ describe('action steps on the real stack', () => {
       name: 'fails',
       steps: [
         { id: 'first', template_id: tpl.transform._id, config: { expression: '1 + 1' } },
-        { id: 'lookup', template_id: tpl.http_request._id, config: { url: sink.url('/missing') }, retry: { max_attempts: 5 } },
+        {
+          id: 'lookup',
+          template_id: tpl.http_request._id,
+          config: { url: sink.url('/missing') },
+          retry: { max_attempts: 5 },
+        },
         { id: 'never', template_id: tpl.transform._id, config: { expression: '2' } },
       ],
     });
@@ -167,7 +182,10 @@ describe('action steps on the real stack', () => {
   });
 
   it('a transient failure (503 then 200) completes with 2 attempts', async () => {
-    sink.route('/flaky', [{ status: 503, body: 'busy' }, { status: 200, body: { fine: true } }]);
+    sink.route('/flaky', [
+      { status: 503, body: 'busy' },
+      { status: 200, body: { fine: true } },
+    ]);
     const wf = await createWorkflow(api, user, {
       name: 'flaky',
       steps: [{ id: 'call', template_id: tpl.http_request._id, config: { url: sink.url('/flaky') } }],
@@ -202,7 +220,11 @@ describe('action steps on the real stack', () => {
       name: 'big',
       steps: [
         { id: 'get', template_id: tpl.http_request._id, config: { url: sink.url('/big') } },
-        { id: 'len', template_id: tpl.transform._id, config: { expression: '$length(blob)', data: '{{steps.get.output.body}}' } },
+        {
+          id: 'len',
+          template_id: tpl.transform._id,
+          config: { expression: '$length(blob)', data: '{{steps.get.output.body}}' },
+        },
       ],
     });
     const runId = await startRun(api, user, wf);
