@@ -4,6 +4,7 @@
  * projection's back.
  */
 import { startHttpSink, type HttpSink } from '../helpers/http-sink';
+import { openApiChecker } from '../helpers/openapi';
 import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
@@ -134,6 +135,27 @@ describe('run lifecycle', () => {
     const done = await waitForStatus(api, user, runId, isTerminal);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ step_id: 'nap', reason: 'terminated' });
+  });
+
+  it('run responses match the OpenAPI document', async () => {
+    const checker = openApiChecker();
+    const created = await api.http
+      .post('/api/v1/workflows')
+      .set(user.auth)
+      .send({ name: 'doc', steps: [{ id: 'a', template_id: tpl.transform._id, config: { expression: '1' } }] });
+    checker.check(created);
+    const id = created.body.data.id as string;
+    checker.check(await api.http.get('/api/v1/workflows?limit=1').set(user.auth));
+    checker.check(await api.http.get(`/api/v1/workflows/${id}`).set(user.auth));
+    const started = await api.http.post(`/api/v1/workflows/${id}/run`).set(user.auth).send({});
+    checker.check(started);
+    const runId = started.body.data.run_id as string;
+    await waitForStatus(api, user, runId, isTerminal);
+    checker.check(await api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(user.auth));
+    checker.check(await api.http.get(`/api/v1/workflows/${id}/runs`).set(user.auth));
+    checker.check(await api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(user.auth).send({}));
+    checker.check(await api.http.get('/api/v1/workflows/runs/run_doesnotexist1/status').set(user.auth));
+    expect(checker.checked.size).toBeGreaterThanOrEqual(6);
   });
 
   it('with every worker stopped, status still answers and reports the run as not progressing', async () => {
