@@ -33,7 +33,12 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
-      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
+      // The projection is secondary to the run: while MongoDB is unreachable the step still runs (read-repair and
+      // the later writes catch the projection up) instead of burning the step's attempts on bookkeeping.
+      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt).catch((err: unknown) => {
+        log.warn({ err }, 'could not record step start');
+        return true;
+      });
       if (!live) {
         // The run already ended (cancelled while this attempt was queued): do not perform the side effect.
         throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');

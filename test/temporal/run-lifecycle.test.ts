@@ -7,7 +7,14 @@ import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 import { openApiChecker } from '../helpers/openapi';
 import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import {
+  actionTemplates,
+  createWorkflow,
+  insertTemplate,
+  isTerminal,
+  startRun,
+  waitForStatus,
+} from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
 
@@ -135,6 +142,28 @@ describe('run lifecycle', () => {
     const done = await waitForStatus(api, user, runId, isTerminal);
     expect(done.status).toBe('failed');
     expect(done.error).toMatchObject({ step_id: 'nap', reason: 'terminated' });
+  });
+
+  it('a run over config.timeout_seconds ends timed_out (Temporal closes it; the status says so)', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'too slow',
+      config: { timeout_seconds: 2 },
+      steps: [{ id: 'nap', template_id: tpl.delay._id, config: { seconds: 3600 } }],
+    });
+    const runId = await startRun(api, user, wf);
+    const done = await waitForStatus(api, user, runId, isTerminal);
+    expect(done.status).toBe('timed_out');
+    expect(done.error).toMatchObject({ step_id: 'nap', reason: 'timeout' });
+    expect((await api.temporal.workflow.getHandle(runId).describe()).status.name).toBe('TIMED_OUT');
+  });
+
+  it('an agent step fails clearly until agent steps exist', async () => {
+    const agent = await insertTemplate(api.database.db, user.id, { step_type: 'agent' });
+    const wf = await createWorkflow(api, user, { name: 'agent', steps: [{ id: 'think', template_id: agent._id }] });
+    const runId = await startRun(api, user, wf);
+    const done = await waitForStatus(api, user, runId, isTerminal);
+    expect(done.status).toBe('failed');
+    expect(done.error?.step_id).toBe('think');
   });
 
   it('run responses match the OpenAPI document', async () => {
