@@ -32,9 +32,6 @@ export async function insertTemplate(
     updated_at: now,
     ...fields,
   };
-  // The embedded test server ignores partialFilterExpression, so system_key_unique would see every user template's
-  // missing key as a duplicate null; a unique placeholder keeps fixtures independent of that.
-  if (doc.system_key === undefined) doc.system_key = `fixture:${doc._id}`;
   await templatesCollection(db).insertOne(doc);
   return doc;
 }
