@@ -58,7 +58,7 @@ async function main(): Promise<void> {
         { encoding: 'utf8' },
       );
       fs.mkdirSync(OUT_DIR, { recursive: true });
-      fs.writeFileSync(path.join(OUT_DIR, `${name}.json`), json.endsWith('\n') ? json : `${json}\n`);
+      fs.writeFileSync(path.join(OUT_DIR, `run-${name}.json`), json.endsWith('\n') ? json : `${json}\n`);
       log(`${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
     };
 

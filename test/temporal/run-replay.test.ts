@@ -28,7 +28,8 @@ function load(name: string): JsonHistory {
 const bundle = () => ({ workflowBundle: { codePath: process.env.STEPWISE_TEST_BUNDLE! } });
 
 describe('replay of committed run histories', () => {
-  const files = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
+  // run-*.json are this test's; other prefixes belong to other replay tests (e.g. agent-*.json).
+  const files = fs.readdirSync(DIR).filter((f) => /^run-.*\.json$/.test(f));
 
   it('has histories to replay', () => {
     expect(files.length).toBeGreaterThanOrEqual(4);
@@ -39,10 +40,10 @@ describe('replay of committed run histories', () => {
   });
 
   it('fails replay when the recorded commands no longer match the code (changed step order)', async () => {
-    const history = load('mixed-completed.json');
+    const history = load('run-mixed-completed.json');
     const started = history.events[0]?.workflowExecutionStartedEventAttributes;
     const payload = started?.input.payloads[0];
-    if (!payload) throw new Error('mixed-completed.json: no workflow input');
+    if (!payload) throw new Error('run-mixed-completed.json: no workflow input');
     const snapshot = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as RunSnapshot;
     // Swap the first two steps: the code now schedules a different activity first than the history recorded.
     const [a, b, ...rest] = snapshot.steps;
