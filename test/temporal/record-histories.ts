@@ -4,7 +4,7 @@
  *   npx tsx test/temporal/record-histories.ts
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
- * worker, and writes each history to test/temporal/histories/<name>.json. Re-record only on purpose: the committed
+ * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
  * histories are what proves that a change of the workflow code still replays the runs in flight.
  */
 import fs from 'node:fs';
