@@ -18,6 +18,7 @@ import {
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';
+import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
@@ -69,6 +70,7 @@ function runIdOr404(id: string): string {
 export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
+  const inputValidators = createInputValidators();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
@@ -178,13 +180,16 @@ export function workflowRoutes(deps: RouteDeps): Router {
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
     }
-    const started = await startRun(deps, {
-      ownerId: userId(ctx),
-      workflowId: workflowIdOr404(params.id),
-      input: body.input,
-      idempotencyKey: key,
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
-    });
+    const started = await startRun(
+      { ...deps, inputValidators },
+      {
+        ownerId: userId(ctx),
+        workflowId: workflowIdOr404(params.id),
+        input: body.input,
+        idempotencyKey: key,
+        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      },
+    );
     ctx.set('Location', started.status_url);
     respond(ctx, 202, started);
   });

@@ -336,6 +336,19 @@ describe('workflows API', () => {
       expect(executions.length).toBeLessThanOrEqual(1); // visibility is eventually consistent; never more than one
     });
 
+    it('refuses (422) to start a workflow whose template was deleted since, naming the step', async () => {
+      const doomed = await insertTemplate(api.database.db, alice.id, { step_type: 'action', action_type: 'transform' });
+      const wf = await createWorkflow(api, alice, {
+        name: 'orphan',
+        steps: [{ id: 'gone', template_id: doomed._id, config: { expression: '1' } }],
+      });
+      await api.database.db.collection('agent_templates').deleteOne({ _id: doomed._id as never });
+      const res = await api.http.post(`/api/v1/workflows/${wf}/run`).set(alice.auth).send({});
+      expect(res.status).toBe(422);
+      expect(res.body.error).toContain('step "gone"');
+      expect(await api.database.db.collection('runs').countDocuments({ workflow_id: wf })).toBe(0);
+    });
+
     it('runs is a fixed word: /workflows/runs/... never reaches :id', async () => {
       const res = await api.http.get('/api/v1/workflows/runs/run_doesnotexist1/status').set(alice.auth);
       expect(res.status).toBe(404);
