@@ -8,7 +8,7 @@ import { newRunDoc, findRun, recordRunOutcome, runsCollection } from '../../db/r
 import { createActivities } from '../../temporal/activities';
 import { createMailer } from '../../temporal/mail/mailer';
 import type { RunSnapshot } from '../../temporal/contract/run';
-import type { ActionStepRequest } from '../../temporal/contract/steps';
+import type { ActionStepRequest, ActionStepResult } from '../../temporal/contract/steps';
 import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 import { openTestDb, silentLogger, testConfig } from '../helpers/stack';
 import type { Database } from '../../db/client';
@@ -74,10 +74,10 @@ describe('runActionStep activity', () => {
 
   it('executes, returns the output and records the step', async () => {
     await insert('run_activity0001');
-    const result = await new MockActivityEnvironment({ attempt: 1 }).run(
+    const result = (await new MockActivityEnvironment({ attempt: 1 }).run(
       activities.runActionStep,
       request('run_activity0001', '/ok'),
-    );
+    )) as ActionStepResult;
     expect(result.output).toMatchObject({ status: 200, body: { fine: true } });
     const run = await findRun(database.db, 'usr_owner', 'run_activity0001');
     expect(run?.steps[0]).toMatchObject({ status: 'completed', attempts: 1 });

@@ -77,6 +77,20 @@ describe('run lifecycle', () => {
     expect(late.status).toBe(409);
   });
 
+  it('?wait long-polls: the answer comes when the run changes', async () => {
+    const runId = await startRun(api, user, await approvalWorkflow());
+    await waitForStatus(api, user, runId, (s) => s.status === 'waiting');
+    const polled = api.http
+      .get(`/api/v1/workflows/runs/${runId}/status?wait=30`)
+      .set(user.auth)
+      .then((r) => r);
+    // The decision is sent once the poll is under way; the poll answers with the changed run, not the waiting one.
+    expect((await approve(runId, { step_id: 'review', approved: true })).status).toBe(200);
+    const res = await polled;
+    expect(res.status).toBe(200);
+    expect(res.body.data.steps[1].status).not.toBe('waiting');
+  });
+
   it('approval: a rejection fails the run with the reason', async () => {
     const runId = await startRun(api, user, await approvalWorkflow());
     await waitForStatus(api, user, runId, (s) => s.status === 'waiting');
