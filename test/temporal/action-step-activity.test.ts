@@ -74,10 +74,11 @@ describe('runActionStep activity', () => {
 
   it('executes, returns the output and records the step', async () => {
     await insert('run_activity0001');
-    const result = (await new MockActivityEnvironment({ attempt: 1 }).run(
-      activities.runActionStep,
-      request('run_activity0001', '/ok'),
-    )) as ActionStepResult;
+    const result = await new MockActivityEnvironment({ attempt: 1 }).run<
+      [ActionStepRequest],
+      ActionStepResult,
+      typeof activities.runActionStep
+    >(activities.runActionStep, request('run_activity0001', '/ok'));
     expect(result.output).toMatchObject({ status: 200, body: { fine: true } });
     const run = await findRun(database.db, 'usr_owner', 'run_activity0001');
     expect(run?.steps[0]).toMatchObject({ status: 'completed', attempts: 1 });
