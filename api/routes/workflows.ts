@@ -62,8 +62,10 @@ function workflowIdOr404(id: string): string {
   return id;
 }
 
-function runIdOr404(id: string): string {
+/** The run id of the path, also put on the request's log lines. */
+function runIdOr404(ctx: Context, id: string): string {
   if (!isId('run', id)) throw new NotFoundError(`run ${id} not found`);
+  ctx.state.log = ctx.state.log.child({ run_id: id });
   return id;
 }
 
@@ -75,13 +77,13 @@ export function workflowRoutes(deps: RouteDeps): Router {
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
-    const run = await getRunStatus(deps, userId(ctx), runIdOr404(params.runId), { waitSeconds: query.wait });
+    const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
     respond(ctx, 200, presentRun(run, await resolveOutputs(deps.db, run), deps.config));
   });
 
   router.post('/workflows/runs/:runId/cancel', ...auth, cancelRunRoute, async (ctx) => {
     const { params } = cancelRunRoute.input(ctx);
-    const { run_id } = await cancelRun(deps, userId(ctx), runIdOr404(params.runId));
+    const { run_id } = await cancelRun(deps, userId(ctx), runIdOr404(ctx, params.runId));
     respond(ctx, 202, { run_id, cancel_requested: true });
   });
 
@@ -89,7 +91,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     const { params, body } = approveRoute.input(ctx);
     const result = await approveStep(deps, {
       ownerId: userId(ctx),
-      runId: runIdOr404(params.runId),
+      runId: runIdOr404(ctx, params.runId),
       stepId: body.step_id,
       approved: body.approved,
       comment: body.comment ?? null,
@@ -190,6 +192,8 @@ export function workflowRoutes(deps: RouteDeps): Router {
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
       },
     );
+    ctx.state.log = ctx.state.log.child({ run_id: started.run_id });
+    ctx.state.log.info({ workflow_id: started.workflow_id }, 'run started');
     ctx.set('Location', started.status_url);
     respond(ctx, 202, started);
   });

@@ -49,6 +49,10 @@ describe('workflows API', () => {
       expect(patched.status).toBe(200);
       expect(patched.body.data).toMatchObject({ id, name: 'renamed', description: 'one transform' });
 
+      const empty = await api.http.patch(`/api/v1/workflows/${id}`).set(alice.auth).send({});
+      expect(empty.status).toBe(400);
+      expect(empty.body.error).toContain('at least one field');
+
       const deleted = await api.http.delete(`/api/v1/workflows/${id}`).set(alice.auth);
       expect(deleted.status).toBe(200);
       expect((await api.http.get(`/api/v1/workflows/${id}`).set(alice.auth)).status).toBe(404);
