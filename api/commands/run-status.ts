@@ -112,7 +112,8 @@ function livenessOf(d: WorkflowExecutionDescription, run: RunView, now: Date, th
   }
   for (const a of d.raw.pendingActivities ?? []) {
     if (Number(a.state) !== SCHEDULED) continue;
-    const t = optionalTsToMs(a.lastAttemptCompleteTime ?? a.scheduledTime);
+    // A retry waiting out its backoff is due at nextAttemptScheduleTime; only the time after that counts.
+    const t = optionalTsToMs(a.nextAttemptScheduleTime ?? a.lastAttemptCompleteTime ?? a.scheduledTime);
     if (t !== undefined) waitingSince.push(t);
   }
   const oldest = waitingSince.length > 0 ? Math.min(...waitingSince) : undefined;
