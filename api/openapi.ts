@@ -9,6 +9,7 @@ import type { Config } from '../config';
 import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
 import { agentsPaths } from './routes/agents.openapi';
 import { metaPaths } from './routes/meta.openapi';
+import { workflowsPaths } from './routes/workflows.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -16,6 +17,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   metaPaths,
   // /api/v1/agents
   agentsPaths,
+  // /api/v1/workflows and their runs
+  workflowsPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 
