@@ -13,14 +13,22 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   agent_templates: [
     { key: { owner_id: 1, _id: 1 }, name: 'by_owner' },
-    { key: { system_key: 1 }, unique: true, name: 'system_key_unique', partialFilterExpression: { system: true } },
+    // GET /api/v1/agents: owner_id in [null, caller] ordered by (created_at, _id).
+    { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
+    // Sparse, not partial: the embedded test server ignores partialFilterExpression on unique indexes (every user
+    // template would collide on a missing system_key); only system templates carry the field.
+    { key: { system_key: 1 }, unique: true, sparse: true, name: 'system_key_unique' },
   ],
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
-  runs: [
-    { key: { owner_id: 1, workflow_id: 1, _id: -1 }, name: 'by_owner_workflow' },
-    { key: { owner_id: 1, idempotency_key: 1 }, unique: true, name: 'idempotency_unique', partialFilterExpression: { idempotency_key: { $type: 'string' } } },
-  ],
+  runs: [{ key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' }],
+  // Claims of run-start idempotency keys (db/idempotency.ts): unique by _id; expired by TTL.
+  idempotency_keys: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
+  // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.
+  rate_limits: [
+    { key: { key: 1 }, unique: true, name: 'key_unique' },
+    { key: { expire: -1 }, expireAfterSeconds: 0, name: 'expire_ttl' },
+  ],
 };
 
 export async function ensureIndexes(db: Db): Promise<void> {

@@ -1,0 +1,218 @@
+/**
+ * `npm run dev` smoke tests: the real dev stack as a child process on free ports and a throwaway state folder, checked
+ * through the URLs it prints, then stopped with SIGINT (as Ctrl-C would) — and not one process it started survives.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { connectDatabase } from '../../db/client';
+import { authenticateKey } from '../../db/users';
+import { freePort, isPortOpen, waitFor } from '../../devstack/process';
+import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
+import { repoRoot, runTs } from '../helpers/run-node';
+import { uniqueId } from '../helpers/stack';
+
+jest.setTimeout(300_000);
+
+interface DevRun {
+  pid: number;
+  output(): string;
+  exited: Promise<number | null>;
+  /** Every process of the stack seen so far (the dev process, its children and theirs). */
+  seen: ProcInfo[];
+}
+
+const runs: DevRun[] = [];
+
+function startDev(env: Record<string, string>): DevRun {
+  // Its own process group, like a shell job: SIGINT to the group is what Ctrl-C in a terminal sends.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'devstack', 'dev.ts')], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const run: DevRun = {
+    pid: child.pid!,
+    output: () => output,
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    seen: [],
+  };
+  runs.push(run);
+  return run;
+}
+
+async function waitUntilRunning(run: DevRun): Promise<void> {
+  let exitCode: number | null | undefined;
+  void run.exited.then((c) => (exitCode = c));
+  await waitFor(
+    'npm run dev to print its URLs',
+    () => {
+      if (exitCode !== undefined) throw new Error(`dev exited early (code ${exitCode}):\n${run.output()}`);
+      return run.output().includes('Press Ctrl-C to stop.');
+    },
+    { timeoutMs: 180_000, intervalMs: 200 },
+  );
+  run.seen = processTree(run.pid);
+}
+
+/** SIGINT to the group, then: exit code 0, and no process of the stack left, by pid or by process group. */
+async function stopAndExpectNothingLeft(run: DevRun): Promise<void> {
+  process.kill(-run.pid, 'SIGINT');
+  expect(await run.exited).toBe(0);
+  expect(run.output()).toContain('[stepwise] stopped');
+  const pids = run.seen.map((p) => p.pid);
+  const groups = [...new Set(run.seen.map((p) => p.pgid))];
+  await waitFor('every process of the stack to be gone', () => survivors(pids, groups).length === 0, {
+    timeoutMs: 10_000,
+  });
+}
+
+function commandLines(procs: ProcInfo[]): string[] {
+  return procs.map((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      return '';
+    }
+  });
+}
+
+const printed = (run: DevRun, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(run.output())?.[1];
+
+describe('npm run dev', () => {
+  let dir: string;
+
+  beforeAll(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-dev-'));
+  });
+  afterAll(() => {
+    // Only when an assertion failed half-way: kill whatever these tests started, by pid and process group.
+    for (const run of runs) {
+      const procs = [...run.seen, ...processTree(run.pid)];
+      for (const p of survivors(
+        procs.map((s) => s.pid),
+        [...new Set(procs.map((s) => s.pgid))],
+      )) {
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
+      }
+    }
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts every part, prints working URLs and a demo key, and leaves nothing running after SIGINT', async () => {
+    const ports = {
+      API_PORT: await freePort(),
+      DEV_TEMPORAL_PORT: await freePort(),
+      DEV_TEMPORAL_UI_PORT: await freePort(),
+      DEV_MONGODB_PORT: await freePort(),
+      WORKER_HEALTH_PORT: await freePort(),
+    };
+    const stateDir = path.join(dir, 'full');
+    const run = startDev({
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      DEV_STATE_DIR: stateDir,
+    });
+    await waitUntilRunning(run);
+
+    const uiUrl = printed(run, 'Temporal Web UI');
+    const demoKey = printed(run, 'Demo API key');
+    expect(printed(run, 'API')).toBe(`http://127.0.0.1:${ports.API_PORT}/api/v1`);
+    expect(uiUrl).toBe(`http://127.0.0.1:${ports.DEV_TEMPORAL_UI_PORT}`);
+    expect(run.output()).toContain(`${path.join(stateDir, 'logs')}/{api,worker,temporal,mongodb}.log`);
+
+    const readyz = await fetch(`http://127.0.0.1:${ports.API_PORT}/readyz`);
+    expect(readyz.status).toBe(200);
+    expect(await readyz.json()).toEqual({ data: { status: 'ready', mongodb: 'up', temporal: 'up' }, error: null });
+    expect((await fetch(uiUrl!)).status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/readyz`)).status).toBe(200);
+
+    // The printed demo key is a real key of user "demo" in the database the stack started, and its file is private.
+    const database = await connectDatabase({
+      uri: `mongodb://127.0.0.1:${ports.DEV_MONGODB_PORT}`,
+      dbName: 'stepwise',
+    });
+    try {
+      expect((await authenticateKey(database.db, demoKey!))?.name).toBe('demo');
+    } finally {
+      await database.close();
+    }
+    expect(fs.readFileSync(path.join(stateDir, 'demo-key'), 'utf8').trim()).toBe(demoKey);
+    expect(fs.statSync(path.join(stateDir, 'demo-key')).mode & 0o777).toBe(0o600);
+    // Data went to the throwaway folder, not the repo's.
+    expect(fs.existsSync(path.join(stateDir, 'data', 'temporal.db'))).toBe(true);
+
+    // Everything it started, as seen while running: temporal, mongodb, worker, api (each in its own group) and helpers.
+    const names = commandLines(run.seen);
+    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'temporal/worker.ts']) {
+      expect(names.filter((n) => n.includes(part))).toHaveLength(1);
+    }
+
+    await stopAndExpectNothingLeft(run);
+    for (const port of Object.values(ports)) expect(await isPortOpen(port)).toBe(false);
+  });
+
+  it('starts no server of its own when TEMPORAL_ADDRESS and MONGODB_URI are set', async () => {
+    const apiPort = await freePort();
+    // Ports a started server would take: they must stay closed.
+    const unusedTemporal = await freePort();
+    const unusedMongo = await freePort();
+    const run = startDev({
+      API_PORT: String(apiPort),
+      TEMPORAL_ADDRESS: process.env.STEPWISE_TEST_TEMPORAL_ADDRESS!,
+      MONGODB_URI: process.env.STEPWISE_TEST_MONGODB_URI!,
+      MONGODB_DB: uniqueId('dev_'),
+      TEMPORAL_TASK_QUEUE: uniqueId('dev-queue-'),
+      DEV_TEMPORAL_PORT: String(unusedTemporal),
+      DEV_MONGODB_PORT: String(unusedMongo),
+      DEV_STATE_DIR: path.join(dir, 'external'),
+    });
+    await waitUntilRunning(run);
+    expect(run.output()).toContain(`temporal: using TEMPORAL_ADDRESS=${process.env.STEPWISE_TEST_TEMPORAL_ADDRESS}`);
+    expect(run.output()).toContain('mongodb: using MONGODB_URI');
+    expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).toBe(200);
+
+    const names = commandLines(run.seen);
+    expect(
+      names.filter((n) => n.includes('server start-dev') || n.includes('Launcher') || n.includes('mongod')),
+    ).toEqual([]);
+    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('temporal/worker.ts'))).toHaveLength(2);
+    expect(await isPortOpen(unusedTemporal)).toBe(false);
+    expect(await isPortOpen(unusedMongo)).toBe(false);
+
+    await stopAndExpectNothingLeft(run);
+  });
+
+  it('refuses to start when a port is taken or used twice, naming the settings, before starting anything', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const taken = (blocker.address() as net.AddressInfo).port;
+    const shared = await freePort();
+    try {
+      const res = await runTs('devstack/dev.ts', [], {
+        API_PORT: String(taken),
+        DEV_TEMPORAL_PORT: String(shared),
+        DEV_TEMPORAL_UI_PORT: String(shared),
+        DEV_MONGODB_PORT: String(await freePort()),
+        DEV_STATE_DIR: path.join(dir, 'refused'),
+      });
+      expect(res.code).toBe(1);
+      expect(res.stdout).toContain(
+        `port ${taken} for the API is already in use; free it or choose another port with API_PORT=<port>`,
+      );
+      expect(res.stdout).toContain(`DEV_TEMPORAL_UI_PORT and DEV_TEMPORAL_PORT both use port ${shared}`);
+      expect(res.stdout).not.toContain('temporal: server up');
+    } finally {
+      await new Promise((resolve) => blocker.close(resolve));
+    }
+  });
+});
