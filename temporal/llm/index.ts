@@ -1,0 +1,5 @@
+export * from './types';
+export { LlmError, classifyLlmError, retryAfterMs, type LlmErrorKind } from './errors';
+export { parseModelRef } from './model-ref';
+export { createLlmProvider, type LlmConfig, type ProviderOptions } from './provider';
+export { buildSystemPrompt, buildUserMessage, buildRepairMessage, type PromptParts } from './prompt';
