@@ -1,0 +1,257 @@
+/**
+ * The `runs` projection: one document per run, written by the API (creation, read-repair) and by the worker's
+ * activities (each step writes its own progress; the workflow writes the terminal state). The status endpoint reads
+ * only this document in the common case. Every write after creation is conditional on the run not being terminal, so
+ * a late or retried write never turns a finished run back into a running one.
+ */
+import type { Db, Filter, UpdateFilter } from 'mongodb';
+import type { ActionType } from '../temporal/actions/types';
+import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import {
+  TERMINAL_RUN_STATUSES,
+  type OutputRef,
+  type RunError,
+  type RunSnapshot,
+  type RunStatus,
+  type StepStatus,
+  type Usage,
+} from '../temporal/contract/run';
+
+/** An error of one step, as the status view shows it. */
+export interface StepError {
+  /** Stable code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `timeout`, `cancelled`. */
+  reason: string;
+  message: string;
+}
+
+export interface RunStepDoc {
+  id: string;
+  template_id: string;
+  template_name: string;
+  kind: 'agent' | 'action';
+  action_type: ActionType | null;
+  status: StepStatus;
+  /** Attempts started so far (activity attempts of an action step; 1 for steps the workflow performs itself). */
+  attempts: number;
+  /** The step's output, inline or as a reference to the `blobs` collection (resolved by the status view). */
+  output: JsonValue | OutputRef | null;
+  /** The last error: the final one when `status` is failed, else the one of the last failed attempt. */
+  error: StepError | null;
+  /** LLM usage of the step so far (agent steps; zero for actions). */
+  usage: Usage;
+  /** Agent steps: model turns taken so far. */
+  turns: number | null;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export interface RunTemporalRef {
+  namespace: string;
+  task_queue: string;
+  /** Temporal's run id of the execution; null until the start is confirmed. */
+  run_id: string | null;
+}
+
+export interface RunDoc {
+  /** Also the Temporal workflow id. */
+  _id: string;
+  owner_id: string;
+  workflow_id: string;
+  workflow_name: string;
+  status: RunStatus;
+  input: JsonObject;
+  steps: RunStepDoc[];
+  error: RunError | null;
+  /** Present only when the start carried an `Idempotency-Key` (unique per owner, see db/indexes.ts). */
+  idempotency_key?: string;
+  /** SHA-256 of the request body the key was first used with (same key + other body → 422). */
+  request_hash?: string;
+  /** The workflow input, kept so that a start interrupted by a crash can be completed by a retried request. */
+  snapshot: RunSnapshot;
+  temporal: RunTemporalRef;
+  /** When Temporal's execution timeout ends the run (null: no timeout). */
+  deadline_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+}
+
+export const ZERO_USAGE: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
+
+export function runsCollection(db: Db) {
+  return db.collection<RunDoc>('runs');
+}
+
+const notTerminal = { $nin: [...TERMINAL_RUN_STATUSES] };
+
+export function isTerminal(status: RunStatus): boolean {
+  return TERMINAL_RUN_STATUSES.includes(status);
+}
+
+/** The document of a run the API is about to start (status `queued`, not yet confirmed by Temporal). */
+export function newRunDoc(args: {
+  snapshot: RunSnapshot;
+  namespace: string;
+  taskQueue: string;
+  idempotencyKey?: string;
+  requestHash?: string;
+  timeoutSeconds?: number;
+  now?: Date;
+}): RunDoc {
+  const now = args.now ?? new Date();
+  const { snapshot } = args;
+  return {
+    _id: snapshot.run_id,
+    owner_id: snapshot.owner_id,
+    workflow_id: snapshot.workflow_id,
+    workflow_name: snapshot.workflow_name,
+    status: 'queued',
+    input: snapshot.input,
+    steps: snapshot.steps.map((s) => ({
+      id: s.id,
+      template_id: s.template_id,
+      template_name: s.template_name,
+      kind: s.kind,
+      action_type: s.kind === 'action' ? s.action_type : null,
+      status: 'pending',
+      attempts: 0,
+      output: null,
+      error: null,
+      usage: { ...ZERO_USAGE },
+      turns: null,
+      started_at: null,
+      completed_at: null,
+    })),
+    error: null,
+    ...(args.idempotencyKey !== undefined ? { idempotency_key: args.idempotencyKey, request_hash: args.requestHash } : {}),
+    snapshot,
+    temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
+    deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    completed_at: null,
+  };
+}
+
+/** Fields the status view needs (everything but the snapshot). */
+export const STATUS_PROJECTION = { snapshot: 0 } as const;
+
+/** One run of the owner, or null (unknown id or another user's run). */
+export async function findRun(db: Db, ownerId: string, runId: string): Promise<Omit<RunDoc, 'snapshot'> | null> {
+  return runsCollection(db).findOne<Omit<RunDoc, 'snapshot'>>({ _id: runId, owner_id: ownerId }, { projection: STATUS_PROJECTION });
+}
+
+async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<boolean> {
+  const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
+  const res = await runsCollection(db).updateOne(filter, update);
+  return res.matchedCount === 1;
+}
+
+/**
+ * A step attempt has started (called by the step's activity at the start of every attempt). Moves the run to
+ * `running`. Returns false when the run is already terminal (the caller may skip its work).
+ */
+export async function markStepRunning(db: Db, runId: string, stepId: string, attempt: number): Promise<boolean> {
+  const now = new Date();
+  const set: Record<string, unknown> = {
+    status: 'running',
+    updated_at: now,
+    'steps.$.status': 'running',
+    'steps.$.attempts': attempt,
+  };
+  if (attempt <= 1) set['steps.$.started_at'] = now;
+  // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
+  return updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } } as UpdateFilter<RunDoc>);
+}
+
+/** A step waits for a human decision (approval): the run is `waiting`. */
+export async function markStepWaiting(db: Db, runId: string, stepId: string): Promise<boolean> {
+  const now = new Date();
+  return updateStep(db, runId, stepId, {
+    $set: { status: 'waiting', updated_at: now, 'steps.$.status': 'waiting', 'steps.$.attempts': 1, 'steps.$.started_at': now },
+    $min: { started_at: now },
+  } as UpdateFilter<RunDoc>);
+}
+
+/** A step finished. `usage`/`turns` are the step's totals (agent steps). */
+export async function markStepCompleted(
+  db: Db,
+  runId: string,
+  stepId: string,
+  output: JsonValue | OutputRef,
+  usage?: Usage,
+  turns?: number,
+): Promise<boolean> {
+  const now = new Date();
+  const set: Record<string, unknown> = {
+    updated_at: now,
+    'steps.$.status': 'completed',
+    'steps.$.output': output,
+    'steps.$.error': null,
+    'steps.$.completed_at': now,
+  };
+  if (usage) set['steps.$.usage'] = usage;
+  if (turns !== undefined) set['steps.$.turns'] = turns;
+  return updateStep(db, runId, stepId, { $set: set } as UpdateFilter<RunDoc>);
+}
+
+/**
+ * A step attempt failed. With `final` the step is `failed` (the workflow then records the run's outcome);
+ * without, the step stays `running` and shows the error of the attempt that Temporal will retry.
+ */
+export async function markStepFailed(
+  db: Db,
+  runId: string,
+  stepId: string,
+  error: StepError,
+  opts: { final: boolean; attempt?: number },
+): Promise<boolean> {
+  const now = new Date();
+  const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
+  if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
+  if (opts.final) {
+    set['steps.$.status'] = 'failed';
+    set['steps.$.completed_at'] = now;
+  }
+  return updateStep(db, runId, stepId, { $set: set } as UpdateFilter<RunDoc>);
+}
+
+/** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
+export async function setStepProgress(
+  db: Db,
+  runId: string,
+  stepId: string,
+  progress: { turn: number; usage: Usage },
+): Promise<boolean> {
+  return updateStep(db, runId, stepId, {
+    $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
+  } as UpdateFilter<RunDoc>);
+}
+
+/** What the workflow (or a read-repair) records when a run ends. */
+export interface RunOutcome {
+  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
+  error: RunError | null;
+  /** Steps that did not run to completion: the one that stopped the run and those never reached. */
+  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null }[];
+}
+
+/** Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. */
+export async function recordRunOutcome(db: Db, runId: string, outcome: RunOutcome, at: Date = new Date()): Promise<boolean> {
+  const set: Record<string, unknown> = { status: outcome.status, error: outcome.error, updated_at: at, completed_at: at };
+  const arrayFilters: Record<string, unknown>[] = [];
+  (outcome.stepUpdates ?? []).forEach((s, i) => {
+    set[`steps.$[s${i}].status`] = s.status;
+    if (s.error !== undefined) set[`steps.$[s${i}].error`] = s.error;
+    if (s.status === 'failed') set[`steps.$[s${i}].completed_at`] = at;
+    arrayFilters.push({ [`s${i}.id`]: s.id });
+  });
+  const res = await runsCollection(db).updateOne(
+    { _id: runId, status: notTerminal },
+    { $set: set } as UpdateFilter<RunDoc>,
+    arrayFilters.length > 0 ? { arrayFilters } : {},
+  );
+  return res.modifiedCount === 1;
+}

@@ -1,0 +1,23 @@
+/**
+ * The contract between the run workflow and the agent step (issue 5): the run workflow's `case 'agent'` calls
+ * `runAgentStep(step, input, ctx)` from temporal/workflows/agent-step.ts and records the outcome like any other step.
+ * Workflow-safe: types only.
+ */
+import type { JsonValue } from './json';
+import type { OutputRef, Usage } from './run';
+
+/** Where the agent step runs: its activities use these to write progress into the run projection (db/runs.ts). */
+export interface AgentStepContext {
+  runId: string;
+  stepId: string;
+}
+
+/** What an agent step hands back to the run workflow. */
+export interface AgentStepOutcome {
+  /** The final answer; a reference when it is larger than OUTPUT_INLINE_LIMIT_BYTES. */
+  output: JsonValue | OutputRef;
+  /** LLM usage of the whole step (summed over its model calls). */
+  usage: Usage;
+  /** Model turns the loop took. */
+  turns: number;
+}
