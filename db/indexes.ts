@@ -21,6 +21,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { owner_id: 1, idempotency_key: 1 }, unique: true, name: 'idempotency_unique', partialFilterExpression: { idempotency_key: { $type: 'string' } } },
   ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
+  transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
 };
 
 export async function ensureIndexes(db: Db): Promise<void> {
