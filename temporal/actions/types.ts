@@ -1,7 +1,10 @@
 /**
  * An action type (`step_type: action`). Every action has a config schema (validated on template/workflow write,
- * partially, and fully at run time once `{{…}}` references are rendered). Actions with side effects run as one
- * activity (`execute`); `delay` and `approval` are carried out by the workflow itself (a durable timer, a signal).
+ * partially, and fully at run time once `{{…}}` references are rendered) and an output schema. Actions with side
+ * effects run as one activity (`execute`); `delay` and `approval` are carried out by the workflow itself (a durable
+ * timer, a human decision), so they have no `execute`.
+ *
+ * Type-only imports: temporal/contract re-exports ActionType, and the workflow sandbox must not load zod or nodemailer.
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
@@ -22,10 +25,20 @@ export interface ActionContext {
   heartbeat(): void;
 }
 
-export interface ActionDefinition<S extends z.ZodType = z.ZodType, O = unknown> {
-  readonly name: ActionType;
+export interface ActionDefinition<
+  N extends ActionType = ActionType,
+  C extends z.ZodObject = z.ZodObject,
+  O extends z.ZodType = z.ZodType,
+> {
+  readonly name: N;
   readonly description: string;
-  readonly config: S;
-  /** Absent for actions the workflow performs itself (delay, approval). */
-  execute?(config: z.output<S>, ctx: ActionContext): Promise<O>;
+  /** A strict object schema (unknown keys refused) without refinements; field rules only. */
+  readonly config: C;
+  /** Cross-field rules (e.g. "text or html"), run mode only, so template mode can accept partial configs. */
+  // Method syntax on purpose (bivariant parameters), like execute: the registry holds differently typed actions.
+  refine?(config: z.output<C>, ctx: z.RefinementCtx): void;
+  /** Shape of the step output (what `{{steps.<id>.output…}}` can reach). */
+  readonly output: O;
+  /** Absent for actions the workflow performs itself (delay, approval). Throws StepError subclasses on failure. */
+  execute?(config: z.output<C>, ctx: ActionContext): Promise<z.output<O>>;
 }

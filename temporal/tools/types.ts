@@ -1,6 +1,6 @@
 /**
  * An agent tool: one typed object in (its zod schema is the source of truth for the JSON Schema published at
- * GET /api/v1/agents/tools and sent to the model), one JSON-serialisable object out.
+ * GET /api/v1/agents/tools and sent to the model), one JSON-serialisable object out (described by `output`).
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
@@ -15,10 +15,13 @@ export interface ToolContext {
   signal?: AbortSignal;
 }
 
-export interface ToolDefinition<S extends z.ZodType = z.ZodType, O = unknown> {
+export interface ToolDefinition<S extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly description: string;
+  /** A strict object schema: the tool's parameters. */
   readonly input: S;
+  readonly output: O;
   // Method syntax on purpose: a registry of different tools is a ToolDefinition[] (parameters are bivariant).
-  execute(input: z.output<S>, ctx: ToolContext): Promise<O>;
+  /** Throws StepError subclasses (temporal/failures.ts) on failure; `toApplicationFailure` classifies the rest. */
+  execute(input: z.output<S>, ctx: ToolContext): Promise<z.output<O>>;
 }

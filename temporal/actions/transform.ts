@@ -1,0 +1,24 @@
+/** `transform`: a JSONata expression evaluated over `data` — pure data shaping of earlier outputs. */
+import { z } from 'zod';
+import { evaluateJsonata, jsonValueSchema } from '../jsonata';
+import type { ActionDefinition } from './types';
+
+const config = z.strictObject({
+  expression: z.string().min(1).max(10_000).describe('JSONata expression, e.g. `{"total": $sum(items.price)}`'),
+  data: jsonValueSchema.optional().describe('The value the expression reads (usually `{{steps.<id>.output}}`)'),
+});
+
+/** The step output is the expression's result itself (null when it selects nothing). */
+const output = jsonValueSchema;
+
+export const transformAction = {
+  name: 'transform',
+  description:
+    'Reshape data with a JSONata expression (https://jsonata.org), e.g. pick fields of an earlier step output. ' +
+    'Pure: no I/O; a bad expression fails the step without retries.',
+  config,
+  output,
+  async execute(cfg, ctx) {
+    return evaluateJsonata(cfg.expression, cfg.data ?? null, { signal: ctx.signal });
+  },
+} satisfies ActionDefinition<'transform', typeof config, typeof output>;

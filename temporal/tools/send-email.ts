@@ -1,0 +1,18 @@
+/** `send_email` tool: the same mailer and message rules as the action; Message-ID stable per tool call. */
+import { z } from 'zod';
+import { emailFields, emailResultSchema, sendEmail } from '../mail/message';
+import type { ToolDefinition } from './types';
+
+const input = z.strictObject(emailFields);
+
+export const sendEmailTool = {
+  name: 'send_email' as const,
+  description:
+    'Send an e-mail. Give `to` (an address or a list), `subject`, and a `text` and/or `html` body; optional cc, bcc ' +
+    'and reply_to.',
+  input,
+  output: emailResultSchema,
+  async execute(args, ctx) {
+    return sendEmail(ctx.mailer, args, ctx.idempotencyKey);
+  },
+} satisfies ToolDefinition<typeof input, typeof emailResultSchema>;
