@@ -18,10 +18,20 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
   runs: [
     { key: { owner_id: 1, workflow_id: 1, _id: -1 }, name: 'by_owner_workflow' },
-    { key: { owner_id: 1, idempotency_key: 1 }, unique: true, name: 'idempotency_unique', partialFilterExpression: { idempotency_key: { $type: 'string' } } },
+    {
+      key: { owner_id: 1, idempotency_key: 1 },
+      unique: true,
+      name: 'idempotency_unique',
+      partialFilterExpression: { idempotency_key: { $type: 'string' } },
+    },
   ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
+  // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.
+  rate_limits: [
+    { key: { key: 1 }, unique: true, name: 'key_unique' },
+    { key: { expire: -1 }, expireAfterSeconds: 0, name: 'expire_ttl' },
+  ],
 };
 
 export async function ensureIndexes(db: Db): Promise<void> {

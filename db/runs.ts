@@ -7,6 +7,7 @@
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { ActionType } from '../temporal/actions/types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import type { RunOutcome, StepError } from '../temporal/contract/steps';
 import {
   TERMINAL_RUN_STATUSES,
   type OutputRef,
@@ -17,13 +18,6 @@ import {
   type Usage,
 } from '../temporal/contract/run';
 
-/** An error of one step, as the status view shows it. */
-export interface StepError {
-  /** Stable code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `timeout`, `cancelled`. */
-  reason: string;
-  message: string;
-}
-
 export interface RunStepDoc {
   id: string;
   template_id: string;
@@ -33,8 +27,11 @@ export interface RunStepDoc {
   status: StepStatus;
   /** Attempts started so far (activity attempts of an action step; 1 for steps the workflow performs itself). */
   attempts: number;
-  /** The step's output, inline or as a reference to the `blobs` collection (resolved by the status view). */
-  output: JsonValue | OutputRef | null;
+  /**
+   * The step's output as JSON text (inline, or an OutputRef into the `blobs` collection that the status view
+   * resolves). Text, not a sub-document: outputs may hold keys MongoDB refuses (`$…`, dotted).
+   */
+  output_json: string | null;
   /** The last error: the final one when `status` is failed, else the one of the last failed attempt. */
   error: StepError | null;
   /** LLM usage of the step so far (agent steps; zero for actions). */
@@ -77,6 +74,8 @@ export interface RunDoc {
   completed_at: Date | null;
 }
 
+export type { RunOutcome, StepError };
+
 export const ZERO_USAGE: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
 
 export function runsCollection(db: Db) {
@@ -116,7 +115,7 @@ export function newRunDoc(args: {
       action_type: s.kind === 'action' ? s.action_type : null,
       status: 'pending',
       attempts: 0,
-      output: null,
+      output_json: null,
       error: null,
       usage: { ...ZERO_USAGE },
       turns: null,
@@ -124,7 +123,9 @@ export function newRunDoc(args: {
       completed_at: null,
     })),
     error: null,
-    ...(args.idempotencyKey !== undefined ? { idempotency_key: args.idempotencyKey, request_hash: args.requestHash } : {}),
+    ...(args.idempotencyKey !== undefined
+      ? { idempotency_key: args.idempotencyKey, request_hash: args.requestHash }
+      : {}),
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
     deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
@@ -140,7 +141,10 @@ export const STATUS_PROJECTION = { snapshot: 0 } as const;
 
 /** One run of the owner, or null (unknown id or another user's run). */
 export async function findRun(db: Db, ownerId: string, runId: string): Promise<Omit<RunDoc, 'snapshot'> | null> {
-  return runsCollection(db).findOne<Omit<RunDoc, 'snapshot'>>({ _id: runId, owner_id: ownerId }, { projection: STATUS_PROJECTION });
+  return runsCollection(db).findOne<Omit<RunDoc, 'snapshot'>>(
+    { _id: runId, owner_id: ownerId },
+    { projection: STATUS_PROJECTION },
+  );
 }
 
 async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<boolean> {
@@ -163,16 +167,22 @@ export async function markStepRunning(db: Db, runId: string, stepId: string, att
   };
   if (attempt <= 1) set['steps.$.started_at'] = now;
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
-  return updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } } as UpdateFilter<RunDoc>);
+  return updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } });
 }
 
 /** A step waits for a human decision (approval): the run is `waiting`. */
 export async function markStepWaiting(db: Db, runId: string, stepId: string): Promise<boolean> {
   const now = new Date();
   return updateStep(db, runId, stepId, {
-    $set: { status: 'waiting', updated_at: now, 'steps.$.status': 'waiting', 'steps.$.attempts': 1, 'steps.$.started_at': now },
+    $set: {
+      status: 'waiting',
+      updated_at: now,
+      'steps.$.status': 'waiting',
+      'steps.$.attempts': 1,
+      'steps.$.started_at': now,
+    },
     $min: { started_at: now },
-  } as UpdateFilter<RunDoc>);
+  });
 }
 
 /** A step finished. `usage`/`turns` are the step's totals (agent steps). */
@@ -188,13 +198,13 @@ export async function markStepCompleted(
   const set: Record<string, unknown> = {
     updated_at: now,
     'steps.$.status': 'completed',
-    'steps.$.output': output,
+    'steps.$.output_json': JSON.stringify(output),
     'steps.$.error': null,
     'steps.$.completed_at': now,
   };
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
-  return updateStep(db, runId, stepId, { $set: set } as UpdateFilter<RunDoc>);
+  return updateStep(db, runId, stepId, { $set: set });
 }
 
 /**
@@ -215,7 +225,7 @@ export async function markStepFailed(
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;
   }
-  return updateStep(db, runId, stepId, { $set: set } as UpdateFilter<RunDoc>);
+  return updateStep(db, runId, stepId, { $set: set });
 }
 
 /** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
@@ -227,20 +237,22 @@ export async function setStepProgress(
 ): Promise<boolean> {
   return updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
-  } as UpdateFilter<RunDoc>);
-}
-
-/** What the workflow (or a read-repair) records when a run ends. */
-export interface RunOutcome {
-  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
-  error: RunError | null;
-  /** Steps that did not run to completion: the one that stopped the run and those never reached. */
-  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null }[];
+  });
 }
 
 /** Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. */
-export async function recordRunOutcome(db: Db, runId: string, outcome: RunOutcome, at: Date = new Date()): Promise<boolean> {
-  const set: Record<string, unknown> = { status: outcome.status, error: outcome.error, updated_at: at, completed_at: at };
+export async function recordRunOutcome(
+  db: Db,
+  runId: string,
+  outcome: RunOutcome,
+  at: Date = new Date(),
+): Promise<boolean> {
+  const set: Record<string, unknown> = {
+    status: outcome.status,
+    error: outcome.error,
+    updated_at: at,
+    completed_at: at,
+  };
   const arrayFilters: Record<string, unknown>[] = [];
   (outcome.stepUpdates ?? []).forEach((s, i) => {
     set[`steps.$[s${i}].status`] = s.status;
@@ -250,7 +262,7 @@ export async function recordRunOutcome(db: Db, runId: string, outcome: RunOutcom
   });
   const res = await runsCollection(db).updateOne(
     { _id: runId, status: notTerminal },
-    { $set: set } as UpdateFilter<RunDoc>,
+    { $set: set },
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
   return res.modifiedCount === 1;

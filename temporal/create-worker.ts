@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { createActivities } from './activities';
+import { createMailer } from './mail/mailer';
 
 export interface WorkerDeps {
   config: Config;
@@ -21,7 +22,12 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
     workflowBundle: { codePath: deps.workflowBundlePath },
-    activities: createActivities({ config: deps.config, db: deps.db, logger: deps.logger }),
+    activities: createActivities({
+      config: deps.config,
+      db: deps.db,
+      logger: deps.logger,
+      mailer: createMailer(deps.config.SMTP_URL, deps.config.SMTP_FROM),
+    }),
     shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
   });
 }

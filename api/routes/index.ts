@@ -1,14 +1,21 @@
-/** The one root router: public health routes at the top, the versioned API under /api/v1. */
+/** The one root router: public health routes and API docs at the top, the versioned API under /api/v1. */
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
+import { createRateLimits } from '../middleware/rate-limit';
+import { buildOpenApiDocument } from '../openapi';
+import type { RouteDeps } from '../route-deps';
+import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 
 export function rootRouter(deps: ApiDeps): Router {
   const root = new Router();
+  const routeDeps: RouteDeps = { ...deps, limits: createRateLimits(deps.config, deps.db) };
   const health = healthRoutes(deps);
   root.use(health.routes());
+  root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
   const v1 = new Router({ prefix: '/api/v1' });
-  // Resource routers are mounted here (agents, workflows, runs).
+  v1.use(routeDeps.limits.perIp);
+  // Resource routers are mounted here (agents, workflows, runs): v1.use(xRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
 }

@@ -5,16 +5,20 @@
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
+import type { Mailer } from '../mail/mailer';
+import { createActionStepActivity } from './action-step';
 import { echo } from './echo';
+import { createProjectionActivities } from './projection';
 
 export interface ActivityDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  mailer: Mailer;
 }
 
-export function createActivities(_deps: ActivityDeps) {
-  return { echo };
+export function createActivities(deps: ActivityDeps) {
+  return { echo, ...createActionStepActivity(deps), ...createProjectionActivities(deps) };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

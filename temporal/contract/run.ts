@@ -77,6 +77,8 @@ export interface RunError {
   /** Stable reason code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `turn_limit`, `timeout`. */
   reason: string;
   message: string;
+  /** The failure code of the last attempt (e.g. `http_4xx`, `invalid_config`), when there is one. */
+  code?: string;
 }
 
 export interface Usage {

@@ -1,0 +1,84 @@
+/**
+ * Rate limits (rate-limiter-flexible, MongoDB store shared by every API process): per client IP on all of /api/v1,
+ * per API key on authenticated routes, and a stricter per-key budget for run starts. Over the limit → 429 envelope
+ * with `Retry-After` (seconds). Limits come from RATE_LIMIT_IP_PER_MINUTE, RATE_LIMIT_PER_MINUTE and
+ * RATE_LIMIT_RUNS_PER_MINUTE.
+ *
+ * Built once per app by `createRateLimits` (no module singletons) and handed to routers through RouteDeps:
+ * ```ts
+ * router.post('/workflows/:id/run', ...authenticated(deps), deps.limits.runStarts, start.validator, handler);
+ * ```
+ */
+import type { Context, Middleware } from 'koa';
+import type { Db } from 'mongodb';
+import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { Config } from '../../config';
+import { hashKey } from '../../db/users';
+import { TooManyRequestsError } from '../errors';
+import '../state';
+
+/** The collection holding the counters (TTL and unique indexes are created by db/indexes.ts). */
+export const RATE_LIMIT_COLLECTION = 'rate_limits';
+
+export interface RateLimits {
+  /** Per client IP; mounted on the whole /api/v1 router (public routes included). */
+  perIp: Middleware;
+  /** Per API key; must run after requireUser (it is a no-op on a request without an authenticated user). */
+  perKey: Middleware;
+  /** Per API key, for starting runs (stricter); put it on `POST …/run` after requireUser. */
+  runStarts: Middleware;
+}
+
+const WINDOW_SECONDS = 60;
+
+export function createRateLimits(config: Config, db: Db): RateLimits {
+  const perIp = limiter(db, 'ip', config.RATE_LIMIT_IP_PER_MINUTE);
+  const perKey = limiter(db, 'key', config.RATE_LIMIT_PER_MINUTE);
+  const runStarts = limiter(db, 'run', config.RATE_LIMIT_RUNS_PER_MINUTE);
+  return {
+    perIp: limitBy(perIp, (ctx) => ctx.ip || 'unknown'),
+    perKey: limitBy(perKey, apiKeyOf),
+    runStarts: limitBy(runStarts, apiKeyOf),
+  };
+}
+
+function limiter(db: Db, prefix: string, points: number): RateLimiterAbstract {
+  return new RateLimiterMongo({
+    storeClient: db,
+    tableName: RATE_LIMIT_COLLECTION,
+    keyPrefix: prefix,
+    points,
+    duration: WINDOW_SECONDS,
+    // Indexes are ours (db/indexes.ts); the library would log to stderr on a failure.
+    disableIndexesCreation: true,
+    // While MongoDB is unreachable, count in this process instead of failing every request with the limiter.
+    insuranceLimiter: new RateLimiterMemory({ keyPrefix: prefix, points, duration: WINDOW_SECONDS }),
+  });
+}
+
+/**
+ * The counter key of an authenticated request: a hash of the presented key (never the key itself), so two keys
+ * of one user have separate budgets and nothing secret is stored. Undefined when no user is authenticated.
+ */
+function apiKeyOf(ctx: Context): string | undefined {
+  if (!ctx.state.user) return undefined;
+  const match = /^Bearer (\S+)$/i.exec(ctx.get('Authorization'));
+  return match?.[1] ? hashKey(match[1]).slice(0, 32) : undefined;
+}
+
+function limitBy(rl: RateLimiterAbstract, keyOf: (ctx: Context) => string | undefined): Middleware {
+  return async (ctx, next) => {
+    const key = keyOf(ctx);
+    if (key !== undefined) {
+      try {
+        await rl.consume(key);
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          throw new TooManyRequestsError(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
+        }
+        throw err;
+      }
+    }
+    await next();
+  };
+}

@@ -1,0 +1,56 @@
+/**
+ * The OpenAPI 3.1 document, built from the same zod schemas that validate requests. Each resource contributes a
+ * paths object from its `api/routes/<resource>.openapi.ts`; to add a resource, export its paths object there and
+ * add ONE line to `PATH_GROUPS` below. Served at GET /api/v1/openapi.json, rendered at /docs.
+ */
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
+import type { oas31 } from 'zod-openapi';
+import type { Config } from '../config';
+import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
+import { metaPaths } from './routes/meta.openapi';
+
+/** Every resource's paths; one line per resource router. */
+const PATH_GROUPS: ZodOpenApiPathsObject[] = [metaPaths];
+
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** Builds the document (call once per app; it is a pure function of the schemas and the public URL). */
+export function buildOpenApiDocument(config: Pick<Config, 'PUBLIC_URL'>): oas31.OpenAPIObject {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const group of PATH_GROUPS) {
+    for (const [path, item] of Object.entries(group)) {
+      if (paths[path]) throw new Error(`OpenAPI: path ${path} is declared twice`);
+      paths[path] = path.startsWith('/api/v1/') ? withCommonErrors(item) : item;
+    }
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Stepwise API',
+      version: '1.0.0',
+      description:
+        'Agent templates and workflows run durably on Temporal. Every response body is `{data, error}`; ' +
+        'authenticate with `Authorization: Bearer <api key>`.',
+    },
+    ...(config.PUBLIC_URL ? { servers: [{ url: config.PUBLIC_URL }] } : {}),
+    components: {
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created with the CLI (`sw_…`).' },
+      },
+    },
+    paths,
+  });
+}
+
+/** Rate limiting and infrastructure failures can answer any API operation. */
+function withCommonErrors(item: ZodOpenApiPathsObject[string]): ZodOpenApiPathsObject[string] {
+  const out = { ...item };
+  for (const method of METHODS) {
+    const op: ZodOpenApiOperationObject | undefined = out[method];
+    if (!op) continue;
+    const responses = { ...op.responses };
+    for (const status of COMMON_API_ERRORS) responses[`${status}`] ??= errorResponse(status);
+    out[method] = { ...op, responses };
+  }
+  return out;
+}

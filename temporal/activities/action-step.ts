@@ -1,0 +1,118 @@
+/**
+ * One action step = one activity (`runActionStep`): it writes its own progress into the run projection (so the status
+ * endpoint needs no Temporal call), resolves large-output references, validates the rendered config in run mode,
+ * executes the action with an idempotency key stable across retries, and stores a large output by reference.
+ * Failures are classified once, by temporal/failures.ts.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Config } from '../../config';
+import { BlobMissingError, BlobPathError, OutputTooLargeError, resolveOutputRefs, storeOutput } from '../../db/blobs';
+import { markStepCompleted, markStepFailed, markStepRunning } from '../../db/runs';
+import { getAction, validateActionConfig, type ConfigIssue } from '../actions/registry';
+import type { ActionContext } from '../actions/types';
+import type { JsonValue } from '../contract/json';
+import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
+import { toActivityError } from '../failures';
+import type { Mailer } from '../mail/mailer';
+
+export interface ActionStepDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  mailer: Mailer;
+}
+
+/** Heartbeat period: well inside the workflow's heartbeat timeout (≤ 10 s). */
+const HEARTBEAT_EVERY_MS = 2_000;
+
+export function createActionStepActivity(deps: ActionStepDeps) {
+  return {
+    async runActionStep(req: ActionStepRequest): Promise<ActionStepResult> {
+      const ctx = Context.current();
+      const attempt = ctx.info.attempt;
+      const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
+      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
+      if (!live) {
+        // The run already ended (cancelled while this attempt was queued): do not perform the side effect.
+        throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
+      }
+      const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      try {
+        const output = await execute(deps, req, ctx);
+        const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
+        // The side effect has happened: a failed projection write must not make Temporal repeat it.
+        await markStepCompleted(deps.db, req.run_id, req.step_id, stored).catch((err: unknown) =>
+          log.warn({ err }, 'could not record step completion'),
+        );
+        return { output: stored };
+      } catch (err) {
+        const failure = toActivityError(stepFailure(err));
+        if (failure instanceof ApplicationFailure) {
+          const final = failure.nonRetryable || attempt >= req.max_attempts;
+          await markStepFailed(
+            deps.db,
+            req.run_id,
+            req.step_id,
+            { reason: failure.type ?? 'internal', message: failure.message },
+            { final, attempt },
+          ).catch((e: unknown) => log.warn({ err: e }, 'could not record step failure'));
+        }
+        throw failure;
+      } finally {
+        clearInterval(timer);
+      }
+    },
+  };
+}
+
+/** Errors of this module's own making, mapped to the failure codes (the rest goes through classify). */
+function stepFailure(err: unknown): unknown {
+  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
+  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
+    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
+  }
+  return err;
+}
+
+function invalidConfig(stepId: string, issues: ConfigIssue[]): ApplicationFailure {
+  const detail = issues.map((i) => `config${i.path ? `.${i.path}` : ''}: ${i.message}`).join('; ');
+  return ApplicationFailure.nonRetryable(`step "${stepId}" ${detail}`, 'invalid_config');
+}
+
+async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {
+  const rendered = await resolveOutputRefs(deps.db, req.config);
+  const actionCtx: ActionContext = {
+    config: deps.config,
+    mailer: deps.mailer,
+    runId: req.run_id,
+    stepId: req.step_id,
+    idempotencyKey: `${req.run_id}:${req.step_id}`,
+    signal: ctx.cancellationSignal,
+    heartbeat: () => ctx.heartbeat(),
+  };
+  // One exhaustive switch binds the runtime type to its typed config (run mode: rendered, strict, defaults filled).
+  switch (req.action_type) {
+    case 'send_email': {
+      const parsed = validateActionConfig('send_email', rendered, 'run');
+      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
+      return toJson(await getAction('send_email').execute(parsed.value, actionCtx));
+    }
+    case 'http_request': {
+      const parsed = validateActionConfig('http_request', rendered, 'run');
+      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
+      return toJson(await getAction('http_request').execute(parsed.value, actionCtx));
+    }
+    case 'transform': {
+      const parsed = validateActionConfig('transform', rendered, 'run');
+      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
+      return toJson(await getAction('transform').execute(parsed.value, actionCtx));
+    }
+  }
+}
+
+/** Action outputs are plain JSON by their output schemas; this drops `undefined` fields the same way JSON does. */
+function toJson(value: unknown): JsonValue {
+  return value === undefined ? null : (JSON.parse(JSON.stringify(value)) as JsonValue);
+}

@@ -1,0 +1,61 @@
+/**
+ * What the run workflow and its activities exchange: the action-step request, projection events and the run's
+ * outcome. Workflow-safe: types only.
+ */
+import type { ActionType } from '../actions/types';
+import type { JsonObject, JsonValue } from './json';
+import type { OutputRef, RunError, RunStatus, StepStatus, Usage } from './run';
+
+/** Action types the worker executes as an activity (delay and approval are done by the workflow). */
+export type ActivityActionType = Exclude<ActionType, 'delay' | 'approval'>;
+
+export interface ActionStepRequest {
+  run_id: string;
+  step_id: string;
+  action_type: ActivityActionType;
+  /** Rendered config (may still hold OutputRefs, which the activity resolves). */
+  config: JsonObject;
+  /** Rendered step input. */
+  input: JsonValue;
+  /** The step's attempt limit: the activity marks the step failed on the last one. */
+  max_attempts: number;
+}
+
+export interface ActionStepResult {
+  output: JsonValue | OutputRef;
+}
+
+/** An error of one step, as the status view shows it. */
+export interface StepError {
+  /** Stable code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `timeout`, `cancelled`. */
+  reason: string;
+  message: string;
+}
+
+/** Projection writes the workflow makes for steps it performs itself (delay, approval, agent completion). */
+export type StepEvent =
+  | { kind: 'running' }
+  | { kind: 'waiting' }
+  | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number };
+
+export interface StepProjection {
+  run_id: string;
+  step_id: string;
+  event: StepEvent;
+}
+
+/** What the workflow (or a read-repair) records when a run ends. */
+export interface RunOutcome {
+  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
+  error: RunError | null;
+  /** Steps whose status changes with the end of the run (the one that stopped it, those never reached). */
+  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null }[];
+}
+
+export interface OutcomeRequest {
+  run_id: string;
+  outcome: RunOutcome;
+}
+
+/** ApplicationFailure type the run workflow fails with; its first detail is the RunError. */
+export const RUN_FAILED_FAILURE_TYPE = 'run_failed';
