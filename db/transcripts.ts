@@ -11,7 +11,14 @@ import type { Usage } from '../temporal/contract/run';
 
 export type TranscriptEntry =
   /** seq 0: what the step was configured with (the system prompt as sent, after tasks and answer format were added). */
-  | { kind: 'setup'; system: string; model: string; tools: string[]; output_schema: JsonObject | null; max_turns: number }
+  | {
+      kind: 'setup';
+      system: string;
+      model: string;
+      tools: string[];
+      output_schema: JsonObject | null;
+      max_turns: number;
+    }
   /** The rendered step input (seq 1), or a repair request after an answer that did not fit the output schema. */
   | { kind: 'user'; text: string; repair: boolean }
   | {
@@ -61,18 +68,38 @@ export async function putTranscriptEntry(
   entry: TranscriptEntry,
 ): Promise<void> {
   const _id = transcriptEntryId(key.runId, key.stepId, key.seq);
-  const doc = { ...entry, run_id: key.runId, step_id: key.stepId, seq: key.seq, attempt: key.attempt, written_at: new Date() };
+  const doc = {
+    ...entry,
+    run_id: key.runId,
+    step_id: key.stepId,
+    seq: key.seq,
+    attempt: key.attempt,
+    written_at: new Date(),
+  };
   await transcriptsCollection(db).replaceOne({ _id }, doc, { upsert: true });
 }
 
 /** Entries of one step with seq below `beforeSeq` (all when omitted), in order. */
-export async function readTranscript(db: Db, runId: string, stepId: string, beforeSeq?: number): Promise<TranscriptDoc[]> {
-  const filter = beforeSeq === undefined ? { run_id: runId, step_id: stepId } : { run_id: runId, step_id: stepId, seq: { $lt: beforeSeq } };
+export async function readTranscript(
+  db: Db,
+  runId: string,
+  stepId: string,
+  beforeSeq?: number,
+): Promise<TranscriptDoc[]> {
+  const filter =
+    beforeSeq === undefined
+      ? { run_id: runId, step_id: stepId }
+      : { run_id: runId, step_id: stepId, seq: { $lt: beforeSeq } };
   return transcriptsCollection(db).find(filter).sort({ seq: 1 }).toArray();
 }
 
 /** One entry, or null. */
-export async function getTranscriptEntry(db: Db, runId: string, stepId: string, seq: number): Promise<TranscriptDoc | null> {
+export async function getTranscriptEntry(
+  db: Db,
+  runId: string,
+  stepId: string,
+  seq: number,
+): Promise<TranscriptDoc | null> {
   return transcriptsCollection(db).findOne({ _id: transcriptEntryId(runId, stepId, seq) });
 }
 

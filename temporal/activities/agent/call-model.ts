@@ -1,0 +1,158 @@
+/**
+ * `callModel`: exactly one model call per activity attempt. It rebuilds the conversation from the transcript in
+ * MongoDB, calls the provider with SDK retries off, writes the assistant turn at the seq the workflow chose (a retry
+ * overwrites it), reports progress into the runs projection, and returns only what the workflow needs to decide:
+ * tool call ids and names, usage, and the final output (by reference when large).
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Config } from '../../../config';
+import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
+import { markStepFailed, markStepRunning, setStepProgress } from '../../../db/runs';
+import {
+  putTranscriptEntry,
+  readTranscript,
+  toLlmMessages,
+  usageOf,
+  type TranscriptEntry,
+} from '../../../db/transcripts';
+import { toActivityError } from '../../failures';
+import {
+  buildRepairMessage,
+  buildSystemPrompt,
+  buildUserMessage,
+  createLlmProvider,
+  type LlmToolSpec,
+} from '../../llm';
+import { getTool, toolParametersSchema } from '../../tools/registry';
+import type { JsonObject } from '../../contract/json';
+import { createOutputChecker } from './final-answer';
+import type { CallModelInput, CallModelResult } from './types';
+
+export interface AgentActivityDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+}
+
+/** Heartbeats carry cancellation to a waiting model call and reveal a dead worker well before the call's timeout. */
+export const AGENT_HEARTBEAT_MS = 2_000;
+
+function toolSpecs(names: string[]): LlmToolSpec[] {
+  return names.map((name) => {
+    const tool = getTool(name);
+    if (!tool) throw ApplicationFailure.nonRetryable(`tool "${name}" does not exist`, 'invalid_config');
+    return { name: tool.name, description: tool.description, parameters: toolParametersSchema(tool) as JsonObject };
+  });
+}
+
+export function createCallModelActivity(deps: AgentActivityDeps) {
+  const checker = createOutputChecker();
+
+  return async function callModel(req: CallModelInput): Promise<CallModelResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, turn: req.turn, attempt });
+    const key = (seq: number) => ({ runId: req.run_id, stepId: req.step_id, seq, attempt });
+    const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+    try {
+      if (req.turn === 1 || attempt > 1) {
+        const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
+        if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
+      }
+      let seq = req.seq;
+      if (req.setup) {
+        const s = req.setup;
+        const setup: TranscriptEntry = {
+          kind: 'setup',
+          system: buildSystemPrompt({ prompt: s.prompt, tasks: s.tasks, output_schema: s.output_schema ?? undefined }),
+          model: s.model,
+          tools: s.tools,
+          output_schema: s.output_schema,
+          max_turns: s.max_turns,
+        };
+        const input = await resolveOutputRefs(deps.db, s.input);
+        await putTranscriptEntry(deps.db, key(seq++), setup);
+        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text: buildUserMessage(input), repair: false });
+      }
+      if (req.repair !== undefined) {
+        await putTranscriptEntry(deps.db, key(seq++), {
+          kind: 'user',
+          text: buildRepairMessage(req.repair),
+          repair: true,
+        });
+      }
+
+      const history = await readTranscript(deps.db, req.run_id, req.step_id, seq);
+      const setup = history[0];
+      if (setup?.kind !== 'setup')
+        throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
+
+      const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
+      const result = await provider.generate({
+        system: setup.system,
+        messages: toLlmMessages(history),
+        tools: toolSpecs(setup.tools),
+        signal: ctx.cancellationSignal,
+      });
+
+      const assistantSeq = seq++;
+      const base = { next_seq: seq, usage: result.usage };
+      let outcome: CallModelResult;
+      let final = false;
+      if (result.toolCalls.length > 0) {
+        outcome = {
+          ...base,
+          kind: 'tool_calls',
+          assistant_seq: assistantSeq,
+          calls: result.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+        };
+      } else {
+        const answer = checker.check(result.text, setup.output_schema);
+        if (answer.ok) {
+          final = true;
+          outcome = {
+            ...base,
+            kind: 'final',
+            output: await storeOutput(deps.db, req.run_id, req.step_id, answer.output),
+          };
+        } else {
+          outcome = { ...base, kind: 'invalid_output', problem: answer.problem };
+        }
+      }
+      const entry: TranscriptEntry = {
+        kind: 'assistant',
+        turn: req.turn,
+        text: result.text,
+        tool_calls: result.toolCalls,
+        usage: result.usage,
+        finish_reason: result.finishReason,
+        final,
+      };
+      await putTranscriptEntry(deps.db, key(assistantSeq), entry);
+      // The call has happened: a failed progress write must not make Temporal repeat it.
+      await setStepProgress(deps.db, req.run_id, req.step_id, {
+        turn: req.turn,
+        usage: usageOf([...history, entry]),
+      }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
+      log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
+      return outcome;
+    } catch (err) {
+      const failure = toActivityError(err);
+      if (failure instanceof ApplicationFailure) {
+        const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
+        await markStepFailed(
+          deps.db,
+          req.run_id,
+          req.step_id,
+          { reason: failure.type ?? 'internal', message: failure.message },
+          { final: finalAttempt, attempt },
+        ).catch((e: unknown) => log.warn({ err: e }, 'could not record step failure'));
+      }
+      throw failure;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}
