@@ -1,17 +1,44 @@
-/** SSRF-guarded HTTP client (implementation follows). */
-import { NonRetryableError } from '../failures';
+/**
+ * The SSRF-guarded HTTP client shared by the `http_request` action and the `http_fetch` tool.
+ *
+ * Per hop: parse the URL (http/https only, no credentials), resolve every address of the host, refuse the hop if any
+ * address is not public (address-policy.ts) unless the host is in HTTP_ALLOWED_HOSTS, then connect to exactly the
+ * address that was checked (a pinned `lookup`), so a DNS answer that changes between check and connect (rebinding)
+ * cannot redirect the connection. Redirects are followed by hand (at most 5) and every hop is checked again. One time
+ * limit covers the whole exchange; bodies beyond `maxBytes` are cut off and flagged.
+ */
+import { lookup as dnsLookup } from 'node:dns/promises';
+import http, { type IncomingMessage } from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { isIP } from 'node:net';
+import { NonRetryableError, RetryableError } from '../failures';
+import { isAllowedHost, normalHost, refusedRange } from './address-policy';
+
+export interface ResolvedAddress {
+  address: string;
+  family: number;
+}
+
+/** Resolves a host name to all its addresses; injectable so tests can simulate DNS answers. */
+export type Resolver = (hostname: string) => Promise<ResolvedAddress[]>;
+
+const systemResolver: Resolver = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
 
 export interface GuardedFetchOptions {
   method: string;
   url: string;
   headers?: Record<string, string>;
   body?: string | Buffer;
+  /** Time limit of the whole exchange, redirects included. */
   timeoutMs: number;
   maxBytes: number;
+  /** Default 5. */
   maxRedirects?: number;
   /** HTTP_ALLOWED_HOSTS: `host` or `host:port` entries that may resolve to otherwise refused addresses. */
   allowedHosts: readonly string[];
   signal?: AbortSignal;
+  resolver?: Resolver;
 }
 
 export interface GuardedResponse {
@@ -25,6 +52,208 @@ export interface GuardedResponse {
   redirects: number;
 }
 
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** Credentials are not carried to another origin by a redirect (what browsers and fetch do). */
+const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
+
+/** Checks the URL of one hop and returns the address to connect to. Throws `url_refused` (non-retryable). */
+export async function checkTarget(
+  url: URL,
+  allowedHosts: readonly string[],
+  resolver: Resolver,
+): Promise<ResolvedAddress> {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new NonRetryableError('url_refused', `url: only http and https are allowed, not ${url.protocol}`);
+  }
+  if (url.username !== '' || url.password !== '') {
+    throw new NonRetryableError('url_refused', 'url: credentials in the URL are not allowed');
+  }
+  const host = normalHost(url.hostname);
+  const allowed = isAllowedHost(url, allowedHosts);
+  const family = isIP(host);
+  const addresses = family !== 0 ? [{ address: host, family }] : await resolver(host);
+  if (addresses.length === 0) {
+    throw new NonRetryableError('dns_not_found', `url: ${host} has no address`);
+  }
+  if (!allowed) {
+    for (const a of addresses) {
+      const range = refusedRange(a.address);
+      if (range !== null) {
+        throw new NonRetryableError('url_refused', `url: ${host} resolves to a non-public address (${range})`, {
+          details: { host, range },
+        });
+      }
+    }
+  }
+  return addresses[0] as ResolvedAddress;
+}
+
+/** A `lookup` that answers with the already-checked address, whatever the name (supports `all: true` callers). */
+function pinnedLookup(target: ResolvedAddress): LookupFunction {
+  return ((_hostname: string, options: { all?: boolean }, callback: (...args: unknown[]) => void) => {
+    if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+    else callback(null, target.address, target.family);
+  }) as LookupFunction;
+}
+
+function flatHeaders(res: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(res.headers)) {
+    if (value !== undefined) out[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return out;
+}
+
+interface HopResult {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+  truncated: boolean;
+}
+
+interface Hop {
+  url: URL;
+  target: ResolvedAddress;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Buffer;
+  maxBytes: number;
+  signal: AbortSignal;
+  /** Redirect responses are not read: their body is irrelevant and may be large. */
+  readBody: (status: number, headers: Record<string, string>) => boolean;
+}
+
+function requestOnce(hop: Hop): Promise<HopResult> {
+  return new Promise<HopResult>((resolve, reject) => {
+    const { url } = hop;
+    const mod = url.protocol === 'https:' ? https : http;
+    const headers: Record<string, string | number> = { ...hop.headers, host: url.host };
+    if (hop.body !== undefined) headers['content-length'] = Buffer.byteLength(hop.body);
+    const req = mod.request({
+      protocol: url.protocol,
+      hostname: normalHost(url.hostname),
+      port: url.port || undefined,
+      path: `${url.pathname}${url.search}`,
+      method: hop.method,
+      headers,
+      // A fresh connection per hop: a pooled socket could have been opened to another address.
+      agent: false,
+      lookup: pinnedLookup(hop.target),
+      signal: hop.signal,
+    });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      const base = { status: res.statusCode ?? 0, headers: flatHeaders(res) };
+      if (hop.method === 'HEAD' || !hop.readBody(base.status, base.headers)) {
+        res.destroy();
+        resolve({ ...base, body: Buffer.alloc(0), truncated: false });
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let truncated = false;
+      res.on('data', (chunk: Buffer) => {
+        if (truncated) return;
+        const room = hop.maxBytes - size;
+        if (chunk.length > room) {
+          chunks.push(chunk.subarray(0, room));
+          size += room;
+          truncated = true;
+          // Stop downloading: the rest is never read.
+          res.destroy();
+          resolve({ ...base, body: Buffer.concat(chunks, size), truncated });
+          return;
+        }
+        chunks.push(chunk);
+        size += chunk.length;
+      });
+      res.on('end', () => resolve({ ...base, body: Buffer.concat(chunks, size), truncated }));
+      res.on('error', (err) => {
+        if (!truncated) reject(err);
+      });
+    });
+    req.end(hop.body);
+  });
+}
+
+/** Rejects when `signal` aborts: bounds steps that cannot be cancelled themselves (DNS lookups). */
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
+
+/** Performs the request; see the module comment for the rules. Refusals are NonRetryableError('url_refused'). */
 export async function guardedFetch(options: GuardedFetchOptions): Promise<GuardedResponse> {
-  throw new NonRetryableError('not_supported', `guardedFetch(${options.url}) is not implemented yet`);
+  const maxRedirects = options.maxRedirects ?? 5;
+  const resolver = options.resolver ?? systemResolver;
+  const timeout = new RetryableError('timeout', `request took longer than ${options.timeoutMs} ms`, {
+    details: { timeout_ms: options.timeoutMs },
+  });
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(timeout), options.timeoutMs);
+  const onOuterAbort = (): void => controller.abort(options.signal?.reason);
+  options.signal?.addEventListener('abort', onOuterAbort, { once: true });
+  if (options.signal?.aborted) onOuterAbort();
+
+  let url: URL;
+  try {
+    url = new URL(options.url);
+  } catch {
+    throw new NonRetryableError('invalid_config', 'url: not a valid URL');
+  }
+  let method = options.method.toUpperCase();
+  let body = options.body;
+  const headers: Record<string, string> = {};
+  for (const [k, v] of Object.entries(options.headers ?? {})) headers[k.toLowerCase()] = v;
+  headers['accept-encoding'] ??= 'identity';
+
+  try {
+    for (let redirects = 0; ; redirects++) {
+      const target = await raceAbort(checkTarget(url, options.allowedHosts, resolver), controller.signal);
+      const res = await requestOnce({
+        url,
+        target,
+        method,
+        headers,
+        body,
+        maxBytes: options.maxBytes,
+        signal: controller.signal,
+        readBody: (status, h) => !(REDIRECT_STATUSES.has(status) && h.location !== undefined),
+      });
+      const location = res.headers.location;
+      if (!REDIRECT_STATUSES.has(res.status) || location === undefined) {
+        return { ...res, url: url.toString(), redirects };
+      }
+      if (redirects >= maxRedirects) {
+        throw new NonRetryableError('url_refused', `url: more than ${maxRedirects} redirects`, {
+          details: { redirects },
+        });
+      }
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw new NonRetryableError('url_refused', 'url: a redirect pointed to an invalid URL');
+      }
+      if (next.origin !== url.origin) for (const h of CROSS_ORIGIN_DROPPED) delete headers[h];
+      // 303, and 301/302 after a POST, turn into a GET without a body (as fetch and browsers do).
+      if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
+        method = 'GET';
+        body = undefined;
+        delete headers['content-type'];
+      }
+      url = next;
+    }
+  } catch (err) {
+    // An abort surfaces as the library's AbortError: report why we aborted instead.
+    if (controller.signal.aborted) throw controller.signal.reason;
+    throw err;
+  } finally {
+    clearTimeout(timer);
+    options.signal?.removeEventListener('abort', onOuterAbort);
+  }
 }
