@@ -94,6 +94,7 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
           toolCalls: result.toolCalls.map(toToolCall),
           usage: { input_tokens: result.usage.inputTokens ?? 0, output_tokens: result.usage.outputTokens ?? 0 },
           finishReason: result.finishReason,
+          warnings: (result.warnings ?? []).map((w) => JSON.stringify(w)),
         };
       } catch (err) {
         // Cancellation of the activity is not a provider failure: let it through untouched.

@@ -59,6 +59,8 @@ export interface GenerateResult {
   usage: TokenUsage;
   /** The SDK's finish reason: `stop`, `tool-calls`, `length`, `content-filter`, `error`, `other`, `unknown`. */
   finishReason: string;
+  /** The SDK's call warnings (unsupported settings, unknown model limits), for the structured log. */
+  warnings: string[];
 }
 
 /** One model call, nothing more: no retries (Temporal retries the activity) and no tool execution. */

@@ -49,6 +49,8 @@ function toolSpecs(names: string[]): LlmToolSpec[] {
 
 export function createCallModelActivity(deps: AgentActivityDeps) {
   const checker = createOutputChecker();
+  // The SDK would print its call warnings as process warnings on stderr; they go to the structured log instead.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
 
   return async function callModel(req: CallModelInput): Promise<CallModelResult> {
     const ctx = Context.current();
@@ -97,6 +99,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         signal: ctx.cancellationSignal,
       });
 
+      if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
       const base = { next_seq: seq, usage: result.usage };
       let outcome: CallModelResult;
