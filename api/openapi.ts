@@ -8,9 +8,14 @@ import type { oas31 } from 'zod-openapi';
 import type { Config } from '../config';
 import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
 import { metaPaths } from './routes/meta.openapi';
+import { transcriptPaths } from './routes/transcripts.openapi';
 
 /** Every resource's paths; one line per resource router. */
-const PATH_GROUPS: ZodOpenApiPathsObject[] = [metaPaths];
+const PATH_GROUPS: ZodOpenApiPathsObject[] = [
+  metaPaths,
+  // /api/v1/workflows/runs/{runId}/steps/{stepId}/transcript
+  transcriptPaths,
+];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
 

@@ -57,8 +57,9 @@ export function transcriptsCollection(db: Db) {
   return db.collection<TranscriptDoc>('transcripts');
 }
 
+/** Seq is zero-padded so that `_id` order is seq order within a step (the transcript endpoint pages by `_id`). */
 export function transcriptEntryId(runId: string, stepId: string, seq: number): string {
-  return `${runId}:${stepId}:${seq}`;
+  return `${runId}:${stepId}:${String(seq).padStart(6, '0')}`;
 }
 
 /** Writes (or overwrites) the entry at `seq`: idempotent under retries. */
@@ -101,6 +102,11 @@ export async function getTranscriptEntry(
   seq: number,
 ): Promise<TranscriptDoc | null> {
   return transcriptsCollection(db).findOne({ _id: transcriptEntryId(runId, stepId, seq) });
+}
+
+/** The final answer of a step, when it has one. */
+export async function findFinalEntry(db: Db, runId: string, stepId: string): Promise<TranscriptDoc | null> {
+  return transcriptsCollection(db).findOne({ run_id: runId, step_id: stepId, kind: 'assistant', final: true });
 }
 
 /** The conversation as the model sees it (setup excluded: it becomes the system prompt). */

@@ -6,6 +6,7 @@ import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
+import { transcriptRoutes } from './transcripts';
 
 export function rootRouter(deps: ApiDeps): Router {
   const root = new Router();
@@ -16,6 +17,7 @@ export function rootRouter(deps: ApiDeps): Router {
   const v1 = new Router({ prefix: '/api/v1' });
   v1.use(routeDeps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): v1.use(xRoutes(routeDeps).routes());
+  v1.use(transcriptRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
 }

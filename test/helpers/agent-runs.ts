@@ -32,13 +32,15 @@ export function agentStep(overrides: Partial<AgentStepSnapshot> & { model: strin
 export function runSnapshot(
   steps: StepSnapshot[],
   input: JsonObject = { question: 'What is 6 times 7?' },
+  ownerId = uniqueId('usr_'),
 ): RunSnapshot {
   return {
     run_id: uniqueId('run_'),
     workflow_id: 'wf_testworkflow1',
     workflow_name: 'agent test',
-    // A fresh owner per run: the embedded MongoDB server applies the partial idempotency index to runs without a key.
-    owner_id: uniqueId('usr_'),
+    // A fresh owner per run by default: the embedded MongoDB server applies the partial idempotency index to runs
+    // without a key, so two key-less runs of one owner would collide there.
+    owner_id: ownerId,
     input,
     steps,
     created_at: new Date().toISOString(),
