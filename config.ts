@@ -38,6 +38,8 @@ export const configSchema = z.object({
   TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
   /** A prebuilt workflow bundle (npm run build:workflows); without it the worker bundles once and caches. */
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
+  /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
+  RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   WORKER_HEALTH_PORT: port.optional(),
 

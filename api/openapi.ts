@@ -7,14 +7,19 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import type { oas31 } from 'zod-openapi';
 import type { Config } from '../config';
 import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
+import { agentsPaths } from './routes/agents.openapi';
 import { metaPaths } from './routes/meta.openapi';
 import { transcriptPaths } from './routes/transcripts.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
+  // health, metrics, this document
   metaPaths,
+  // /api/v1/agents
+  agentsPaths,
   // /api/v1/workflows/runs/{runId}/steps/{stepId}/transcript
   transcriptPaths,
+  // add one line per resource (workflows, runs) above this comment
 ];
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;

@@ -1,27 +1,30 @@
 /**
- * Keyset paging for every list endpoint: `?limit=` (1–200, default 50) and an opaque `?cursor=`. The order is stable
- * — `(sortField, _id)` — so inserts and deletes between pages never repeat or skip an item that existed throughout.
- * The next page is announced with `Link: <absolute url>; rel="next"` (built from PUBLIC_URL, else the request origin),
- * keeping the caller's other query parameters (filters) and replacing only `cursor`.
+ * Paging of every list endpoint over HTTP: `?limit=` (1–200, default 50) and an opaque `?cursor=`; the next page is
+ * announced with `Link: <absolute url>; rel="next"` (built from PUBLIC_URL, else the request's origin), keeping the
+ * caller's other query parameters (filters) and replacing only `cursor`. The query itself is db/paging.ts.
  *
  * ```ts
- * const list = validate({ query: pageQuery.extend({ tag: z.string().optional() }) });
- * router.get('/agents', list, async (ctx) => {
+ * const list = validate({ query: pageQuery.extend({ status: z.enum([...]).optional() }) });
+ * router.get('/workflows', ...authenticated(deps), list, async (ctx) => {
  *   const { query } = list.input(ctx);
- *   const docs = await paginate(ctx, { collection, filter, page: query, baseUrl: deps.config.PUBLIC_URL });
- *   respond(ctx, 200, docs.map(presentTemplate));
+ *   const docs = await paginate(ctx, { collection: workflowsCollection(deps.db), filter: { owner_id: user.id },
+ *     page: query, order: { sortField: 'created_at', direction: -1 }, baseUrl: deps.config.PUBLIC_URL });
+ *   respond(ctx, 200, docs.map(presentWorkflow));
  * });
  * ```
  */
 import type { Context } from 'koa';
-import type { Collection, Document, Filter, Sort } from 'mongodb';
+import type { Collection, Filter } from 'mongodb';
 import { z } from 'zod';
+import { findPage, InvalidCursorError, type Page, type PageOrder, type PageRequest } from '../db/paging';
 import { BadRequestError } from './errors';
+
+export type { PageRequest, PageOrder, Page } from '../db/paging';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-/** Query schema of a page request; `.extend()` it with the endpoint's filters (and keep it strict). */
+/** Query schema of a page request; `.extend()` it with the endpoint's filters (it stays strict). */
 export const pageQuery = z.strictObject({
   limit: z.coerce
     .number()
@@ -35,91 +38,48 @@ export const pageQuery = z.strictObject({
     .min(1)
     .max(512)
     .optional()
-    .meta({ description: 'Opaque cursor from the `Link: <…>; rel="next"` header of the previous page.' }),
+    .meta({ description: 'Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page.' }),
 });
-
-export interface PageRequest {
-  limit: number;
-  cursor?: string | undefined;
-}
-
-/** Which field orders the list (ties broken by `_id`, always in the same direction). */
-export type SortField = '_id' | 'created_at';
 
 export interface PaginateOptions<T extends { _id: string }> {
   collection: Collection<T>;
-  /** The caller's scope and filters (owner filter included); combined with the cursor condition by `$and`. */
+  /** The caller's scope and filters (owner filter included). */
   filter: Filter<T>;
   page: PageRequest;
-  /** Default `_id`. A `created_at` order needs every document to carry a Date `created_at`. */
-  sortField?: SortField;
-  /** 1 ascending (default), -1 descending (newest first for `created_at`). */
-  direction?: 1 | -1;
+  order?: PageOrder;
   /** PUBLIC_URL from the configuration; without it the Link header uses the request's own origin. */
   baseUrl?: string | undefined;
-  projection?: Document;
 }
 
-/** One page of documents; sets the `Link` header when there is a next page. */
+/** One page of documents; sets the `Link` header when there is a next page. A bad cursor is a 400. */
 export async function paginate<T extends { _id: string }>(ctx: Context, opts: PaginateOptions<T>): Promise<T[]> {
-  const sortField = opts.sortField ?? '_id';
-  const direction = opts.direction ?? 1;
-  const after = opts.page.cursor === undefined ? undefined : decodeCursor(opts.page.cursor, sortField);
-  const filter = after ? ({ $and: [opts.filter, afterFilter(sortField, direction, after)] } as Filter<T>) : opts.filter;
-  const sort: Sort = sortField === '_id' ? { _id: direction } : { [sortField]: direction, _id: direction };
-  // One extra document tells whether a next page exists without a count query.
-  const docs = (await opts.collection
-    .find(filter, { sort, limit: opts.page.limit + 1, ...(opts.projection ? { projection: opts.projection } : {}) })
-    .toArray()) as T[];
-  if (docs.length > opts.page.limit) {
-    docs.length = opts.page.limit;
-    const last = docs[docs.length - 1] as T;
-    ctx.set('Link', `<${nextPageUrl(ctx, opts.baseUrl, encodeCursor(sortField, last))}>; rel="next"`);
-  }
-  return docs;
+  const page = await pageOrBadRequest(() => findPage(opts.collection, opts.filter, opts.page, opts.order));
+  setNextLink(ctx, page.nextCursor, opts.baseUrl);
+  return page.items;
 }
 
-/** Cursor content: the sort key of the last item of the page. Opaque to clients (base64url JSON). */
-interface CursorPosition {
-  id: string;
-  /** Epoch ms of `created_at` when sorting by it. */
-  at?: number;
-}
-
-function encodeCursor(sortField: SortField, last: { _id: string }): string {
-  const pos: CursorPosition = { id: last._id };
-  if (sortField === 'created_at') {
-    const at = (last as { created_at?: unknown }).created_at;
-    pos.at = at instanceof Date ? at.getTime() : 0;
-  }
-  return Buffer.from(JSON.stringify(pos), 'utf8').toString('base64url');
-}
-
-const cursorSchema = z.strictObject({ id: z.string().min(1).max(128), at: z.number().int().optional() });
-
-function decodeCursor(cursor: string, sortField: SortField): CursorPosition {
-  let raw: unknown;
+/** Runs a repository's paged query, mapping a bad cursor to `400 cursor: invalid`. */
+export async function pageOrBadRequest<T>(query: () => Promise<Page<T>>): Promise<Page<T>> {
   try {
-    raw = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new BadRequestError('cursor: invalid (use the Link header of the previous page)', 'invalid_field');
+    return await query();
+  } catch (err) {
+    if (err instanceof InvalidCursorError) {
+      throw new BadRequestError('cursor: invalid (take it from the Link header of the previous page)', 'invalid_field');
+    }
+    throw err;
   }
-  const parsed = cursorSchema.safeParse(raw);
-  if (!parsed.success || (sortField === 'created_at') !== (parsed.data.at !== undefined)) {
-    throw new BadRequestError('cursor: invalid (use the Link header of the previous page)', 'invalid_field');
-  }
-  return parsed.data;
 }
 
-function afterFilter(sortField: SortField, direction: 1 | -1, pos: CursorPosition): Document {
-  const cmp = direction === 1 ? '$gt' : '$lt';
-  if (sortField === '_id') return { _id: { [cmp]: pos.id } };
-  const at = new Date(pos.at ?? 0);
-  return { $or: [{ created_at: { [cmp]: at } }, { created_at: at, _id: { [cmp]: pos.id } }] };
+/** Sets `Link: <…>; rel="next"` when there is a next page (for repositories that return a Page themselves). */
+export function setNextLink(ctx: Context, nextCursor: string | null, baseUrl: string | undefined): void {
+  if (nextCursor === null) return;
+  ctx.set('Link', `<${nextPageUrl(ctx, baseUrl, nextCursor)}>; rel="next"`);
 }
 
 function nextPageUrl(ctx: Context, baseUrl: string | undefined, cursor: string): string {
-  const base = (baseUrl ?? ctx.origin).replace(/\/+$/, '');
+  // Koa 3's ctx.origin is the Origin header; the request's own origin is protocol + Host. Set PUBLIC_URL in
+  // production so the link never depends on a client-supplied Host header.
+  const base = (baseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
   const url = new URL(`${base}${ctx.path}`);
   for (const [key, value] of Object.entries(ctx.query)) {
     if (key === 'cursor' || value === undefined) continue;

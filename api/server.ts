@@ -4,6 +4,7 @@ import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadConfigOrExit } from '../config';
 import { connectDatabase } from '../db/client';
 import { ensureIndexes } from '../db/indexes';
+import { seedSystemTemplates } from '../db/system-templates';
 import { createTemporalClient } from '../temporal/client';
 import { createApp } from './app';
 import { createLogger } from './logger';
@@ -14,6 +15,7 @@ async function main(): Promise<void> {
   const logger = createLogger(config.LOG_LEVEL, 'api');
   const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
   await retryUntil('MongoDB indexes', () => ensureIndexes(database.db), logger);
+  await retryUntil('system templates', () => seedSystemTemplates(database.db), logger);
   const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });

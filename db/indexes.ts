@@ -16,15 +16,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { system_key: 1 }, unique: true, name: 'system_key_unique', partialFilterExpression: { system: true } },
   ],
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
-  runs: [
-    { key: { owner_id: 1, workflow_id: 1, _id: -1 }, name: 'by_owner_workflow' },
-    {
-      key: { owner_id: 1, idempotency_key: 1 },
-      unique: true,
-      name: 'idempotency_unique',
-      partialFilterExpression: { idempotency_key: { $type: 'string' } },
-    },
-  ],
+  runs: [{ key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' }],
+  // Claims of run-start idempotency keys (db/idempotency.ts): unique by _id; expired by TTL.
+  idempotency_keys: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
   // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.

@@ -49,6 +49,13 @@ export interface RunTemporalRef {
   run_id: string | null;
 }
 
+export interface RunLiveness {
+  checked_at: Date;
+  /** True when Temporal has work for this run that no worker has picked up for a while (e.g. every worker down). */
+  stalled: boolean;
+  message: string | null;
+}
+
 export interface RunDoc {
   /** Also the Temporal workflow id. */
   _id: string;
@@ -59,13 +66,13 @@ export interface RunDoc {
   input: JsonObject;
   steps: RunStepDoc[];
   error: RunError | null;
-  /** Present only when the start carried an `Idempotency-Key` (unique per owner, see db/indexes.ts). */
-  idempotency_key?: string;
-  /** SHA-256 of the request body the key was first used with (same key + other body → 422). */
-  request_hash?: string;
+  /** The `Idempotency-Key` of the start, if any (claimed in db/idempotency.ts). */
+  idempotency_key: string | null;
   /** The workflow input, kept so that a start interrupted by a crash can be completed by a retried request. */
   snapshot: RunSnapshot;
   temporal: RunTemporalRef;
+  /** The last comparison with Temporal (read-repair): whether the run is progressing. */
+  liveness: RunLiveness | null;
   /** When Temporal's execution timeout ends the run (null: no timeout). */
   deadline_at: Date | null;
   created_at: Date;
@@ -94,7 +101,6 @@ export function newRunDoc(args: {
   namespace: string;
   taskQueue: string;
   idempotencyKey?: string;
-  requestHash?: string;
   timeoutSeconds?: number;
   now?: Date;
 }): RunDoc {
@@ -123,11 +129,10 @@ export function newRunDoc(args: {
       completed_at: null,
     })),
     error: null,
-    ...(args.idempotencyKey !== undefined
-      ? { idempotency_key: args.idempotencyKey, request_hash: args.requestHash }
-      : {}),
+    idempotency_key: args.idempotencyKey ?? null,
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
+    liveness: null,
     deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
     created_at: now,
     updated_at: now,
@@ -266,4 +271,9 @@ export async function recordRunOutcome(
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
   return res.modifiedCount === 1;
+}
+
+/** Records the result of a liveness check (read-repair found the run still open in Temporal). */
+export async function setRunLiveness(db: Db, runId: string, liveness: RunLiveness): Promise<void> {
+  await runsCollection(db).updateOne({ _id: runId, status: notTerminal }, { $set: { liveness } });
 }

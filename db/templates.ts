@@ -5,6 +5,8 @@
 import type { Db, Filter } from 'mongodb';
 import type { ActionType } from '../temporal/actions/types';
 import type { JsonObject } from '../temporal/contract/json';
+import { newId } from './ids';
+import { findPage, type Page, type PageOrder, type PageRequest } from './paging';
 
 export type StepType = 'agent' | 'action';
 
@@ -56,4 +58,79 @@ export async function findVisibleTemplates(db: Db, ownerId: string, ids: string[
     .find({ _id: { $in: [...new Set(ids)] }, ...visibleTo(ownerId) })
     .toArray();
   return new Map(docs.map((d) => [d._id, d]));
+}
+
+/** Filters of the template list (GET /api/v1/agents). */
+export interface TemplateListFilters {
+  tag?: string | undefined;
+  step_type?: StepType | undefined;
+}
+
+/** The list order: system templates (seeded first) then the caller's own, oldest first. */
+export const TEMPLATE_ORDER: PageOrder = { sortField: 'created_at', direction: 1 };
+
+/** One page of what `ownerId` may see, optionally narrowed by tag and step type. */
+export async function listVisibleTemplates(
+  db: Db,
+  ownerId: string,
+  filters: TemplateListFilters,
+  page: PageRequest,
+): Promise<Page<TemplateDoc>> {
+  const clauses: Filter<TemplateDoc>[] = [visibleTo(ownerId)];
+  if (filters.tag !== undefined) clauses.push({ tags: filters.tag });
+  if (filters.step_type !== undefined) clauses.push({ step_type: filters.step_type });
+  const filter = clauses.length === 1 ? visibleTo(ownerId) : { $and: clauses };
+  return findPage(templatesCollection(db), filter, page, TEMPLATE_ORDER);
+}
+
+/** The fields a user sets on their own template (everything but identity, ownership and timestamps). */
+export type TemplateContent = Omit<
+  TemplateDoc,
+  '_id' | 'owner_id' | 'system' | 'system_key' | 'created_at' | 'updated_at'
+>;
+
+/** The content fields of a stored template. */
+export function templateContent(doc: TemplateDoc): TemplateContent {
+  const { _id, owner_id, system, system_key, created_at, updated_at, ...content } = doc;
+  void [_id, owner_id, system, system_key, created_at, updated_at];
+  return content;
+}
+
+/** Stores a new template owned by `ownerId`. */
+export async function createTemplate(db: Db, ownerId: string, content: TemplateContent): Promise<TemplateDoc> {
+  const now = new Date();
+  const doc: TemplateDoc = {
+    _id: newId('tpl'),
+    owner_id: ownerId,
+    system: false,
+    ...content,
+    created_at: now,
+    updated_at: now,
+  };
+  await templatesCollection(db).insertOne(doc);
+  return doc;
+}
+
+/**
+ * Sets the given fields of one of the owner's own templates (never a system template: the filter says so) and
+ * returns the result, or null when there is no such template. Only the changed fields are written, so two
+ * concurrent changes of different fields both survive.
+ */
+export async function updateOwnTemplate(
+  db: Db,
+  ownerId: string,
+  id: string,
+  changes: Partial<TemplateContent>,
+): Promise<TemplateDoc | null> {
+  return templatesCollection(db).findOneAndUpdate(
+    { _id: id, owner_id: ownerId, system: false },
+    { $set: { ...changes, updated_at: new Date() } },
+    { returnDocument: 'after' },
+  );
+}
+
+/** Deletes one of the owner's own templates; false when there is no such template. */
+export async function deleteOwnTemplate(db: Db, ownerId: string, id: string): Promise<boolean> {
+  const res = await templatesCollection(db).deleteOne({ _id: id, owner_id: ownerId, system: false });
+  return res.deletedCount === 1;
 }

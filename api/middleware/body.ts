@@ -32,10 +32,7 @@ export function jsonBody(limitBytes: number): Middleware[] {
 }
 
 function hasBody(headers: Record<string, unknown>): boolean {
-  return (
-    headers['transfer-encoding'] !== undefined ||
-    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
-  );
+  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
 /** Path of the first key that is a MongoDB operator or dotted path, or undefined. */

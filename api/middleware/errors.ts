@@ -5,14 +5,7 @@ import '../state';
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import {
-  ApiError,
-  MethodNotAllowedError,
-  NotFoundError,
-  PayloadTooLargeError,
-  ServiceUnavailableError,
-  BadRequestError,
-} from '../errors';
+import { ApiError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, BadRequestError } from '../errors';
 import { respondError } from '../envelope';
 import { classifyInfraError } from '../infra-errors';
 
@@ -51,18 +44,10 @@ function toApiError(err: unknown, bodyLimitBytes: number): ApiError | undefined 
   const e = err as { status?: unknown; type?: unknown; expose?: unknown; message?: unknown };
   if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError(bodyLimitBytes);
   // co-body rethrows JSON.parse's SyntaxError with status 400; raw-body errors carry a `type`.
-  if (err instanceof SyntaxError || e.type === 'entity.parse.failed' || e.type === 'entity.verify.failed')
-    return new BadRequestError('malformed JSON body', 'malformed_json');
-  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
-    return new ApiError(415, 'unsupported_media_type', 'unsupported body encoding');
+  if (err instanceof SyntaxError || e.type === 'entity.parse.failed' || e.type === 'entity.verify.failed') return new BadRequestError('malformed JSON body', 'malformed_json');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new ApiError(415, 'unsupported_media_type', 'unsupported body encoding');
   if (e.type === 'request.aborted') return new BadRequestError('request aborted');
-  if (
-    typeof e.status === 'number' &&
-    e.status >= 400 &&
-    e.status < 500 &&
-    e.expose === true &&
-    typeof e.message === 'string'
-  ) {
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true && typeof e.message === 'string') {
     return new ApiError(e.status, 'http_error', e.message);
   }
   return undefined;

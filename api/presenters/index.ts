@@ -1,2 +1,4 @@
 export * from './common';
 export * from './template';
+export * from './workflow';
+export * from './run';

@@ -4,9 +4,11 @@ import type { ApiDeps } from '../deps';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
+import { agentRoutes } from './agents';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { transcriptRoutes } from './transcripts';
+import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
   const root = new Router();
@@ -16,8 +18,10 @@ export function rootRouter(deps: ApiDeps): Router {
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
   const v1 = new Router({ prefix: '/api/v1' });
   v1.use(routeDeps.limits.perIp);
-  // Resource routers are mounted here (agents, workflows, runs): v1.use(xRoutes(routeDeps).routes());
+  // Resource routers are mounted here (agents, workflows, runs): one line each.
+  v1.use(agentRoutes(routeDeps).routes());
   v1.use(transcriptRoutes(routeDeps).routes());
+  v1.use(workflowRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
 }

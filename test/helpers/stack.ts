@@ -10,6 +10,7 @@ import request from 'supertest';
 import { loadConfig, type Config } from '../../config';
 import { connectDatabase, type Database } from '../../db/client';
 import { ensureIndexes } from '../../db/indexes';
+import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
@@ -68,6 +69,8 @@ export interface TestApi {
 /** The real Koa app on a fresh database and the shared Temporal server. */
 export async function startTestApi(config: Config = testConfig()): Promise<TestApi> {
   const database = await openTestDb(config);
+  // As api/server.ts does at start: every test API sees the system templates.
+  await seedSystemTemplates(database.db);
   const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
   const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
   const http = request(app.callback());

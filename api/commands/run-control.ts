@@ -1,0 +1,81 @@
+/**
+ * Cancel and approve: owner-checked against the projection first (404 for others' runs, 409 when the run or step is
+ * not in a state that allows it), then sent to Temporal — cancellation as Temporal's own workflow cancellation, the
+ * decision as the run workflow's `approve` update, whose validator answers synchronously.
+ */
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import { findRun, isTerminal, recordRunOutcome } from '../../db/runs';
+import { approveUpdate, type ApprovalAccepted } from '../../temporal/contract/messages';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
+import { isTemporalUnavailable } from '../infra-errors';
+
+export interface RunControlDeps {
+  db: Db;
+  temporal: Client;
+}
+
+/** An update needs a live worker; without one the API answers 503 after this long instead of hanging. */
+const UPDATE_DEADLINE_MS = 10_000;
+const CANCEL_DEADLINE_MS = 5_000;
+
+export async function cancelRun(deps: RunControlDeps, ownerId: string, runId: string): Promise<{ run_id: string }> {
+  const run = await findRun(deps.db, ownerId, runId);
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  if (isTerminal(run.status)) throw new ConflictError(`run ${runId} has already ended (${run.status})`);
+  try {
+    await deps.temporal.connection.withDeadline(Date.now() + CANCEL_DEADLINE_MS, () =>
+      deps.temporal.workflow.getHandle(runId).cancel(),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError && run.temporal.run_id === null) {
+      // Recorded but never started: nothing runs, so the cancellation is final right here.
+      await recordRunOutcome(deps.db, runId, {
+        status: 'cancelled',
+        error: { step_id: null, reason: 'cancelled', message: 'the run was cancelled before it started' },
+        stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'skipped' as const })),
+      });
+      return { run_id: runId };
+    }
+    if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
+    throw err;
+  }
+  return { run_id: runId };
+}
+
+export interface ApproveRequest {
+  ownerId: string;
+  runId: string;
+  stepId: string;
+  approved: boolean;
+  comment: string | null;
+}
+
+export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Promise<ApprovalAccepted> {
+  const run = await findRun(deps.db, req.ownerId, req.runId);
+  if (!run) throw new NotFoundError(`run ${req.runId} not found`);
+  const step = run.steps.find((s) => s.id === req.stepId);
+  if (!step) throw new BadRequestError(`step_id: the run has no step "${req.stepId}"`, 'invalid_field');
+  if (step.action_type !== 'approval') {
+    throw new BadRequestError(`step_id: step "${req.stepId}" is not an approval step`, 'invalid_field');
+  }
+  if (isTerminal(run.status)) throw new ConflictError(`run ${req.runId} has already ended (${run.status})`);
+  if (step.status !== 'waiting') {
+    throw new ConflictError(`step "${req.stepId}" is not waiting for approval (it is ${step.status})`);
+  }
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+      deps.temporal.workflow.getHandle(req.runId).executeUpdate(approveUpdate, {
+        args: [{ step_id: req.stepId, approved: req.approved, comment: req.comment, by: req.ownerId }],
+      }),
+    );
+  } catch (err) {
+    // The workflow's validator refused: the step stopped waiting in the meantime (e.g. a concurrent decision).
+    if (err instanceof WorkflowUpdateFailedError) {
+      throw new ConflictError(`step "${req.stepId}" is not waiting for approval`);
+    }
+    if (err instanceof WorkflowNotFoundError) throw new ConflictError(`run ${req.runId} has already ended`);
+    if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal or a worker');
+    throw err;
+  }
+}

@@ -1,0 +1,214 @@
+/**
+ * Endpoint 8's read path. The common case is one MongoDB read of the `runs` projection. Only when the projection
+ * is non-terminal and has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it
+ * ask Temporal (`describe()`): a run Temporal has closed is written terminal (read-repair), and a run whose next
+ * task no worker picks up is reported as stalled instead of silently `running`. Temporal being unreachable never
+ * fails the read: the projection is answered as it is.
+ */
+import {
+  WorkflowFailedError,
+  WorkflowNotFoundError,
+  type Client,
+  type WorkflowExecutionDescription,
+} from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { optionalTsToMs } from '@temporalio/common/lib/time';
+import type { Db } from 'mongodb';
+import type { Config } from '../../config';
+import {
+  findRun,
+  isTerminal,
+  recordRunOutcome,
+  setRunLiveness,
+  type RunDoc,
+  type RunLiveness,
+  type RunOutcome,
+} from '../../db/runs';
+import { readBlob } from '../../db/blobs';
+import type { JsonValue } from '../../temporal/contract/json';
+import { isOutputRef, type RunError } from '../../temporal/contract/run';
+import { RUN_FAILED_FAILURE_TYPE } from '../../temporal/contract/steps';
+import { NotFoundError } from '../errors';
+
+export type RunView = Omit<RunDoc, 'snapshot'>;
+
+export interface RunStatusDeps {
+  config: Config;
+  db: Db;
+  temporal: Client;
+}
+
+/** Temporal gets this long to answer a describe before the projection is answered as it is. */
+const DESCRIBE_DEADLINE_MS = 2_000;
+/** Long-poll re-read period. MongoDB change streams are not available on every supported server, so it polls. */
+const WAIT_POLL_MS = 250;
+/** proto enum values (PENDING_ACTIVITY_STATE_SCHEDULED, PENDING_WORKFLOW_TASK_STATE_SCHEDULED). */
+const SCHEDULED = 1;
+
+export async function getRunStatus(
+  deps: RunStatusDeps,
+  ownerId: string,
+  runId: string,
+  opts: { waitSeconds?: number } = {},
+): Promise<RunView> {
+  let run = await findRun(deps.db, ownerId, runId);
+  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  if (opts.waitSeconds && !isTerminal(run.status)) run = await waitForChange(deps.db, run, opts.waitSeconds * 1000);
+  if (isTerminal(run.status) || !needsCheck(deps.config, run, Date.now())) return run;
+  return (await checkWithTemporal(deps, run)) ?? run;
+}
+
+function needsCheck(config: Config, run: RunView, now: number): boolean {
+  const quietMs = now - Math.max(run.updated_at.getTime(), run.liveness?.checked_at.getTime() ?? 0);
+  if (run.deadline_at && now >= run.deadline_at.getTime()) return true;
+  return quietMs >= config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
+}
+
+/** Re-reads until the projection changes (status or any progress write) or the time is up. */
+async function waitForChange(db: Db, first: RunView, waitMs: number): Promise<RunView> {
+  const deadline = Date.now() + waitMs;
+  let current = first;
+  while (Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now()))));
+    const next = await findRun(db, first.owner_id, first._id);
+    if (!next) return current;
+    current = next;
+    if (next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime()) break;
+  }
+  return current;
+}
+
+/** Returns the repaired/annotated view, or undefined when Temporal could not be asked. */
+async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
+  const handle = deps.temporal.workflow.getHandle(run._id);
+  let description: WorkflowExecutionDescription;
+  try {
+    description = await deps.temporal.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () =>
+      handle.describe(),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) return repairNeverStarted(deps, run);
+    return undefined; // Temporal unreachable: answer the projection as it is
+  }
+  const now = new Date();
+  if (description.status.name === 'RUNNING') {
+    const liveness = livenessOf(description, run, now, deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000);
+    await setRunLiveness(deps.db, run._id, liveness);
+    return { ...run, liveness };
+  }
+  const outcome = await outcomeOf(deps, run, description);
+  const at = description.closeTime ?? now;
+  await recordRunOutcome(deps.db, run._id, outcome, at);
+  return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
+}
+
+/** Work Temporal has scheduled for the run that no worker started within the threshold. */
+function livenessOf(d: WorkflowExecutionDescription, run: RunView, now: Date, thresholdMs: number): RunLiveness {
+  const waitingSince: number[] = [];
+  const task = d.raw.pendingWorkflowTask;
+  if (task && task.state === SCHEDULED) {
+    const t = optionalTsToMs(task.originalScheduledTime ?? task.scheduledTime);
+    if (t !== undefined) waitingSince.push(t);
+  }
+  for (const a of d.raw.pendingActivities ?? []) {
+    if (a.state !== SCHEDULED) continue;
+    const t = optionalTsToMs(a.lastAttemptCompleteTime ?? a.scheduledTime);
+    if (t !== undefined) waitingSince.push(t);
+  }
+  const oldest = waitingSince.length > 0 ? Math.min(...waitingSince) : undefined;
+  if (oldest !== undefined && now.getTime() - oldest >= thresholdMs) {
+    const seconds = Math.round((now.getTime() - oldest) / 1000);
+    return {
+      checked_at: now,
+      stalled: true,
+      message: `not progressing: no worker has picked up the run's next task for ${seconds} s (task queue ${run.temporal.task_queue})`,
+    };
+  }
+  return { checked_at: now, stalled: false, message: null };
+}
+
+async function outcomeOf(deps: RunStatusDeps, run: RunView, d: WorkflowExecutionDescription): Promise<RunOutcome> {
+  const open = run.steps.filter((s) => s.status === 'running' || s.status === 'waiting' || s.status === 'pending');
+  const current = open.find((s) => s.status !== 'pending') ?? open[0];
+  const stopAt = (reason: string, message: string): RunOutcome['stepUpdates'] =>
+    open.map((s) =>
+      s === current ? { id: s.id, status: 'failed' as const, error: { reason, message } } : { id: s.id, status: 'skipped' as const },
+    );
+  switch (d.status.name) {
+    case 'COMPLETED':
+      return { status: 'completed', error: null, stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'completed' as const })) };
+    case 'CANCELLED':
+      return {
+        status: 'cancelled',
+        error: { step_id: current?.id ?? null, reason: 'cancelled', message: 'the run was cancelled' },
+        stepUpdates: stopAt('cancelled', 'cancelled'),
+      };
+    case 'TIMED_OUT': {
+      const message = 'the run exceeded its time limit (config.timeout_seconds)';
+      return { status: 'timed_out', error: { step_id: current?.id ?? null, reason: 'timeout', message }, stepUpdates: stopAt('timeout', message) };
+    }
+    case 'TERMINATED': {
+      const message = 'the run was terminated in Temporal';
+      return { status: 'failed', error: { step_id: current?.id ?? null, reason: 'terminated', message }, stepUpdates: stopAt('terminated', message) };
+    }
+    case 'FAILED': {
+      const error = (await failureOf(deps, run)) ?? {
+        step_id: current?.id ?? null,
+        reason: 'internal',
+        message: 'the run failed',
+      };
+      const stepUpdates = open.map((s) =>
+        s.id === error.step_id
+          ? { id: s.id, status: 'failed' as const, error: { reason: error.reason, message: error.message } }
+          : { id: s.id, status: 'skipped' as const },
+      );
+      return { status: 'failed', error, stepUpdates };
+    }
+    default: {
+      // CONTINUED_AS_NEW and UNKNOWN are not produced by the run workflow; report rather than guess.
+      const message = `Temporal reports the run as ${d.status.name}`;
+      return { status: 'failed', error: { step_id: current?.id ?? null, reason: 'internal', message }, stepUpdates: stopAt('internal', message) };
+    }
+  }
+}
+
+/** The RunError the workflow failed with (its first failure detail). */
+async function failureOf(deps: RunStatusDeps, run: RunView): Promise<RunError | undefined> {
+  try {
+    await deps.temporal.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, () =>
+      deps.temporal.workflow.getHandle(run._id).result(),
+    );
+  } catch (err) {
+    if (err instanceof WorkflowFailedError && err.cause instanceof ApplicationFailure) {
+      const detail = err.cause.details?.[0] as RunError | undefined;
+      if (err.cause.type === RUN_FAILED_FAILURE_TYPE && detail && typeof detail.reason === 'string') return detail;
+      return { step_id: null, reason: 'internal', message: err.cause.message };
+    }
+  }
+  return undefined;
+}
+
+/** Temporal has no such execution: the API stopped between recording the run and starting it. */
+async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
+  if (run.temporal.run_id !== null) return undefined; // started once: Temporal's retention removed it; keep as is
+  const message = 'the run was recorded but never started (the API stopped before starting it); start the workflow again';
+  await recordRunOutcome(deps.db, run._id, {
+    status: 'failed',
+    error: { step_id: null, reason: 'not_started', message },
+    stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'skipped' as const })),
+  });
+  return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
+}
+
+/** Each step's output, parsed and with references to large outputs resolved (extra reads only for those). */
+export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, JsonValue>> {
+  const out = new Map<string, JsonValue>();
+  await Promise.all(
+    run.steps.map(async (s) => {
+      if (s.output_json === null) return;
+      const value = JSON.parse(s.output_json) as JsonValue;
+      out.set(s.id, isOutputRef(value) ? await readBlob(db, value.stepwise_blob).catch(() => null) : value);
+    }),
+  );
+  return out;
+}

@@ -1,0 +1,210 @@
+/**
+ * Endpoint 7's command: validate the input, claim the idempotency key, record the run, start the Temporal workflow
+ * (workflow id = run id), confirm. Order matters for "no record left claiming a run exists": the record is created
+ * `queued` first (so a crash after the start still leaves a findable run) and removed again when Temporal refuses.
+ */
+import { createHash } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Db } from 'mongodb';
+import type { Config } from '../../config';
+import { newId } from '../../db/ids';
+import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
+import { isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { findWorkflow } from '../../db/workflows';
+import type { JsonObject } from '../../temporal/contract/json';
+import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
+import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
+import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, UnprocessableError } from '../errors';
+import { isTemporalUnavailable } from '../infra-errors';
+import { checkWorkflow, newAjv } from './check-workflow';
+import { buildSnapshot } from './snapshot';
+
+/** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
+export const MAX_SNAPSHOT_BYTES = 200 * 1024;
+/** How long Temporal gets to accept a start before the API answers 503. */
+const START_DEADLINE_MS = 5_000;
+/** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
+const STALE_START_MS = 30_000;
+
+export interface StartRunDeps {
+  config: Config;
+  db: Db;
+  temporal: Client;
+}
+
+export interface StartRunRequest {
+  ownerId: string;
+  workflowId: string;
+  input: JsonObject | undefined;
+  idempotencyKey: string | undefined;
+  /** Absolute base for status_url (PUBLIC_URL or the request origin). */
+  baseUrl: string;
+}
+
+export interface StartedRun {
+  run_id: string;
+  workflow_id: string;
+  status: RunStatus;
+  status_url: string;
+}
+
+export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
+  const workflow = await findWorkflow(deps.db, req.ownerId, req.workflowId);
+  if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
+  const requestHash = hashRequest(req.workflowId, req.input);
+  const key = req.idempotencyKey;
+
+  if (key !== undefined) {
+    const existing = await findClaim(deps.db, req.ownerId, key);
+    if (existing) return replay(deps, req, existing, requestHash);
+  }
+
+  const input = req.input ?? {};
+  validateInput(workflow.config.input_schema, input);
+  let templates;
+  try {
+    ({ templates } = await checkWorkflow(deps.db, req.ownerId, workflow));
+  } catch (err) {
+    if (err instanceof BadRequestError) {
+      throw new UnprocessableError(`the workflow can no longer run: ${err.message}`, 'workflow_invalid');
+    }
+    throw err;
+  }
+  const now = new Date();
+  const snapshot = buildSnapshot({ runId: newId('run'), workflow, templates, input, config: deps.config, now });
+  const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
+  if (bytes > MAX_SNAPSHOT_BYTES) {
+    throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
+  }
+  if (key !== undefined) {
+    // Exactly one of concurrent duplicates gets the claim; the others answer from it.
+    const claim = await claimKey(deps.db, { ownerId: req.ownerId, key, runId: snapshot.run_id, requestHash, now });
+    if (!claim.claimed) {
+      if (!claim.existing) throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
+      return replay(deps, req, claim.existing, requestHash);
+    }
+  }
+  const doc = newRunDoc({
+    snapshot,
+    namespace: deps.config.TEMPORAL_NAMESPACE,
+    taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+    idempotencyKey: key,
+    timeoutSeconds: workflow.config.timeout_seconds,
+    now,
+  });
+  try {
+    await runsCollection(deps.db).insertOne(doc);
+    await startExecution(deps, doc, { removeOnFailure: true });
+  } catch (err) {
+    if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
+    throw err;
+  }
+  return accepted(req, doc);
+}
+
+function accepted(req: StartRunRequest, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {
+  return {
+    run_id: doc._id,
+    workflow_id: doc.workflow_id,
+    status: 'queued',
+    status_url: `${req.baseUrl.replace(/\/+$/, '')}/api/v1/workflows/runs/${doc._id}/status`,
+  };
+}
+
+/** Same key again: same body → the same answer; other body → 422; first request still starting → 409. */
+async function replay(
+  deps: StartRunDeps,
+  req: StartRunRequest,
+  claim: IdempotencyDoc,
+  requestHash: string,
+): Promise<StartedRun> {
+  if (claim.request_hash !== requestHash) {
+    throw new UnprocessableError('Idempotency-Key was already used with a different request body', 'idempotency_mismatch');
+  }
+  const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
+  if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) return accepted(req, doc);
+  if (Date.now() - claim.created_at.getTime() < STALE_START_MS) {
+    throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
+  }
+  if (!doc) {
+    // The claiming request stopped before recording its run: give the key up and start afresh.
+    await releaseKey(deps.db, req.ownerId, req.idempotencyKey ?? '', claim.run_id);
+    return startRun(deps, req);
+  }
+  // The first request stopped between recording and confirming (a crash): finish its start. Starting is idempotent
+  // by workflow id, so this cannot create a second execution.
+  await startExecution(deps, doc, { removeOnFailure: false });
+  return accepted(req, doc);
+}
+
+async function startExecution(deps: StartRunDeps, doc: RunDoc, opts: { removeOnFailure: boolean }): Promise<void> {
+  const snapshot: RunSnapshot = doc.snapshot;
+  let temporalRunId: string;
+  try {
+    const handle = await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      deps.temporal.workflow.start(RUN_WORKFLOW_TYPE, {
+        workflowId: doc._id,
+        taskQueue: doc.temporal.task_queue,
+        args: [snapshot],
+        ...(doc.deadline_at ? { workflowExecutionTimeout: doc.deadline_at.getTime() - doc.created_at.getTime() } : {}),
+        memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
+        typedSearchAttributes: [
+          { key: workflowIdKey, value: doc.workflow_id },
+          { key: ownerIdKey, value: doc.owner_id },
+        ],
+      }),
+    );
+    temporalRunId = handle.firstExecutionRunId;
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      const described = await deps.temporal.workflow.getHandle(doc._id).describe();
+      temporalRunId = described.runId;
+    } else {
+      if (opts.removeOnFailure) {
+        await runsCollection(deps.db)
+          .deleteOne({ _id: doc._id, 'temporal.run_id': null })
+          .catch(() => undefined);
+      }
+      if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
+      throw err;
+    }
+  }
+  await runsCollection(deps.db).updateOne(
+    { _id: doc._id, 'temporal.run_id': null },
+    { $set: { 'temporal.run_id': temporalRunId, updated_at: new Date() } },
+  );
+}
+
+function validateInput(schema: JsonObject | undefined, input: JsonObject): void {
+  if (!schema) return;
+  const validateFn = newAjv().compile(schema);
+  if (validateFn(input)) return;
+  const problems = (validateFn.errors ?? []).slice(0, 5).map((e) => {
+    const path = e.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+      .join('');
+    const missing = e.keyword === 'required' ? `.${String((e.params as { missingProperty?: string }).missingProperty)}` : '';
+    const field = `input${path}${missing}`;
+    return `${field}: ${e.keyword === 'required' ? 'required' : (e.message ?? 'invalid')}`;
+  });
+  throw new BadRequestError(problems.join('; '), 'invalid_input');
+}
+
+/** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */
+function hashRequest(workflowId: string, input: JsonObject | undefined): string {
+  return createHash('sha256')
+    .update(canonical({ workflow_id: workflowId, input: input ?? null }))
+    .digest('hex');
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}

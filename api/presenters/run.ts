@@ -1,0 +1,168 @@
+/**
+ * Run → JSON: the status body of endpoint 8 (and the items of a workflow's run list). Outputs are the resolved
+ * values (large ones are read from the blobs collection by the caller before presenting).
+ */
+import { z } from 'zod';
+import type { Config } from '../../config';
+import type { RunDoc } from '../../db/runs';
+import { ACTION_TYPES } from '../../temporal/actions/types';
+import type { JsonValue } from '../../temporal/contract/json';
+import type { Usage } from '../../temporal/contract/run';
+import { iso, isoOrNull, isoTimestamp } from './common';
+
+const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
+const STEP_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'skipped'] as const;
+
+const usageView = z.strictObject({
+  llm_calls: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+});
+
+const stepErrorView = z.strictObject({ reason: z.string(), message: z.string() });
+
+export const runStepView = z.strictObject({
+  id: z.string(),
+  template_id: z.string(),
+  template_name: z.string(),
+  kind: z.enum(['agent', 'action']),
+  action_type: z.enum(ACTION_TYPES).nullable(),
+  status: z.enum(STEP_STATUSES),
+  attempts: z.number().int(),
+  output: z.unknown().meta({ description: 'The step output (null until the step completes).' }),
+  error: stepErrorView.nullable(),
+  usage: usageView,
+  turns: z.number().int().nullable(),
+  started_at: isoTimestamp.nullable(),
+  completed_at: isoTimestamp.nullable(),
+});
+
+export const runView = z
+  .strictObject({
+    run_id: z.string(),
+    workflow_id: z.string(),
+    workflow_name: z.string(),
+    status: z.enum(RUN_STATUSES).meta({
+      description: 'queued → running ⇄ waiting → completed | failed | cancelled | timed_out',
+    }),
+    input: z.record(z.string(), z.unknown()),
+    outputs: z.record(z.string(), z.unknown()).meta({ description: 'Output of every completed step, by step id.' }),
+    steps: z.array(runStepView),
+    error: z
+      .strictObject({ step_id: z.string().nullable(), reason: z.string(), message: z.string(), code: z.string().optional() })
+      .nullable()
+      .meta({ description: 'Why a failed, cancelled or timed-out run ended, and at which step.' }),
+    usage: usageView.meta({ description: 'LLM usage summed over the steps.' }),
+    progress: z
+      .strictObject({ stalled: z.boolean(), message: z.string().nullable(), checked_at: isoTimestamp.nullable() })
+      .meta({ description: 'Whether the run is progressing, as last checked against Temporal.' }),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+    started_at: isoTimestamp.nullable(),
+    completed_at: isoTimestamp.nullable(),
+    temporal: z.strictObject({
+      namespace: z.string(),
+      workflow_id: z.string(),
+      run_id: z.string().nullable(),
+      ui_url: z.string().meta({ description: 'The run in the Temporal Web UI.' }),
+    }),
+  })
+  .meta({ id: 'RunStatus' });
+
+export type RunView = z.infer<typeof runView>;
+
+function sumUsage(items: Usage[]): Usage {
+  return items.reduce(
+    (acc, u) => ({
+      llm_calls: acc.llm_calls + u.llm_calls,
+      input_tokens: acc.input_tokens + u.input_tokens,
+      output_tokens: acc.output_tokens + u.output_tokens,
+    }),
+    { llm_calls: 0, input_tokens: 0, output_tokens: 0 },
+  );
+}
+
+export function temporalUiUrl(uiBase: string, namespace: string, workflowId: string, runId: string | null): string {
+  const base = `${uiBase.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
+  return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
+}
+
+/** `outputs`: resolved output of each step that has one, by step id. */
+export function presentRun(
+  run: Omit<RunDoc, 'snapshot'>,
+  outputs: ReadonlyMap<string, JsonValue>,
+  config: Pick<Config, 'TEMPORAL_UI_URL'>,
+): RunView {
+  const completed: Record<string, JsonValue> = {};
+  for (const step of run.steps) {
+    const out = outputs.get(step.id);
+    if (step.status === 'completed' && out !== undefined) completed[step.id] = out;
+  }
+  return {
+    run_id: run._id,
+    workflow_id: run.workflow_id,
+    workflow_name: run.workflow_name,
+    status: run.status,
+    input: run.input,
+    outputs: completed,
+    steps: run.steps.map((s) => ({
+      id: s.id,
+      template_id: s.template_id,
+      template_name: s.template_name,
+      kind: s.kind,
+      action_type: s.action_type,
+      status: s.status,
+      attempts: s.attempts,
+      output: outputs.get(s.id) ?? null,
+      error: s.error,
+      usage: s.usage,
+      turns: s.turns,
+      started_at: isoOrNull(s.started_at),
+      completed_at: isoOrNull(s.completed_at),
+    })),
+    error: run.error,
+    usage: sumUsage(run.steps.map((s) => s.usage)),
+    progress: {
+      stalled: run.liveness?.stalled ?? false,
+      message: run.liveness?.message ?? null,
+      checked_at: isoOrNull(run.liveness?.checked_at),
+    },
+    created_at: iso(run.created_at),
+    updated_at: iso(run.updated_at),
+    started_at: isoOrNull(run.started_at),
+    completed_at: isoOrNull(run.completed_at),
+    temporal: {
+      namespace: run.temporal.namespace,
+      workflow_id: run._id,
+      run_id: run.temporal.run_id,
+      ui_url: temporalUiUrl(config.TEMPORAL_UI_URL, run.temporal.namespace, run._id, run.temporal.run_id),
+    },
+  };
+}
+
+export const runSummaryView = z
+  .strictObject({
+    run_id: z.string(),
+    workflow_id: z.string(),
+    status: z.enum(RUN_STATUSES),
+    error: runView.shape.error,
+    created_at: isoTimestamp,
+    started_at: isoTimestamp.nullable(),
+    completed_at: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'RunSummary' });
+
+export type RunSummaryView = z.infer<typeof runSummaryView>;
+
+/** An item of GET /workflows/:id/runs (the full body is at the status endpoint). */
+export function presentRunSummary(run: Omit<RunDoc, 'snapshot'>): RunSummaryView {
+  return {
+    run_id: run._id,
+    workflow_id: run.workflow_id,
+    status: run.status,
+    error: run.error,
+    created_at: iso(run.created_at),
+    started_at: isoOrNull(run.started_at),
+    completed_at: isoOrNull(run.completed_at),
+  };
+}

@@ -1,0 +1,75 @@
+/** OpenAPI paths of /api/v1/agents, from the schemas the routes validate with. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { templateView } from '../presenters/template';
+import {
+  actionView,
+  createTemplateBody,
+  listTemplatesQuery,
+  templateIdParams,
+  toolView,
+  updateTemplateBody,
+} from './agents.schema';
+
+const tags = ['agents'];
+const deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) });
+
+export const agentsPaths: ZodOpenApiPathsObject = {
+  '/api/v1/agents': {
+    get: {
+      tags,
+      summary: 'List agent templates: system templates and your own',
+      description: 'Ordered oldest first (system templates first); page with `limit` and the `Link` header.',
+      security: BEARER,
+      requestParams: { query: listTemplatesQuery },
+      responses: { ...ok(200, 'One page of templates', z.array(templateView), { paged: true }), ...errors(400, 401) },
+    },
+    post: {
+      tags,
+      summary: 'Create an agent template',
+      security: BEARER,
+      requestBody: jsonRequest(createTemplateBody),
+      responses: { ...ok(201, 'The stored template', templateView), ...errors(400, 401, 413, 415) },
+    },
+  },
+  '/api/v1/agents/tools': {
+    get: {
+      tags,
+      summary: 'List the tools agents can use (public)',
+      responses: { ...ok(200, 'Every registered tool', z.array(toolView)) },
+    },
+  },
+  '/api/v1/agents/actions': {
+    get: {
+      tags,
+      summary: 'List the action types of action templates (public)',
+      responses: { ...ok(200, 'Every action type', z.array(actionView)) },
+    },
+  },
+  '/api/v1/agents/{id}': {
+    get: {
+      tags,
+      summary: 'Read one agent template with its full configuration',
+      security: BEARER,
+      requestParams: { path: templateIdParams },
+      responses: { ...ok(200, 'The template', templateView), ...errors(401, 404) },
+    },
+    patch: {
+      tags,
+      summary: 'Change one of your own templates (system templates are read-only)',
+      security: BEARER,
+      requestParams: { path: templateIdParams },
+      requestBody: jsonRequest(updateTemplateBody),
+      responses: { ...ok(200, 'The changed template', templateView), ...errors(400, 401, 403, 404, 413, 415) },
+    },
+    delete: {
+      tags,
+      summary: 'Delete one of your own templates (system templates are read-only)',
+      description: 'Runs already started keep their snapshot of the template.',
+      security: BEARER,
+      requestParams: { path: templateIdParams },
+      responses: { ...ok(200, 'Deleted', deleted), ...errors(401, 403, 404) },
+    },
+  },
+};

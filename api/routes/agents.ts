@@ -1,0 +1,121 @@
+/**
+ * /api/v1/agents: agent templates (system + the caller's own), the tool registry and the action types.
+ * `tools` and `actions` are fixed words registered before `/:id`, so they are never taken as an id.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { isId } from '../../db/ids';
+import {
+  createTemplate,
+  deleteOwnTemplate,
+  findVisibleTemplate,
+  listVisibleTemplates,
+  templateContent,
+  updateOwnTemplate,
+  type TemplateContent,
+  type TemplateDoc,
+} from '../../db/templates';
+import { ACTIONS, actionConfigJsonSchema } from '../../temporal/actions/registry';
+import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
+import { respond } from '../envelope';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
+import { validate } from '../middleware/validate';
+import { pageOrBadRequest, setNextLink } from '../pagination';
+import { presentTemplate } from '../presenters/template';
+import { authenticated, type RouteDeps } from '../route-deps';
+import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
+import { templateRuleProblems } from './agents.rules';
+import type { ActionType } from '../../temporal/actions/types';
+
+const list = validate({ query: listTemplatesQuery });
+const byId = validate({ params: templateIdParams });
+const create = validate({ body: createTemplateBody });
+const update = validate({ params: templateIdParams, body: updateTemplateBody });
+
+export function agentRoutes(deps: RouteDeps): Router {
+  const router = new Router({ prefix: '/agents' });
+  const auth = authenticated(deps);
+  // Both lists are fixed at build time; computed once per app.
+  const tools = TOOLS.map((t) => ({ name: t.name, description: t.description, parameters: toolParametersSchema(t) }));
+  const actions = (Object.keys(ACTIONS) as ActionType[]).map((name) => ({
+    name,
+    description: ACTIONS[name].description,
+    config_schema: actionConfigJsonSchema(ACTIONS[name]),
+  }));
+
+  router.get('/tools', (ctx) => respond(ctx, 200, tools));
+  router.get('/actions', (ctx) => respond(ctx, 200, actions));
+
+  router.get('/', ...auth, list, async (ctx) => {
+    const { query } = list.input(ctx);
+    const page = await pageOrBadRequest(() =>
+      listVisibleTemplates(deps.db, userId(ctx), { tag: query.tag, step_type: query.step_type }, query),
+    );
+    setNextLink(ctx, page.nextCursor, deps.config.PUBLIC_URL);
+    respond(ctx, 200, page.items.map(presentTemplate));
+  });
+
+  router.post('/', ...auth, create, async (ctx) => {
+    const { body } = create.input(ctx);
+    const content: TemplateContent = body;
+    assertRules(content);
+    const doc = await createTemplate(deps.db, userId(ctx), content);
+    ctx.set('Location', `/api/v1/agents/${doc._id}`);
+    respond(ctx, 201, presentTemplate(doc));
+  });
+
+  router.get('/:id', ...auth, byId, async (ctx) => {
+    const { params } = byId.input(ctx);
+    respond(ctx, 200, presentTemplate(await findOrNotFound(deps, ctx, params.id)));
+  });
+
+  router.patch('/:id', ...auth, update, async (ctx) => {
+    const { params, body } = update.input(ctx);
+    const current = await findOwnOrRefuse(deps, ctx, params.id);
+    assertRules({ ...templateContent(current), ...body });
+    const updated = await updateOwnTemplate(deps.db, userId(ctx), params.id, body);
+    // Deleted between the read and the write: answer as for any unknown id.
+    if (!updated) throw new NotFoundError(`agent template ${params.id} not found`);
+    respond(ctx, 200, presentTemplate(updated));
+  });
+
+  router.delete('/:id', ...auth, byId, async (ctx) => {
+    const { params } = byId.input(ctx);
+    await findOwnOrRefuse(deps, ctx, params.id);
+    if (!(await deleteOwnTemplate(deps.db, userId(ctx), params.id))) {
+      throw new NotFoundError(`agent template ${params.id} not found`);
+    }
+    respond(ctx, 200, { id: params.id, deleted: true });
+  });
+
+  return router;
+}
+
+function userId(ctx: Context): string {
+  // authenticated() runs first on every route that calls this; a missing user is a routing bug, not a 401.
+  if (!ctx.state.user) throw new Error('route without authentication');
+  return ctx.state.user.id;
+}
+
+/** Unknown, ill-formed and other users' ids get the same 404. */
+async function findOrNotFound(deps: RouteDeps, ctx: Context, id: string): Promise<TemplateDoc> {
+  const doc = isId('tpl', id) ? await findVisibleTemplate(deps.db, userId(ctx), id) : null;
+  if (!doc) throw new NotFoundError(`agent template ${id} not found`);
+  return doc;
+}
+
+/** A template the caller may change: 404 as above, 403 for a (visible, read-only) system template. */
+async function findOwnOrRefuse(deps: RouteDeps, ctx: Context, id: string): Promise<TemplateDoc> {
+  const doc = await findOrNotFound(deps, ctx, id);
+  if (doc.system) {
+    throw new ForbiddenError(
+      `agent template ${id} is a system template and read-only; create your own with POST /api/v1/agents`,
+    );
+  }
+  return doc;
+}
+
+function assertRules(content: TemplateContent): void {
+  const problems = templateRuleProblems(content);
+  if (problems.length > 0) throw new BadRequestError(problems.slice(0, 5).join('; '), 'invalid_field');
+}

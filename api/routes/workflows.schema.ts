@@ -1,0 +1,99 @@
+/**
+ * Request schemas of the workflow routes: the source of truth for validation, types and the OpenAPI document.
+ * Shape only; the checks that need the database (templates, references, action configs) are in
+ * api/commands/check-workflow.ts.
+ */
+import { z } from 'zod';
+import { pageQuery } from '../pagination';
+
+/** The most steps a workflow may have. */
+export const MAX_STEPS = 50;
+/** The longest a whole run may take (Temporal's execution timeout); 30 days. */
+export const MAX_RUN_TIMEOUT_SECONDS = 30 * 24 * 3600;
+/** Per-attempt timeout bounds of one step. */
+export const MAX_STEP_TIMEOUT_SECONDS = 24 * 3600;
+export const MAX_ATTEMPTS = 10;
+
+const slug = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[a-z][a-z0-9_-]*$/, 'must be a slug: lowercase letters, digits, _ or -, starting with a letter');
+
+const jsonObject = z.record(z.string(), z.json());
+
+const retry = z.strictObject({
+  max_attempts: z.number().int().min(1).max(MAX_ATTEMPTS).meta({ description: 'Attempts including the first.' }),
+});
+
+export const workflowStepBody = z.strictObject({
+  id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
+  template_id: z.string().min(1).max(100),
+  prompt: z.string().min(1).max(32_000).optional().meta({ description: 'Agent steps: overrides default_prompt.' }),
+  tools: z.array(z.string().min(1).max(64)).max(32).optional().meta({ description: 'Agent steps: overrides default_tools.' }),
+  tasks: z.array(z.string().min(1).max(2_000)).max(50).optional(),
+  model: z.string().regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model').max(200).optional(),
+  config: jsonObject.optional().meta({ description: 'Merged over the template config (action steps: per action type).' }),
+  input: z.json().optional().meta({ description: 'May reference `{{input.x}}` and `{{steps.<id>.output…}}`.' }),
+  retry: retry.optional(),
+  timeout_seconds: z.number().int().min(1).max(MAX_STEP_TIMEOUT_SECONDS).optional(),
+});
+
+export const workflowConfigBody = z.strictObject({
+  input_schema: jsonObject.optional().meta({ description: 'JSON Schema the run input must satisfy.' }),
+  timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_RUN_TIMEOUT_SECONDS)
+    .optional()
+    .meta({ description: 'Limit of a whole run; the run ends `timed_out` after it.' }),
+  retry: retry.optional().meta({ description: 'Default attempt limit of each step (default 3).' }),
+  step_timeout_seconds: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_STEP_TIMEOUT_SECONDS)
+    .optional()
+    .meta({ description: 'Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents).' }),
+});
+
+export const createWorkflowBody = z.strictObject({
+  name: z.string().trim().min(1).max(200),
+  description: z.string().max(4_000).nullable().optional(),
+  steps: z.array(workflowStepBody).min(1).max(MAX_STEPS),
+  config: workflowConfigBody.optional(),
+});
+
+/** PATCH: any subset of the fields; `steps` and `config` are replaced as a whole. */
+export const updateWorkflowBody = createWorkflowBody.partial();
+
+export type WorkflowStepBody = z.infer<typeof workflowStepBody>;
+export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;
+export type CreateWorkflowBody = z.infer<typeof createWorkflowBody>;
+export type UpdateWorkflowBody = z.infer<typeof updateWorkflowBody>;
+
+export const workflowIdParams = z.strictObject({ id: z.string().min(1).max(100) });
+export const runIdParams = z.strictObject({ runId: z.string().min(1).max(100) });
+
+export const listQuery = pageQuery;
+
+export const startRunBody = z.strictObject({
+  input: jsonObject.optional().meta({ description: 'Run input, validated against config.input_schema.' }),
+});
+
+export const approveBody = z.strictObject({
+  step_id: slug,
+  approved: z.boolean(),
+  comment: z.string().max(4_000).nullable().optional(),
+});
+
+export const statusQuery = z.strictObject({
+  wait: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60)
+    .optional()
+    .meta({ description: 'Long poll: wait up to this many seconds for the status to change.' }),
+});

@@ -1,0 +1,186 @@
+/**
+ * Workflows and their runs (seed endpoints 5–8 and the additions of PRODUCT.md). The run routes under
+ * `/workflows/runs/…` are registered before `/workflows/:id…`, so `runs` is never taken for a workflow id.
+ * Handlers are thin: validate → owner-scoped repository or command → presenter.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { isId, newId } from '../../db/ids';
+import { runsCollection } from '../../db/runs';
+import { deleteWorkflow, findWorkflow, insertWorkflow, updateWorkflow, workflowsCollection, type WorkflowDoc } from '../../db/workflows';
+import { checkWorkflow } from '../commands/check-workflow';
+import { approveStep, cancelRun } from '../commands/run-control';
+import { getRunStatus, resolveOutputs } from '../commands/run-status';
+import { startRun } from '../commands/start-run';
+import { respond } from '../envelope';
+import { BadRequestError, NotFoundError } from '../errors';
+import { validate } from '../middleware/validate';
+import { paginate } from '../pagination';
+import { presentRun, presentRunSummary, presentWorkflow } from '../presenters';
+import { authenticated, type RouteDeps } from '../route-deps';
+import '../state';
+import {
+  approveBody,
+  createWorkflowBody,
+  listQuery,
+  runIdParams,
+  startRunBody,
+  statusQuery,
+  updateWorkflowBody,
+  workflowIdParams,
+} from './workflows.schema';
+
+export const listWorkflows = validate({ query: listQuery });
+export const createWorkflow = validate({ body: createWorkflowBody });
+export const getWorkflow = validate({ params: workflowIdParams });
+export const patchWorkflow = validate({ params: workflowIdParams, body: updateWorkflowBody });
+export const removeWorkflow = validate({ params: workflowIdParams });
+export const listRuns = validate({ params: workflowIdParams, query: listQuery });
+export const startRunRoute = validate({ params: workflowIdParams, body: startRunBody });
+export const runStatus = validate({ params: runIdParams, query: statusQuery });
+export const cancelRunRoute = validate({ params: runIdParams });
+export const approveRoute = validate({ params: runIdParams, body: approveBody });
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('route mounted without authentication');
+  return user.id;
+}
+
+function workflowIdOr404(id: string): string {
+  if (!isId('wf', id)) throw new NotFoundError(`workflow ${id} not found`);
+  return id;
+}
+
+function runIdOr404(id: string): string {
+  if (!isId('run', id)) throw new NotFoundError(`run ${id} not found`);
+  return id;
+}
+
+export function workflowRoutes(deps: RouteDeps): Router {
+  const router = new Router();
+  const auth = authenticated(deps);
+
+  // --- runs (fixed word: registered first) ---
+  router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
+    const { params, query } = runStatus.input(ctx);
+    const run = await getRunStatus(deps, userId(ctx), runIdOr404(params.runId), { waitSeconds: query.wait });
+    respond(ctx, 200, presentRun(run, await resolveOutputs(deps.db, run), deps.config));
+  });
+
+  router.post('/workflows/runs/:runId/cancel', ...auth, cancelRunRoute, async (ctx) => {
+    const { params } = cancelRunRoute.input(ctx);
+    const { run_id } = await cancelRun(deps, userId(ctx), runIdOr404(params.runId));
+    respond(ctx, 202, { run_id, cancel_requested: true });
+  });
+
+  router.post('/workflows/runs/:runId/approve', ...auth, approveRoute, async (ctx) => {
+    const { params, body } = approveRoute.input(ctx);
+    const result = await approveStep(deps, {
+      ownerId: userId(ctx),
+      runId: runIdOr404(params.runId),
+      stepId: body.step_id,
+      approved: body.approved,
+      comment: body.comment ?? null,
+    });
+    respond(ctx, 200, { run_id: params.runId, ...result });
+  });
+
+  // --- workflows ---
+  router.get('/workflows', ...auth, listWorkflows, async (ctx) => {
+    const { query } = listWorkflows.input(ctx);
+    const docs = await paginate(ctx, {
+      collection: workflowsCollection(deps.db),
+      filter: { owner_id: userId(ctx) },
+      page: query,
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, docs.map(presentWorkflow));
+  });
+
+  router.post('/workflows', ...auth, createWorkflow, async (ctx) => {
+    const { body } = createWorkflow.input(ctx);
+    const owner = userId(ctx);
+    const now = new Date();
+    const doc: WorkflowDoc = {
+      _id: newId('wf'),
+      owner_id: owner,
+      name: body.name,
+      description: body.description ?? null,
+      steps: body.steps,
+      config: body.config ?? {},
+      created_at: now,
+      updated_at: now,
+    };
+    await checkWorkflow(deps.db, owner, doc);
+    await insertWorkflow(deps.db, doc);
+    respond(ctx, 201, presentWorkflow(doc));
+  });
+
+  router.get('/workflows/:id', ...auth, getWorkflow, async (ctx) => {
+    const { params } = getWorkflow.input(ctx);
+    const doc = await findWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
+    if (!doc) throw new NotFoundError(`workflow ${params.id} not found`);
+    respond(ctx, 200, presentWorkflow(doc));
+  });
+
+  router.patch('/workflows/:id', ...auth, patchWorkflow, async (ctx) => {
+    const { params, body } = patchWorkflow.input(ctx);
+    const owner = userId(ctx);
+    const current = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
+    if (!current) throw new NotFoundError(`workflow ${params.id} not found`);
+    const next = {
+      name: body.name ?? current.name,
+      description: body.description !== undefined ? body.description : current.description,
+      steps: body.steps ?? current.steps,
+      config: body.config ?? current.config,
+    };
+    await checkWorkflow(deps.db, owner, next);
+    const updated = await updateWorkflow(deps.db, owner, params.id, next);
+    if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
+    respond(ctx, 200, presentWorkflow(updated));
+  });
+
+  router.delete('/workflows/:id', ...auth, removeWorkflow, async (ctx) => {
+    const { params } = removeWorkflow.input(ctx);
+    const deleted = await deleteWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
+    if (!deleted) throw new NotFoundError(`workflow ${params.id} not found`);
+    respond(ctx, 200, { id: params.id, deleted: true });
+  });
+
+  router.get('/workflows/:id/runs', ...auth, listRuns, async (ctx) => {
+    const { params, query } = listRuns.input(ctx);
+    const owner = userId(ctx);
+    const workflow = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
+    if (!workflow) throw new NotFoundError(`workflow ${params.id} not found`);
+    const docs = await paginate(ctx, {
+      collection: runsCollection(deps.db),
+      filter: { owner_id: owner, workflow_id: workflow._id },
+      page: query,
+      order: { sortField: 'created_at', direction: -1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, docs.map(presentRunSummary));
+  });
+
+  router.post('/workflows/:id/run', ...auth, deps.limits.runStarts, startRunRoute, async (ctx) => {
+    const { params, body } = startRunRoute.input(ctx);
+    const key = ctx.get('Idempotency-Key') || undefined;
+    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+      throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
+    }
+    const started = await startRun(deps, {
+      ownerId: userId(ctx),
+      workflowId: workflowIdOr404(params.id),
+      input: body.input,
+      idempotencyKey: key,
+      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+    });
+    ctx.set('Location', started.status_url);
+    respond(ctx, 202, started);
+  });
+
+  return router;
+}

@@ -1,0 +1,67 @@
+/** Workflows: owned by one user; every query filters by owner, so another user's id behaves like an unknown one. */
+import type { Db } from 'mongodb';
+import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import type { RetrySettings } from '../temporal/contract/run';
+
+export interface WorkflowStepDoc {
+  id: string;
+  template_id: string;
+  prompt?: string;
+  tools?: string[];
+  tasks?: string[];
+  model?: string;
+  config?: JsonObject;
+  input?: JsonValue;
+  retry?: RetrySettings;
+  timeout_seconds?: number;
+}
+
+export interface WorkflowConfigDoc {
+  input_schema?: JsonObject;
+  timeout_seconds?: number;
+  retry?: RetrySettings;
+  step_timeout_seconds?: number;
+}
+
+export interface WorkflowDoc {
+  _id: string;
+  owner_id: string;
+  name: string;
+  description: string | null;
+  steps: WorkflowStepDoc[];
+  config: WorkflowConfigDoc;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export function workflowsCollection(db: Db) {
+  return db.collection<WorkflowDoc>('workflows');
+}
+
+export async function insertWorkflow(db: Db, doc: WorkflowDoc): Promise<void> {
+  await workflowsCollection(db).insertOne(doc);
+}
+
+export async function findWorkflow(db: Db, ownerId: string, id: string): Promise<WorkflowDoc | null> {
+  return workflowsCollection(db).findOne({ _id: id, owner_id: ownerId });
+}
+
+/** Replaces the definition fields; returns the stored document, or null when the owner has no such workflow. */
+export async function updateWorkflow(
+  db: Db,
+  ownerId: string,
+  id: string,
+  fields: Pick<WorkflowDoc, 'name' | 'description' | 'steps' | 'config'>,
+): Promise<WorkflowDoc | null> {
+  return workflowsCollection(db).findOneAndUpdate(
+    { _id: id, owner_id: ownerId },
+    { $set: { ...fields, updated_at: new Date() } },
+    { returnDocument: 'after' },
+  );
+}
+
+/** Deletes the workflow (its runs stay readable by run id: they carry their own snapshot). */
+export async function deleteWorkflow(db: Db, ownerId: string, id: string): Promise<boolean> {
+  const res = await workflowsCollection(db).deleteOne({ _id: id, owner_id: ownerId });
+  return res.deletedCount === 1;
+}
