@@ -1,8 +1,9 @@
 /** The transcript view of an agent step through the real app: content, paging, owner isolation. */
-import { agentStep, runSnapshot, runToEnd } from '../helpers/agent-runs';
+import { getTranscript, insertAgentTemplate } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
 import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
+import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 
 describe('GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript', () => {
   let llm: LlmServer;
@@ -27,31 +28,24 @@ describe('GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript', () => {
       { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }], usage: { input: 20, output: 3 } },
       { text: '42', usage: { input: 30, output: 1 } },
     ]);
-    const snapshot = runSnapshot(
-      [
-        agentStep({ model: `openai:${script.model}` }),
-        {
-          ...agentStep({ model: `openai:${script.model}` }),
-          kind: 'action',
-          id: 'note',
-          action_type: 'transform',
-          config: { expression: '1' },
-        } as never,
+    const agent = await insertAgentTemplate(api, owner, { model: `openai:${script.model}` });
+    const transform = await insertTemplate(api.database.db, owner.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: '"answer: " & $' },
+    });
+    const workflowId = await createWorkflow(api, owner, {
+      name: 'agent then action',
+      steps: [
+        { id: 'ask', template_id: agent._id, input: '{{input.question}}' },
+        { id: 'note', template_id: transform._id, config: { data: '{{steps.ask.output}}' } },
       ],
-      { question: 'What is 6 times 7?' },
-      owner.id,
-    );
-    // Only the agent step matters here; the second step is an action step that has no transcript.
-    runId = snapshot.run_id;
-    await runToEnd(
-      {
-        db: api.database.db,
-        temporal: api.temporal,
-        taskQueue: api.config.TEMPORAL_TASK_QUEUE,
-        namespace: api.config.TEMPORAL_NAMESPACE,
-      },
-      snapshot,
-    );
+    });
+    runId = await startRun(api, owner, workflowId, { question: 'What is 6 times 7?' });
+    const status = await waitForStatus(api, owner, runId, isTerminal);
+    // A workflow mixing an agent step and an action step that reads the agent's answer.
+    if (status.status !== 'completed' || status.outputs.note !== 'answer: 42')
+      throw new Error(`run ended ${JSON.stringify(status)}`);
   });
   afterAll(async () => {
     await worker?.stop();
@@ -62,9 +56,7 @@ describe('GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript', () => {
   const path = (run: string, step: string) => `/api/v1/workflows/runs/${run}/steps/${step}/transcript`;
 
   it('shows the system prompt, each turn with tool calls and usage, tool results and the final answer', async () => {
-    const res = await api.http.get(path(runId, 'ask')).set(owner.auth).expect(200);
-    const t = res.body.data;
-    expect(res.body.error).toBeNull();
+    const t = await getTranscript(api, owner, runId);
     expect(t).toMatchObject({
       run_id: runId,
       step_id: 'ask',

@@ -1,80 +1,90 @@
 /**
- * Builds run snapshots with agent steps and runs them through the real run workflow on the suite's Temporal server,
- * the way the API does (run document first, then the workflow with id = run id).
+ * Agent-step fixtures that go the way a user goes: an agent template in the database, a workflow created through
+ * the API, the run started through the API and followed on the status endpoint; the transcript read through its
+ * endpoint.
  */
-import type { Client } from '@temporalio/client';
-import type { Db } from 'mongodb';
-import { newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
-import { readTranscript, type TranscriptDoc } from '../../db/transcripts';
+import type { TemplateDoc } from '../../db/templates';
 import type { JsonObject } from '../../temporal/contract/json';
-import type { AgentStepSnapshot, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
-import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
-import { uniqueId } from './stack';
+import type { TestApi } from './stack';
+import type { TestUser } from './users';
+import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus, type StatusBody } from './workflows';
 
-/** An agent step with test defaults: calculator tool, two tasks, 3 attempts, 10 s timeout. */
-export function agentStep(overrides: Partial<AgentStepSnapshot> & { model: string }): AgentStepSnapshot {
-  return {
-    kind: 'agent',
-    id: 'ask',
-    template_id: 'tpl_testagent01',
-    template_name: 'Test agent',
-    input: '{{input.question}}',
-    retry: { max_attempts: 3 },
-    timeout_seconds: 10,
-    prompt: 'You are a careful assistant.',
-    tasks: ['Read the question', 'Compute the answer with the calculator'],
-    tools: ['calculator'],
-    max_turns: 8,
-    ...overrides,
-  };
+export interface AgentCase {
+  /** `provider:name`. */
+  model: string;
+  prompt?: string;
+  tasks?: string[];
+  tools?: string[];
+  max_turns?: number;
+  output_schema?: JsonObject;
+  max_attempts?: number;
+  timeout_seconds?: number;
 }
 
-export function runSnapshot(
-  steps: StepSnapshot[],
-  input: JsonObject = { question: 'What is 6 times 7?' },
-  ownerId = uniqueId('usr_'),
-): RunSnapshot {
-  return {
-    run_id: uniqueId('run_'),
-    workflow_id: 'wf_testworkflow1',
-    workflow_name: 'agent test',
-    // A fresh owner per run by default: the embedded MongoDB server applies the partial idempotency index to runs
-    // without a key, so two key-less runs of one owner would collide there.
-    owner_id: ownerId,
-    input,
-    steps,
-    created_at: new Date().toISOString(),
-  };
-}
+export const DEFAULT_QUESTION = 'What is 6 times 7?';
 
-export interface FinishedRun {
-  doc: RunDoc;
-  /** The workflow's failure, when it failed. */
-  failure: unknown;
-}
-
-/** Starts the run workflow for `snapshot` and waits for it to close; returns the projection document. */
-export async function runToEnd(
-  deps: { db: Db; temporal: Client; taskQueue: string; namespace: string },
-  snapshot: RunSnapshot,
-): Promise<FinishedRun> {
-  await runsCollection(deps.db).insertOne(
-    newRunDoc({ snapshot, namespace: deps.namespace, taskQueue: deps.taskQueue }),
-  );
-  const handle = await deps.temporal.workflow.start(RUN_WORKFLOW_TYPE, {
-    taskQueue: deps.taskQueue,
-    workflowId: snapshot.run_id,
-    args: [snapshot],
+/** An agent template with test defaults: a short prompt, two tasks, the calculator tool. */
+export async function insertAgentTemplate(api: TestApi, user: TestUser, c: AgentCase): Promise<TemplateDoc> {
+  return insertTemplate(api.database.db, user.id, {
+    step_type: 'agent',
+    name: 'Test agent',
+    default_prompt: c.prompt ?? 'You are a careful assistant.',
+    default_tasks: c.tasks ?? ['Read the question', 'Compute the answer with the calculator'],
+    default_tools: c.tools ?? ['calculator'],
+    model: c.model,
+    max_turns: c.max_turns ?? null,
+    output_schema: c.output_schema ?? null,
   });
-  let failure: unknown = null;
-  await handle.result().catch((err: unknown) => {
-    failure = err;
-  });
-  const doc = await runsCollection(deps.db).findOne({ _id: snapshot.run_id });
-  if (!doc) throw new Error(`run ${snapshot.run_id} has no document`);
-  return { doc, failure };
 }
 
-export async function transcriptOf(db: Db, runId: string, stepId = 'ask'): Promise<TranscriptDoc[]> {
-  return readTranscript(db, runId, stepId);
+/** A one-step workflow (`ask`, input `{{input.question}}`) over a fresh agent template. */
+export async function createAgentWorkflow(api: TestApi, user: TestUser, c: AgentCase): Promise<string> {
+  const template = await insertAgentTemplate(api, user, c);
+  return createWorkflow(api, user, {
+    name: 'agent test',
+    steps: [
+      {
+        id: 'ask',
+        template_id: template._id,
+        input: '{{input.question}}',
+        ...(c.max_attempts ? { retry: { max_attempts: c.max_attempts } } : {}),
+        ...(c.timeout_seconds ? { timeout_seconds: c.timeout_seconds } : {}),
+      },
+    ],
+  });
+}
+
+/** Creates the workflow, starts a run through the API and polls the status endpoint until the run has ended. */
+export async function runAgent(
+  api: TestApi,
+  user: TestUser,
+  c: AgentCase,
+  input: JsonObject = { question: DEFAULT_QUESTION },
+): Promise<{ runId: string; status: StatusBody }> {
+  const workflowId = await createAgentWorkflow(api, user, c);
+  const runId = await startRun(api, user, workflowId, input);
+  const status = await waitForStatus(api, user, runId, isTerminal, 60_000);
+  return { runId, status };
+}
+
+export interface TranscriptBody {
+  system_prompt: string | null;
+  tools: string[];
+  turns: number | null;
+  usage: { llm_calls: number; input_tokens: number; output_tokens: number };
+  final_answer: string | null;
+  entries: ({ seq: number; role: 'user' | 'assistant' | 'tool' } & Record<string, unknown>)[];
+  [key: string]: unknown;
+}
+
+/** The step's transcript through GET …/steps/:stepId/transcript. */
+export async function getTranscript(
+  api: TestApi,
+  user: TestUser,
+  runId: string,
+  stepId = 'ask',
+): Promise<TranscriptBody> {
+  const res = await api.http.get(`/api/v1/workflows/runs/${runId}/steps/${stepId}/transcript`).set(user.auth);
+  if (res.status !== 200) throw new Error(`transcript: ${res.status} ${JSON.stringify(res.body)}`);
+  return (res.body as { data: TranscriptBody }).data;
 }
