@@ -34,6 +34,8 @@ export interface RecordedRequest {
   authorization: string | undefined;
   apiKeyHeader: string | undefined;
   body: Record<string, unknown>;
+  /** True once the client closed the connection before the answer was sent (e.g. a cancelled call). */
+  aborted: boolean;
 }
 
 /** A script answers the n-th request (0-based) for its model; past the end of an array the last reply repeats. */
@@ -167,7 +169,11 @@ export async function startLlmServer(): Promise<LlmServer> {
         authorization: req.headers.authorization,
         apiKeyHeader: req.headers['x-api-key'] as string | undefined,
         body,
+        aborted: false,
       };
+      res.on('close', () => {
+        if (!res.writableFinished) recorded.aborted = true;
+      });
       requests.push(recorded);
       const model = String(body.model);
       const entry = scripts.get(model);

@@ -5,7 +5,8 @@
  * endpoint. Asserts what the model was sent, which tools ran with which arguments, outputs, usage, attempts and
  * failure reasons.
  */
-import { getTranscript, runAgent } from '../../helpers/agent-runs';
+import { createAgentWorkflow, getTranscript, runAgent } from '../../helpers/agent-runs';
+import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import {
   startTestApi,
@@ -16,22 +17,42 @@ import {
   type TestWorker,
 } from '../../helpers/stack';
 import { createTestUser, type TestUser } from '../../helpers/users';
+import { isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
 
 const OPENAI_KEY = 'sk-test-agentloop-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-agentloop-0123456789';
 
 type Msg = { role: string; content: string; tool_calls?: unknown };
 
+/** Every string in a history, payload bytes decoded: what a key leak would have to show up in. */
+function historyText(value: unknown): string {
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
+  if (Array.isArray(value)) return value.map(historyText).join('\n');
+  if (value !== null && typeof value === 'object') return Object.values(value).map(historyText).join('\n');
+  return String(value);
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
 describe('agent steps on the run workflow', () => {
   let llm: LlmServer;
+  let sink: HttpSink;
   let api: TestApi;
   let worker: TestWorker;
   let user: TestUser;
 
   beforeAll(async () => {
     llm = await startLlmServer();
+    sink = await startHttpSink();
     api = await startTestApi(
       testConfig({
+        HTTP_ALLOWED_HOSTS: sink.host,
         OPENAI_API_KEY: OPENAI_KEY,
         OPENAI_BASE_URL: llm.baseUrl,
         ANTHROPIC_API_KEY: ANTHROPIC_KEY,
@@ -45,6 +66,7 @@ describe('agent steps on the run workflow', () => {
     await worker?.stop();
     await api?.close();
     await llm?.close();
+    await sink?.close();
   });
 
   it('runs model → tool → model: prompt, numbered tasks, tool schemas, tool result, output and usage', async () => {
@@ -183,13 +205,17 @@ describe('agent steps on the run workflow', () => {
     const script = llm.script(uniqueId('gpt-'), [
       { status: 401, message: `Incorrect API key provided: ${OPENAI_KEY}` },
     ]);
-    const { status } = await runAgent(api, user, { model: `openai:${script.model}` });
+    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}` });
     expect(status.status).toBe('failed');
     expect(script.requests).toHaveLength(1);
     expect(status.error).toMatchObject({ step_id: 'ask', reason: 'non_retryable' });
     expect(status.error!.message).toContain('OPENAI_API_KEY');
     expect(JSON.stringify(status)).not.toContain(OPENAI_KEY);
     expect(status.steps[0]).toMatchObject({ status: 'failed', attempts: 1 });
+    const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
+    const text = historyText(history);
+    expect(text).toContain('OPENAI_API_KEY'); // the failure message is in there…
+    expect(text).not.toContain(OPENAI_KEY); // …the key is not
   });
 
   it('a provider that is not configured fails non-retryably naming the variable to set', async () => {
@@ -249,5 +275,54 @@ describe('agent steps on the run workflow', () => {
       role: 'user',
       content: [{ type: 'tool_result', tool_use_id: expect.any(String), content: '{"result":42}' }],
     });
+  });
+
+  it('tool output beyond the limit is truncated and handed back as data', async () => {
+    sink.route('/big', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(40_000) });
+    const script = llm.script(uniqueId('gpt-'), [
+      { toolCalls: [{ name: 'http_fetch', args: { url: sink.url('/big') } }] },
+      { text: 'a lot of x' },
+    ]);
+    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: ['http_fetch'] });
+    expect(status.status).toBe('completed');
+    const toolMessage = (script.requests[1]!.body.messages as Msg[]).find((m) => m.role === 'tool')!;
+    expect(toolMessage.content.length).toBeLessThan(20_000);
+    expect(JSON.parse(toolMessage.content)).toMatchObject({
+      truncated: true,
+      original_bytes: expect.any(Number),
+      preview: expect.any(String),
+    });
+    const tool = (await getTranscript(api, user, runId)).entries.find((e) => e.role === 'tool')!;
+    expect(tool).toMatchObject({ name: 'http_fetch', truncated: true, is_error: false });
+  });
+
+  it('shows the current turn and usage while the step runs, and cancelling stops the model call', async () => {
+    const script = llm.script(uniqueId('gpt-'), [
+      { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }], usage: { input: 10, output: 2 } },
+      { hold: new Promise(() => undefined) },
+    ]);
+    const workflowId = await createAgentWorkflow(api, user, { model: `openai:${script.model}` });
+    const runId = await startRun(api, user, workflowId, { question: 'q' });
+    await script.waitForRequests(2);
+    const running = await waitForStatus(
+      api,
+      user,
+      runId,
+      (s) => (s.steps[0] as unknown as { turns: number | null }).turns === 1,
+    );
+    expect(running.status).toBe('running');
+    expect(running.steps[0]).toMatchObject({
+      status: 'running',
+      turns: 1,
+      usage: { llm_calls: 1, input_tokens: 10, output_tokens: 2 },
+    });
+    expect(running.usage).toEqual({ llm_calls: 1, input_tokens: 10, output_tokens: 2 });
+
+    await api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(user.auth).expect(202);
+    const cancelled = await waitForStatus(api, user, runId, isTerminal);
+    expect(cancelled.status).toBe('cancelled');
+    // The held HTTP call was aborted through the activity's cancellation (heartbeats deliver it).
+    await until(() => script.requests[1]!.aborted, 'the held model call to be aborted');
+    expect(script.requests).toHaveLength(2);
   });
 });
