@@ -42,13 +42,9 @@ export async function runAgentStep(
     },
   });
   const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
-  const common = {
-    run_id: ctx.runId,
-    step_id: ctx.stepId,
-    max_attempts: step.retry.max_attempts,
-    // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
-    timeout_ms: Math.max(timeoutSeconds * 1000 - 1000, 1000),
-  };
+  const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
+  // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
+  const timeoutMs = Math.max(timeoutSeconds * 1000 - 1000, 1000);
   const usage: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
   let seq = 0;
   let repair: string | undefined;
@@ -57,6 +53,7 @@ export async function runAgentStep(
   for (let turn = 1; ; turn++) {
     const result = await callModel({
       ...common,
+      timeout_ms: timeoutMs,
       turn,
       seq,
       repair,

@@ -325,4 +325,16 @@ describe('agent steps on the run workflow', () => {
     await until(() => script.requests[1]!.aborted, 'the held model call to be aborted');
     expect(script.requests).toHaveLength(2);
   });
+
+  it('a large final answer travels by reference: whole in the status, not in the Temporal history', async () => {
+    const answer = `${'All work and no play. '.repeat(5_000)}The end.`;
+    const script = llm.script(uniqueId('gpt-'), [{ text: answer }]);
+    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: [] });
+    expect(status.status).toBe('completed');
+    expect(status.outputs.ask).toBe(answer);
+    expect((await getTranscript(api, user, runId)).final_answer).toBe(answer);
+    const history = historyText(await api.temporal.workflow.getHandle(runId).fetchHistory());
+    expect(history).toContain('stepwise_blob');
+    expect(history).not.toContain('The end.');
+  });
 });
