@@ -1,5 +1,6 @@
 /** Turns the model's final text into the step output, checking it against the step's output_schema (ajv). */
-import Ajv, { type ValidateFunction } from 'ajv';
+import type { ValidateFunction } from 'ajv';
+import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { JsonObject, JsonValue } from '../../contract/json';
 import { NonRetryableError } from '../../failures';
@@ -8,7 +9,8 @@ export type FinalAnswer = { ok: true; output: JsonValue } | { ok: false; problem
 
 /** Compiles output schemas once per worker (keyed by their JSON text). */
 export function createOutputChecker() {
-  const ajv = new Ajv({ allErrors: true, strict: false });
+  // Draft 2020-12, the dialect templates are checked against when they are written (api/routes/agents.rules.ts).
+  const ajv = new Ajv2020({ allErrors: true, strict: false, logger: false });
   addFormats(ajv);
   const cache = new Map<string, ValidateFunction>();
 
