@@ -18,6 +18,8 @@ export type TranscriptEntry =
       tools: string[];
       output_schema: JsonObject | null;
       max_turns: number;
+      temperature?: number;
+      max_output_tokens?: number;
     }
   /** The rendered step input (seq 1), or a repair request after an answer that did not fit the output schema. */
   | { kind: 'user'; text: string; repair: boolean }

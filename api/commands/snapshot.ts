@@ -73,6 +73,10 @@ function stepSnapshot(
     model: step.model ?? template.model ?? config.LLM_DEFAULT_MODEL,
     max_turns: template.max_turns ?? DEFAULT_MAX_TURNS,
     ...(template.output_schema ? { output_schema: template.output_schema } : {}),
+    ...(typeof template.config.temperature === 'number' ? { temperature: template.config.temperature } : {}),
+    ...(typeof template.config.max_output_tokens === 'number'
+      ? { max_output_tokens: template.config.max_output_tokens }
+      : {}),
     timeout_seconds: step.timeout_seconds ?? workflow.config.step_timeout_seconds ?? DEFAULT_AGENT_TIMEOUT_SECONDS,
   };
 }

@@ -86,6 +86,8 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
           system: request.system,
           messages: toModelMessages(request.messages),
           tools: request.tools.length ? tools : undefined,
+          temperature: request.temperature,
+          maxOutputTokens: request.maxOutputTokens,
           maxRetries: 0,
           abortSignal: signals.length ? AbortSignal.any(signals) : undefined,
         });

@@ -49,6 +49,8 @@ export interface GenerateRequest {
   system: string;
   messages: LlmMessage[];
   tools: LlmToolSpec[];
+  temperature?: number;
+  maxOutputTokens?: number;
   /** Aborts the HTTP call (activity cancellation). */
   signal?: AbortSignal;
 }

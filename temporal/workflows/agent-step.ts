@@ -66,6 +66,8 @@ export async function runAgentStep(
               model: step.model,
               output_schema: step.output_schema ?? null,
               max_turns: maxTurns,
+              ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
+              ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
               input,
             }
           : undefined,

@@ -17,6 +17,8 @@ export interface AgentCase {
   tools?: string[];
   max_turns?: number;
   output_schema?: JsonObject;
+  /** Agent settings: `temperature`, `max_output_tokens`. */
+  config?: JsonObject;
   max_attempts?: number;
   timeout_seconds?: number;
 }
@@ -34,6 +36,7 @@ export async function insertAgentTemplate(api: TestApi, user: TestUser, c: Agent
     model: c.model,
     max_turns: c.max_turns ?? null,
     output_schema: c.output_schema ?? null,
+    config: c.config ?? {},
   });
 }
 

@@ -73,6 +73,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           tools: s.tools,
           output_schema: s.output_schema,
           max_turns: s.max_turns,
+          ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+          ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
         };
         const input = await resolveOutputRefs(deps.db, s.input);
         await putTranscriptEntry(deps.db, key(seq++), setup);
@@ -96,6 +98,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         system: setup.system,
         messages: toLlmMessages(history),
         tools: toolSpecs(setup.tools),
+        temperature: setup.temperature,
+        maxOutputTokens: setup.max_output_tokens,
         signal: ctx.cancellationSignal,
       });
 

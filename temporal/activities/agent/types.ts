@@ -13,6 +13,8 @@ export interface AgentSetup {
   model: string;
   output_schema: JsonObject | null;
   max_turns: number;
+  temperature?: number;
+  max_output_tokens?: number;
   /** The rendered step input (may hold OutputRefs; the activity resolves them). */
   input: JsonValue;
 }

@@ -74,7 +74,10 @@ describe('agent steps on the run workflow', () => {
       { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }], usage: { input: 100, output: 10 } },
       { text: 'The answer is 42.', usage: { input: 130, output: 6 } },
     ]);
-    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}` });
+    const { runId, status } = await runAgent(api, user, {
+      model: `openai:${script.model}`,
+      config: { temperature: 0.2, max_output_tokens: 300 },
+    });
     expect(status.status).toBe('completed');
     expect(status.outputs.ask).toBe('The answer is 42.');
     expect(status.steps[0]).toMatchObject({
@@ -87,6 +90,7 @@ describe('agent steps on the run workflow', () => {
 
     expect(script.requests).toHaveLength(2);
     const [first, second] = script.requests;
+    expect(first!.body).toMatchObject({ temperature: 0.2, max_tokens: 300 });
     const messages = first!.body.messages as Msg[];
     expect(messages[0]!.role).toBe('system');
     expect(messages[0]!.content).toContain('You are a careful assistant.');
