@@ -13,7 +13,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   agent_templates: [
     { key: { owner_id: 1, _id: 1 }, name: 'by_owner' },
-    { key: { system_key: 1 }, unique: true, name: 'system_key_unique', partialFilterExpression: { system: true } },
+    // Sparse, not partial: the embedded test server ignores partialFilterExpression on unique indexes (every user
+    // template would collide on a missing system_key); only system templates carry the field.
+    { key: { system_key: 1 }, unique: true, sparse: true, name: 'system_key_unique' },
   ],
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
   runs: [{ key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' }],

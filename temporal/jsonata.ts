@@ -11,29 +11,36 @@ import { NonRetryableError } from './failures';
 export const jsonValueSchema: z.ZodType<JsonValue> = z.json();
 
 export interface JsonataLimits {
-  /** Wall-clock budget of one evaluation (runaway recursion guard). */
+  /** Wall-clock budget of one evaluation (guards against runaway recursion). */
   timeoutMs?: number;
+  /** Maximum evaluation depth. */
   maxDepth?: number;
-  signal?: AbortSignal;
+  /** Maximum length of any sequence built during evaluation (guards against memory blow-ups like `[1..1e9]`). */
+  maxSequence?: number;
 }
+
+const ERROR_HINTS: Readonly<Record<string, string>> = {
+  D1011: 'nested too deeply',
+  D1012: 'took too long',
+};
 
 function describe(err: unknown): string {
   if (typeof err === 'object' && err !== null) {
     const e = err as { message?: unknown; position?: unknown; code?: unknown };
-    const msg = typeof e.message === 'string' ? e.message : 'invalid expression';
+    const hint = typeof e.code === 'string' ? ERROR_HINTS[e.code] : undefined;
+    const msg = hint ?? (typeof e.message === 'string' ? e.message : 'invalid expression');
     const pos = typeof e.position === 'number' ? ` (at ${e.position})` : '';
     return `${msg}${pos}`;
   }
   return String(err);
 }
 
-/** Parses an expression; throws NonRetryableError('expression_error') with JSONata's message and position. */
-export function compileJsonata(expression: string): jsonata.Expression {
-  try {
-    return jsonata(expression);
-  } catch (err) {
-    throw new NonRetryableError('expression_error', `expression: ${describe(err)}`);
-  }
+/** JSONata functions are objects flagged like this; they have no JSON form (and may be circular). */
+function isJsonataFunction(value: unknown): boolean {
+  if (typeof value === 'function') return true;
+  if (typeof value !== 'object' || value === null) return false;
+  const v = value as { _jsonata_lambda?: unknown; _jsonata_function?: unknown };
+  return v._jsonata_lambda === true || v._jsonata_function === true;
 }
 
 /** Evaluates `expression` over `data`. Undefined (nothing selected) becomes null; functions are dropped. */
@@ -42,36 +49,23 @@ export async function evaluateJsonata(
   data: JsonValue,
   limits: JsonataLimits = {},
 ): Promise<JsonValue> {
-  const expr = compileJsonata(expression);
-  const timeoutMs = limits.timeoutMs ?? 2000;
-  const maxDepth = limits.maxDepth ?? 200;
-  const started = Date.now();
-  let depth = 0;
-  // JSONata calls these hooks around every sub-expression: the documented way to box its time and recursion.
-  const check = (): void => {
-    if (depth > maxDepth) throw new NonRetryableError('expression_error', `expression: nested deeper than ${maxDepth}`);
-    if (Date.now() - started > timeoutMs) {
-      throw new NonRetryableError('expression_error', `expression: took longer than ${timeoutMs} ms`);
-    }
-    if (limits.signal?.aborted) throw new NonRetryableError('expression_error', 'expression: cancelled');
-  };
-  expr.assign('__evaluate_entry', () => {
-    depth++;
-    check();
-  });
-  expr.assign('__evaluate_exit', () => {
-    depth--;
-    check();
-  });
-  let result: unknown;
+  let expr: jsonata.Expression;
   try {
-    result = await expr.evaluate(data);
+    expr = jsonata(expression, {
+      timeout: limits.timeoutMs ?? 2000,
+      stack: limits.maxDepth ?? 300,
+      sequence: limits.maxSequence ?? 100_000,
+    });
   } catch (err) {
-    if (err instanceof NonRetryableError) throw err;
     throw new NonRetryableError('expression_error', `expression: ${describe(err)}`);
   }
-  if (result === undefined) return null;
-  // JSONata sequences carry extra properties and may contain functions: keep only what JSON can carry.
-  const json = JSON.stringify(result);
-  return json === undefined ? null : (JSON.parse(json) as JsonValue);
+  try {
+    const result: unknown = await expr.evaluate(data);
+    if (result === undefined) return null;
+    // JSONata sequences carry extra properties and may contain functions: keep only what JSON can carry.
+    const json = JSON.stringify(result, (_key, value: unknown) => (isJsonataFunction(value) ? undefined : value));
+    return json === undefined ? null : (JSON.parse(json) as JsonValue);
+  } catch (err) {
+    throw new NonRetryableError('expression_error', `expression: ${describe(err)}`);
+  }
 }

@@ -91,7 +91,7 @@ async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Promise<Run
     return undefined; // Temporal unreachable: answer the projection as it is
   }
   const now = new Date();
-  if (description.status.name === 'RUNNING') {
+  if (description.status.name === 'RUNNING' || description.status.name === 'PAUSED') {
     const liveness = livenessOf(description, run, now, deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000);
     await setRunLiveness(deps.db, run._id, liveness);
     return { ...run, liveness };
@@ -106,12 +106,12 @@ async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Promise<Run
 function livenessOf(d: WorkflowExecutionDescription, run: RunView, now: Date, thresholdMs: number): RunLiveness {
   const waitingSince: number[] = [];
   const task = d.raw.pendingWorkflowTask;
-  if (task && task.state === SCHEDULED) {
+  if (task && Number(task.state) === SCHEDULED) {
     const t = optionalTsToMs(task.originalScheduledTime ?? task.scheduledTime);
     if (t !== undefined) waitingSince.push(t);
   }
   for (const a of d.raw.pendingActivities ?? []) {
-    if (a.state !== SCHEDULED) continue;
+    if (Number(a.state) !== SCHEDULED) continue;
     const t = optionalTsToMs(a.lastAttemptCompleteTime ?? a.scheduledTime);
     if (t !== undefined) waitingSince.push(t);
   }
@@ -132,11 +132,17 @@ async function outcomeOf(deps: RunStatusDeps, run: RunView, d: WorkflowExecution
   const current = open.find((s) => s.status !== 'pending') ?? open[0];
   const stopAt = (reason: string, message: string): RunOutcome['stepUpdates'] =>
     open.map((s) =>
-      s === current ? { id: s.id, status: 'failed' as const, error: { reason, message } } : { id: s.id, status: 'skipped' as const },
+      s === current
+        ? { id: s.id, status: 'failed' as const, error: { reason, message } }
+        : { id: s.id, status: 'skipped' as const },
     );
   switch (d.status.name) {
     case 'COMPLETED':
-      return { status: 'completed', error: null, stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'completed' as const })) };
+      return {
+        status: 'completed',
+        error: null,
+        stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'completed' as const })),
+      };
     case 'CANCELLED':
       return {
         status: 'cancelled',
@@ -145,11 +151,19 @@ async function outcomeOf(deps: RunStatusDeps, run: RunView, d: WorkflowExecution
       };
     case 'TIMED_OUT': {
       const message = 'the run exceeded its time limit (config.timeout_seconds)';
-      return { status: 'timed_out', error: { step_id: current?.id ?? null, reason: 'timeout', message }, stepUpdates: stopAt('timeout', message) };
+      return {
+        status: 'timed_out',
+        error: { step_id: current?.id ?? null, reason: 'timeout', message },
+        stepUpdates: stopAt('timeout', message),
+      };
     }
     case 'TERMINATED': {
       const message = 'the run was terminated in Temporal';
-      return { status: 'failed', error: { step_id: current?.id ?? null, reason: 'terminated', message }, stepUpdates: stopAt('terminated', message) };
+      return {
+        status: 'failed',
+        error: { step_id: current?.id ?? null, reason: 'terminated', message },
+        stepUpdates: stopAt('terminated', message),
+      };
     }
     case 'FAILED': {
       const error = (await failureOf(deps, run)) ?? {
@@ -164,10 +178,18 @@ async function outcomeOf(deps: RunStatusDeps, run: RunView, d: WorkflowExecution
       );
       return { status: 'failed', error, stepUpdates };
     }
-    default: {
-      // CONTINUED_AS_NEW and UNKNOWN are not produced by the run workflow; report rather than guess.
+    case 'RUNNING':
+    case 'PAUSED':
+    case 'CONTINUED_AS_NEW':
+    case 'UNKNOWN':
+    case 'UNSPECIFIED': {
+      // Not closed states of the run workflow (RUNNING/PAUSED are handled by the caller); report rather than guess.
       const message = `Temporal reports the run as ${d.status.name}`;
-      return { status: 'failed', error: { step_id: current?.id ?? null, reason: 'internal', message }, stepUpdates: stopAt('internal', message) };
+      return {
+        status: 'failed',
+        error: { step_id: current?.id ?? null, reason: 'internal', message },
+        stepUpdates: stopAt('internal', message),
+      };
     }
   }
 }
@@ -191,7 +213,8 @@ async function failureOf(deps: RunStatusDeps, run: RunView): Promise<RunError | 
 /** Temporal has no such execution: the API stopped between recording the run and starting it. */
 async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
   if (run.temporal.run_id !== null) return undefined; // started once: Temporal's retention removed it; keep as is
-  const message = 'the run was recorded but never started (the API stopped before starting it); start the workflow again';
+  const message =
+    'the run was recorded but never started (the API stopped before starting it); start the workflow again';
   await recordRunOutcome(deps.db, run._id, {
     status: 'failed',
     error: { step_id: null, reason: 'not_started', message },

@@ -46,8 +46,7 @@ function stepSnapshot(
   workflow: WorkflowDoc,
   config: Pick<Config, 'LLM_DEFAULT_MODEL'>,
 ): StepSnapshot {
-  const retry: RetrySettings = step.retry ??
-    workflow.config.retry ?? { max_attempts: DEFAULT_MAX_ATTEMPTS };
+  const retry: RetrySettings = step.retry ?? workflow.config.retry ?? { max_attempts: DEFAULT_MAX_ATTEMPTS };
   const base = {
     id: step.id,
     template_id: template._id,

@@ -81,7 +81,8 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
     // Exactly one of concurrent duplicates gets the claim; the others answer from it.
     const claim = await claimKey(deps.db, { ownerId: req.ownerId, key, runId: snapshot.run_id, requestHash, now });
     if (!claim.claimed) {
-      if (!claim.existing) throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
+      if (!claim.existing)
+        throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
       return replay(deps, req, claim.existing, requestHash);
     }
   }
@@ -120,7 +121,10 @@ async function replay(
   requestHash: string,
 ): Promise<StartedRun> {
   if (claim.request_hash !== requestHash) {
-    throw new UnprocessableError('Idempotency-Key was already used with a different request body', 'idempotency_mismatch');
+    throw new UnprocessableError(
+      'Idempotency-Key was already used with a different request body',
+      'idempotency_mismatch',
+    );
   }
   const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
   if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) return accepted(req, doc);
@@ -186,7 +190,8 @@ function validateInput(schema: JsonObject | undefined, input: JsonObject): void 
       .filter(Boolean)
       .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
       .join('');
-    const missing = e.keyword === 'required' ? `.${String((e.params as { missingProperty?: string }).missingProperty)}` : '';
+    const missing =
+      e.keyword === 'required' ? `.${String((e.params as { missingProperty?: string }).missingProperty)}` : '';
     const field = `input${path}${missing}`;
     return `${field}: ${e.keyword === 'required' ? 'required' : (e.message ?? 'invalid')}`;
   });

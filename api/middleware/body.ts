@@ -25,7 +25,7 @@ export function jsonBody(limitBytes: number): Middleware[] {
   const rejectOperatorKeys: Middleware = async (ctx, next) => {
     const body: unknown = ctx.request.body;
     const bad = findOperatorKey(body, '');
-    if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "."`, 'invalid_key');
+    if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "." or NUL`, 'invalid_key');
     await next();
   };
   return [requireJson, parse, rejectOperatorKeys];
@@ -35,11 +35,20 @@ function hasBody(headers: Record<string, unknown>): boolean {
   return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
 }
 
-/** Path of the first key that is a MongoDB operator or dotted path, or undefined. */
-export function findOperatorKey(value: unknown, path: string): string | undefined {
+/**
+ * Nesting limit of a body: deeper values would overflow the stack of recursive checks and exceed BSON's own limit
+ * of 100 levels (a 500 otherwise); no endpoint needs more.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** Path of the first key that is a MongoDB operator or dotted path, or undefined; 400 when nested too deeply. */
+export function findOperatorKey(value: unknown, path: string, depth = 0): string | undefined {
+  if (depth > MAX_BODY_DEPTH) {
+    throw new BadRequestError(`${path || 'body'}: nested too deeply (max ${MAX_BODY_DEPTH} levels)`, 'too_deep');
+  }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findOperatorKey(value[i], `${path}[${i}]`);
+      const found = findOperatorKey(value[i], `${path}[${i}]`, depth + 1);
       if (found) return found;
     }
     return undefined;
@@ -47,8 +56,9 @@ export function findOperatorKey(value: unknown, path: string): string | undefine
   if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
       const childPath = path ? `${path}.${key}` : key;
-      if (key.startsWith('$') || key.includes('.')) return childPath;
-      const found = findOperatorKey(child, childPath);
+      // NUL cannot be stored in a BSON key either (the driver would throw: a 500).
+      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) return childPath;
+      const found = findOperatorKey(child, childPath, depth + 1);
       if (found) return found;
     }
   }

@@ -102,7 +102,9 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ''): string[] {
       return issue.keys.map((key) => at('unknown field', formatPath([...issue.path, key], prefix)));
     case 'invalid_type':
       if (issue.input === undefined) return [at('required')];
-      return [at(`expected ${issue.expected}, got ${describeValue(issue.input)}`)];
+      return [
+        at(`expected ${issue.expected === 'record' ? 'object' : issue.expected}, got ${describeValue(issue.input)}`),
+      ];
     case 'too_big':
       return [at(sizeMessage('max', issue.origin, issue.maximum))];
     case 'too_small':
@@ -111,7 +113,8 @@ export function describeIssue(issue: z.core.$ZodIssue, prefix = ''): string[] {
     case 'invalid_value':
       return [at(`must be one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}`)];
     case 'invalid_format':
-      return [at(`must be a valid ${issue.format}`)];
+      // A regex carries its own wording (`.regex(re, 'letters and digits only')`); formats get a generic one.
+      return [at(issue.format === 'regex' ? issue.message : `must be a valid ${issue.format}`)];
     case 'invalid_union':
     case 'invalid_element':
     case 'invalid_key':

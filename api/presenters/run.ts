@@ -7,7 +7,7 @@ import type { Config } from '../../config';
 import type { RunDoc } from '../../db/runs';
 import { ACTION_TYPES } from '../../temporal/actions/types';
 import type { JsonValue } from '../../temporal/contract/json';
-import type { Usage } from '../../temporal/contract/run';
+import { TERMINAL_RUN_STATUSES, type Usage } from '../../temporal/contract/run';
 import { iso, isoOrNull, isoTimestamp } from './common';
 
 const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
@@ -49,7 +49,12 @@ export const runView = z
     outputs: z.record(z.string(), z.unknown()).meta({ description: 'Output of every completed step, by step id.' }),
     steps: z.array(runStepView),
     error: z
-      .strictObject({ step_id: z.string().nullable(), reason: z.string(), message: z.string(), code: z.string().optional() })
+      .strictObject({
+        step_id: z.string().nullable(),
+        reason: z.string(),
+        message: z.string(),
+        code: z.string().optional(),
+      })
       .nullable()
       .meta({ description: 'Why a failed, cancelled or timed-out run ended, and at which step.' }),
     usage: usageView.meta({ description: 'LLM usage summed over the steps.' }),
@@ -98,6 +103,11 @@ export function presentRun(
     const out = outputs.get(step.id);
     if (step.status === 'completed' && out !== undefined) completed[step.id] = out;
   }
+  // A stall seen by the last check holds only until the run makes progress again (or ends).
+  const stalled =
+    !TERMINAL_RUN_STATUSES.includes(run.status) &&
+    run.liveness?.stalled === true &&
+    run.liveness.checked_at.getTime() >= run.updated_at.getTime();
   return {
     run_id: run._id,
     workflow_id: run.workflow_id,
@@ -123,8 +133,8 @@ export function presentRun(
     error: run.error,
     usage: sumUsage(run.steps.map((s) => s.usage)),
     progress: {
-      stalled: run.liveness?.stalled ?? false,
-      message: run.liveness?.message ?? null,
+      stalled,
+      message: stalled ? (run.liveness?.message ?? null) : null,
       checked_at: isoOrNull(run.liveness?.checked_at),
     },
     created_at: iso(run.created_at),

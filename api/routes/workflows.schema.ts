@@ -30,10 +30,20 @@ export const workflowStepBody = z.strictObject({
   id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
   template_id: z.string().min(1).max(100),
   prompt: z.string().min(1).max(32_000).optional().meta({ description: 'Agent steps: overrides default_prompt.' }),
-  tools: z.array(z.string().min(1).max(64)).max(32).optional().meta({ description: 'Agent steps: overrides default_tools.' }),
+  tools: z
+    .array(z.string().min(1).max(64))
+    .max(32)
+    .optional()
+    .meta({ description: 'Agent steps: overrides default_tools.' }),
   tasks: z.array(z.string().min(1).max(2_000)).max(50).optional(),
-  model: z.string().regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model').max(200).optional(),
-  config: jsonObject.optional().meta({ description: 'Merged over the template config (action steps: per action type).' }),
+  model: z
+    .string()
+    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .max(200)
+    .optional(),
+  config: jsonObject
+    .optional()
+    .meta({ description: 'Merged over the template config (action steps: per action type).' }),
   input: z.json().optional().meta({ description: 'May reference `{{input.x}}` and `{{steps.<id>.output…}}`.' }),
   retry: retry.optional(),
   timeout_seconds: z.number().int().min(1).max(MAX_STEP_TIMEOUT_SECONDS).optional(),

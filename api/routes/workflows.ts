@@ -7,7 +7,14 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { isId, newId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
-import { deleteWorkflow, findWorkflow, insertWorkflow, updateWorkflow, workflowsCollection, type WorkflowDoc } from '../../db/workflows';
+import {
+  deleteWorkflow,
+  findWorkflow,
+  insertWorkflow,
+  updateWorkflow,
+  workflowsCollection,
+  type WorkflowDoc,
+} from '../../db/workflows';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';

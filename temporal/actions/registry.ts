@@ -64,7 +64,14 @@ function reachesTemplate(root: unknown, path: readonly PropertyKey[]): boolean {
 }
 
 function toIssues(issues: readonly z.core.$ZodIssue[]): ConfigIssue[] {
-  return issues.map((i) => ({ path: i.path.map(String).join('.'), message: i.message }));
+  return issues.flatMap((i) => {
+    const path = i.path.map(String);
+    // One issue per unknown key, named by its own path, so the API's message names the field.
+    if (i.code === 'unrecognized_keys') {
+      return i.keys.map((key) => ({ path: [...path, key].join('.'), message: 'unknown field' }));
+    }
+    return [{ path: path.join('.'), message: i.message }];
+  });
 }
 
 function runSchema(def: ActionDefinition): z.ZodType {

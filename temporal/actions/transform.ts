@@ -18,7 +18,7 @@ export const transformAction = {
     'Pure: no I/O; a bad expression fails the step without retries.',
   config,
   output,
-  async execute(cfg, ctx) {
-    return evaluateJsonata(cfg.expression, cfg.data ?? null, { signal: ctx.signal });
+  async execute(cfg) {
+    return evaluateJsonata(cfg.expression, cfg.data ?? null);
   },
 } satisfies ActionDefinition<'transform', typeof config, typeof output>;

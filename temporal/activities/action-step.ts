@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import { BlobMissingError, BlobPathError, OutputTooLargeError, resolveOutputRefs, storeOutput } from '../../db/blobs';
 import { markStepCompleted, markStepFailed, markStepRunning } from '../../db/runs';
-import { getAction, validateActionConfig, type ConfigIssue } from '../actions/registry';
+import { runAction } from '../actions/run-action';
 import type { ActionContext } from '../actions/types';
 import type { JsonValue } from '../contract/json';
 import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
@@ -33,7 +33,12 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
-      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
+      // The projection is secondary to the run: while MongoDB is unreachable the step still runs (read-repair and
+      // the later writes catch the projection up) instead of burning the step's attempts on bookkeeping.
+      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt).catch((err: unknown) => {
+        log.warn({ err }, 'could not record step start');
+        return true;
+      });
       if (!live) {
         // The run already ended (cancelled while this attempt was queued): do not perform the side effect.
         throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
@@ -76,11 +81,6 @@ function stepFailure(err: unknown): unknown {
   return err;
 }
 
-function invalidConfig(stepId: string, issues: ConfigIssue[]): ApplicationFailure {
-  const detail = issues.map((i) => `config${i.path ? `.${i.path}` : ''}: ${i.message}`).join('; ');
-  return ApplicationFailure.nonRetryable(`step "${stepId}" ${detail}`, 'invalid_config');
-}
-
 async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {
   const rendered = await resolveOutputRefs(deps.db, req.config);
   const actionCtx: ActionContext = {
@@ -92,24 +92,8 @@ async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Contex
     signal: ctx.cancellationSignal,
     heartbeat: () => ctx.heartbeat(),
   };
-  // One exhaustive switch binds the runtime type to its typed config (run mode: rendered, strict, defaults filled).
-  switch (req.action_type) {
-    case 'send_email': {
-      const parsed = validateActionConfig('send_email', rendered, 'run');
-      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
-      return toJson(await getAction('send_email').execute(parsed.value, actionCtx));
-    }
-    case 'http_request': {
-      const parsed = validateActionConfig('http_request', rendered, 'run');
-      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
-      return toJson(await getAction('http_request').execute(parsed.value, actionCtx));
-    }
-    case 'transform': {
-      const parsed = validateActionConfig('transform', rendered, 'run');
-      if (!parsed.ok) throw invalidConfig(req.step_id, parsed.issues);
-      return toJson(await getAction('transform').execute(parsed.value, actionCtx));
-    }
-  }
+  // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
+  return toJson(await runAction(req.action_type, rendered, actionCtx));
 }
 
 /** Action outputs are plain JSON by their output schemas; this drops `undefined` fields the same way JSON does. */

@@ -23,7 +23,9 @@ const output = z.object({
 
 function resolveZone(name: string): string {
   try {
-    return new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    const resolved = new Intl.DateTimeFormat('en-US', { timeZone: name }).resolvedOptions().timeZone;
+    // ICU may answer with a legacy alias (Asia/Kolkata → Asia/Calcutta): keep the caller's name, fixing only its case.
+    return resolved.toLowerCase() === name.toLowerCase() ? resolved : name;
   } catch {
     throw new NonRetryableError('invalid_input', `time_zone: unknown IANA time zone "${name}"`);
   }

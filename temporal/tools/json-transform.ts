@@ -17,7 +17,7 @@ export const jsonTransformTool = {
     'Returns { result } (null when nothing matches).',
   input,
   output,
-  async execute(args, ctx) {
-    return { result: await evaluateJsonata(args.expression, args.data, { signal: ctx.signal }) };
+  async execute(args) {
+    return { result: await evaluateJsonata(args.expression, args.data) };
   },
 } satisfies ToolDefinition<typeof input, typeof output>;

@@ -11,6 +11,7 @@ import {
   ApplicationFailure,
   CancellationScope,
   isCancellation,
+  log,
   proxyActivities,
   proxyLocalActivities,
   setHandler,
@@ -38,7 +39,7 @@ import { toRunError } from './run-errors';
 /** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the API's read-repair. */
 const projection = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 8, initialInterval: '200 ms', maximumInterval: '10 seconds' },
+  retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
 });
 
 /** Above this the workflow result leaves outputs out (the API reads them from the projection anyway). */
@@ -72,8 +73,20 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   );
 
   const runId = workflowInfo().workflowId;
+  // Projection writes are bookkeeping: when they keep failing (MongoDB down for long) the run goes on, and the API's
+  // read-repair reconciles the projection with Temporal. A cancellation still propagates.
+  const bestEffort = async (what: string, write: () => Promise<void>): Promise<void> => {
+    try {
+      await write();
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      log.warn(`projection write failed: ${what}`, { error: err instanceof Error ? err.message : String(err) });
+    }
+  };
   const project = (stepId: string, event: StepEvent) =>
-    projection.projectStep({ run_id: runId, step_id: stepId, event });
+    bestEffort(`${stepId} ${event.kind}`, () => projection.projectStep({ run_id: runId, step_id: stepId, event }));
+  const recordOutcome = (outcome: RunOutcome) =>
+    bestEffort(`outcome ${outcome.status}`, () => projection.recordOutcome({ run_id: runId, outcome }));
   const remaining = (from: number): RunOutcome['stepUpdates'] =>
     snapshot.steps.slice(from).map((s) => ({ id: s.id, status: 'skipped' as const }));
 
@@ -102,21 +115,18 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
             ...(remaining(index + 1) ?? []),
           ],
         };
-        await CancellationScope.nonCancellable(() => projection.recordOutcome({ run_id: runId, outcome }));
+        await CancellationScope.nonCancellable(() => recordOutcome(outcome));
         throw err;
       }
       runStatus = 'failed';
       const runError: RunError = toRunError(step.id, err);
-      await projection.recordOutcome({
-        run_id: runId,
-        outcome: {
-          status: 'failed',
-          error: runError,
-          stepUpdates: [
-            { id: step.id, status: 'failed', error: { reason: runError.reason, message: runError.message } },
-            ...(remaining(index + 1) ?? []),
-          ],
-        },
+      await recordOutcome({
+        status: 'failed',
+        error: runError,
+        stepUpdates: [
+          { id: step.id, status: 'failed', error: { reason: runError.reason, message: runError.message } },
+          ...(remaining(index + 1) ?? []),
+        ],
       });
       throw ApplicationFailure.nonRetryable(
         `step "${step.id}" failed: ${runError.message}`,
@@ -128,13 +138,10 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
 
   current = null;
   runStatus = 'completed';
-  await projection.recordOutcome({
-    run_id: runId,
-    outcome: {
-      status: 'completed',
-      error: null,
-      stepUpdates: snapshot.steps.map((s) => ({ id: s.id, status: 'completed' as const })),
-    },
+  await recordOutcome({
+    status: 'completed',
+    error: null,
+    stepUpdates: snapshot.steps.map((s) => ({ id: s.id, status: 'completed' as const })),
   });
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;
   return { outputs: small ? outputs : {}, usage };

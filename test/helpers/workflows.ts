@@ -32,9 +32,6 @@ export async function insertTemplate(
     updated_at: now,
     ...fields,
   };
-  // The embedded test server ignores partialFilterExpression, so system_key_unique would see every user template's
-  // missing key as a duplicate null; a unique placeholder keeps fixtures independent of that.
-  if (doc.system_key === undefined) doc.system_key = `fixture:${doc._id}`;
   await templatesCollection(db).insertOne(doc);
   return doc;
 }
@@ -66,7 +63,13 @@ export async function startRun(api: TestApi, user: TestUser, workflowId: string,
 export interface StatusBody {
   status: string;
   outputs: Record<string, unknown>;
-  steps: { id: string; status: string; attempts: number; output: unknown; error: { reason: string; message: string } | null }[];
+  steps: {
+    id: string;
+    status: string;
+    attempts: number;
+    output: unknown;
+    error: { reason: string; message: string } | null;
+  }[];
   error: { step_id: string | null; reason: string; message: string; code?: string } | null;
   progress: { stalled: boolean; message: string | null };
   [key: string]: unknown;

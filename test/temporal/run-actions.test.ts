@@ -9,6 +9,7 @@ import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
+import { messageIdFor } from '../../temporal/mail/message';
 
 describe('action steps on the real stack', () => {
   let smtp: TestSmtp;
@@ -51,7 +52,8 @@ describe('action steps on the real stack', () => {
     const mail = mails.find((m) => m.parsed.subject === 'Hello Ada');
     expect(mail?.envelope.to).toEqual(['ada@example.test']);
     expect(mail?.parsed.text?.trim()).toBe('Body for Ada');
-    expect(mail?.messageId).toContain(runId);
+    // Derived from `<run id>:<step id>`, so every retry of this step sends the same Message-ID.
+    expect(mail?.messageId).toBe(messageIdFor(`${runId}:notify`, api.config.SMTP_FROM));
     expect((status.outputs.notify as { message_id: string }).message_id).toBe(mail?.messageId);
   });
 
@@ -118,7 +120,11 @@ describe('action steps on the real stack', () => {
         {
           id: 'mail',
           template_id: tpl.send_email._id,
-          config: { to: '{{steps.pick.output.to}}', subject: 'Mixed {{input.user_id}}', text: '{{steps.pick.output.greeting}}' },
+          config: {
+            to: '{{steps.pick.output.to}}',
+            subject: 'Mixed {{input.user_id}}',
+            text: '{{steps.pick.output.greeting}}',
+          },
         },
         {
           id: 'audit',
@@ -134,7 +140,13 @@ describe('action steps on the real stack', () => {
     const runId = await startRun(api, user, wf, { user_id: 42 });
     const status = await waitForStatus(api, user, runId, isTerminal);
     expect(status.status).toBe('completed');
-    expect(status.steps.map((s) => s.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed']);
+    expect(status.steps.map((s) => s.status)).toEqual([
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+      'completed',
+    ]);
     const mail = (await smtp.waitForMessages(1)).find((m) => m.parsed.subject === 'Mixed 42');
     expect(mail?.parsed.text?.trim()).toBe('Hi Grace');
     const [audit] = sink.requestsTo('/audit');
@@ -147,7 +159,12 @@ describe('action steps on the real stack', () => {
       name: 'fails',
       steps: [
         { id: 'first', template_id: tpl.transform._id, config: { expression: '1 + 1' } },
-        { id: 'lookup', template_id: tpl.http_request._id, config: { url: sink.url('/missing') }, retry: { max_attempts: 5 } },
+        {
+          id: 'lookup',
+          template_id: tpl.http_request._id,
+          config: { url: sink.url('/missing') },
+          retry: { max_attempts: 5 },
+        },
         { id: 'never', template_id: tpl.transform._id, config: { expression: '2' } },
       ],
     });
@@ -165,7 +182,10 @@ describe('action steps on the real stack', () => {
   });
 
   it('a transient failure (503 then 200) completes with 2 attempts', async () => {
-    sink.route('/flaky', [{ status: 503, body: 'busy' }, { status: 200, body: { fine: true } }]);
+    sink.route('/flaky', [
+      { status: 503, body: 'busy' },
+      { status: 200, body: { fine: true } },
+    ]);
     const wf = await createWorkflow(api, user, {
       name: 'flaky',
       steps: [{ id: 'call', template_id: tpl.http_request._id, config: { url: sink.url('/flaky') } }],
@@ -200,7 +220,11 @@ describe('action steps on the real stack', () => {
       name: 'big',
       steps: [
         { id: 'get', template_id: tpl.http_request._id, config: { url: sink.url('/big') } },
-        { id: 'len', template_id: tpl.transform._id, config: { expression: '$length(blob)', data: '{{steps.get.output.body}}' } },
+        {
+          id: 'len',
+          template_id: tpl.transform._id,
+          config: { expression: '$length(blob)', data: '{{steps.get.output.body}}' },
+        },
       ],
     });
     const runId = await startRun(api, user, wf);

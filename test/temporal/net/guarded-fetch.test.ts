@@ -1,4 +1,5 @@
 /** The SSRF guard against a real local HTTP server: refusals, the allowlist, pinning, redirects, limits. */
+import fc from 'fast-check';
 import { NonRetryableError, RetryableError, type StepError } from '../../../temporal/failures';
 import { refusedRange } from '../../../temporal/net/address-policy';
 import { guardedFetch, type GuardedFetchOptions, type Resolver } from '../../../temporal/net/guarded-fetch';
@@ -124,6 +125,50 @@ describe('guardedFetch refusals', () => {
   it('an allowlist entry with a port opens only that port', async () => {
     const err = await refusal(fetchWith(sink.url('/never'), { allowedHosts: [`127.0.0.1:${other.port}`] }));
     expect(err.code).toBe('url_refused');
+    expect(sink.requestsTo('/never')).toHaveLength(0);
+  });
+});
+
+describe('guardedFetch refuses every encoding of internal addresses (property)', () => {
+  // Internal ranges only: a public address would make the property send traffic off the machine.
+  const internal = fc.oneof(
+    fc.tuple(fc.constant(127), fc.nat(255), fc.nat(255), fc.nat(255)),
+    fc.tuple(fc.constant(10), fc.nat(255), fc.nat(255), fc.nat(255)),
+    fc.tuple(fc.constant(192), fc.constant(168), fc.nat(255), fc.nat(255)),
+    fc.tuple(fc.constant(169), fc.constant(254), fc.nat(255), fc.nat(255)),
+    fc.tuple(fc.constant(172), fc.integer({ min: 16, max: 31 }), fc.nat(255), fc.nat(255)),
+    fc.tuple(fc.constant(100), fc.integer({ min: 64, max: 127 }), fc.nat(255), fc.nat(255)),
+  );
+  const encode = (octets: number[], form: number): string => {
+    const n = octets.reduce((acc, o) => acc * 256 + o, 0);
+    switch (form) {
+      case 0:
+        return String(n);
+      case 1:
+        return `0x${n.toString(16)}`;
+      case 2:
+        return `0${n.toString(8)}`;
+      case 3:
+        return octets.map((o) => `0x${o.toString(16)}`).join('.');
+      case 4:
+        return octets.map((o) => `0${o.toString(8)}`).join('.');
+      case 5:
+        return `[::ffff:${octets.join('.')}]`;
+      case 6:
+        return `[::${octets.join('.')}]`;
+      default:
+        return octets.join('.');
+    }
+  };
+
+  it('decimal, hex, octal, dotted hex/octal, IPv4-mapped and IPv4-compatible forms', async () => {
+    await fc.assert(
+      fc.asyncProperty(internal, fc.integer({ min: 0, max: 7 }), async (octets, form) => {
+        const err = await refusal(fetchWith(`http://${encode(octets, form)}:${sink.port}/never`));
+        expect(err.code).toBe('url_refused');
+      }),
+      { numRuns: 300 },
+    );
     expect(sink.requestsTo('/never')).toHaveLength(0);
   });
 });

@@ -1,0 +1,140 @@
+/** OpenAPI paths of /api/v1/workflows and their runs, from the schemas the routes validate with. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { runSummaryView, runView } from '../presenters/run';
+import { workflowView } from '../presenters/workflow';
+import {
+  approveBody,
+  createWorkflowBody,
+  listQuery,
+  runIdParams,
+  startRunBody,
+  statusQuery,
+  updateWorkflowBody,
+  workflowIdParams,
+} from './workflows.schema';
+
+const tags = ['workflows'];
+const runTags = ['runs'];
+const deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) });
+const started = z.strictObject({
+  run_id: z.string(),
+  workflow_id: z.string(),
+  status: z.literal('queued'),
+  status_url: z.string().meta({ description: 'Absolute URL of the status endpoint (also in `Location`).' }),
+});
+const idempotencyHeader = z.strictObject({
+  'Idempotency-Key': z
+    .string()
+    .max(200)
+    .optional()
+    .meta({ description: 'Same key + same body → the same run and answer; other body → 422. Kept 7 days.' }),
+});
+
+export const workflowsPaths: ZodOpenApiPathsObject = {
+  '/api/v1/workflows': {
+    get: {
+      tags,
+      summary: 'List your workflows',
+      security: BEARER,
+      requestParams: { query: listQuery },
+      responses: { ...ok(200, 'One page of workflows', z.array(workflowView), { paged: true }), ...errors(400, 401) },
+    },
+    post: {
+      tags,
+      summary: 'Create a workflow',
+      description:
+        'Validated on write: unique slug step ids, visible templates, known tools, `{{steps.x…}}` only to earlier ' +
+        'steps, `{{input.y}}` within config.input_schema, action configs per action type, at most 50 steps.',
+      security: BEARER,
+      requestBody: jsonRequest(createWorkflowBody),
+      responses: { ...ok(201, 'The stored workflow', workflowView), ...errors(400, 401, 413, 415) },
+    },
+  },
+  '/api/v1/workflows/{id}': {
+    get: {
+      tags,
+      summary: 'Read one workflow with its steps and configuration',
+      security: BEARER,
+      requestParams: { path: workflowIdParams },
+      responses: { ...ok(200, 'The workflow', workflowView), ...errors(401, 404) },
+    },
+    patch: {
+      tags,
+      summary: 'Change a workflow (steps and config are replaced as a whole); runs in flight keep their snapshot',
+      security: BEARER,
+      requestParams: { path: workflowIdParams },
+      requestBody: jsonRequest(updateWorkflowBody),
+      responses: { ...ok(200, 'The updated workflow', workflowView), ...errors(400, 401, 404, 413, 415) },
+    },
+    delete: {
+      tags,
+      summary: 'Delete a workflow (its runs stay readable by run id)',
+      security: BEARER,
+      requestParams: { path: workflowIdParams },
+      responses: { ...ok(200, 'Deleted', deleted), ...errors(401, 404) },
+    },
+  },
+  '/api/v1/workflows/{id}/runs': {
+    get: {
+      tags: runTags,
+      summary: "List a workflow's runs, newest first",
+      security: BEARER,
+      requestParams: { path: workflowIdParams, query: listQuery },
+      responses: { ...ok(200, 'One page of runs', z.array(runSummaryView), { paged: true }), ...errors(400, 401, 404) },
+    },
+  },
+  '/api/v1/workflows/{id}/run': {
+    post: {
+      tags: runTags,
+      summary: 'Start a run',
+      description: 'The optional `input` is validated against config.input_schema. Rate limited per key.',
+      security: BEARER,
+      requestParams: { path: workflowIdParams, header: idempotencyHeader },
+      requestBody: { content: { 'application/json': { schema: startRunBody } } },
+      responses: { ...ok(202, 'The run was accepted', started), ...errors(400, 401, 404, 409, 413, 415, 422) },
+    },
+  },
+  '/api/v1/workflows/runs/{runId}/status': {
+    get: {
+      tags: runTags,
+      summary: 'Status, outputs, steps, error, usage and Temporal link of a run',
+      description:
+        'Answers from the run projection (also while every worker is down); a run Temporal has closed is never ' +
+        'reported running. `?wait=<seconds>` long-polls until the status changes.',
+      security: BEARER,
+      requestParams: { path: runIdParams, query: statusQuery },
+      responses: { ...ok(200, 'The run', runView), ...errors(400, 401, 404) },
+    },
+  },
+  '/api/v1/workflows/runs/{runId}/cancel': {
+    post: {
+      tags: runTags,
+      summary: 'Cancel a run (the running activity is cancelled; the run ends `cancelled`)',
+      security: BEARER,
+      requestParams: { path: runIdParams },
+      responses: {
+        ...ok(202, 'Cancellation requested', z.strictObject({ run_id: z.string(), cancel_requested: z.literal(true) })),
+        ...errors(401, 404, 409),
+      },
+    },
+  },
+  '/api/v1/workflows/runs/{runId}/approve': {
+    post: {
+      tags: runTags,
+      summary: 'Approve or reject a waiting approval step (a rejection fails the run with the comment)',
+      security: BEARER,
+      requestParams: { path: runIdParams },
+      requestBody: jsonRequest(approveBody),
+      responses: {
+        ...ok(
+          200,
+          'The decision was accepted by the run',
+          z.strictObject({ run_id: z.string(), step_id: z.string(), approved: z.boolean() }),
+        ),
+        ...errors(400, 401, 404, 409, 413, 415),
+      },
+    },
+  },
+};

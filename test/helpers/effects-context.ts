@@ -1,0 +1,49 @@
+/** Contexts for calling actions and tools directly in tests, wired to real local servers. */
+import { randomUUID } from 'node:crypto';
+import { loadConfig, type Config } from '../../config';
+import type { ActionContext } from '../../temporal/actions/types';
+import { createMailer, type Mailer } from '../../temporal/mail/mailer';
+import type { ToolContext } from '../../temporal/tools/types';
+
+export interface EffectsEnv {
+  /** SMTP_URL (e.g. a test SMTP server's url). */
+  smtpUrl?: string;
+  /** HTTP_ALLOWED_HOSTS entries (e.g. an HTTP sink's host). */
+  allowedHosts?: string[];
+}
+
+export const TEST_FROM = 'Stepwise Tests <stepwise@example.com>';
+
+export function effectsConfig(env: EffectsEnv = {}): Config {
+  return loadConfig({
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'silent',
+    SMTP_FROM: TEST_FROM,
+    ...(env.smtpUrl ? { SMTP_URL: env.smtpUrl } : {}),
+    ...(env.allowedHosts ? { HTTP_ALLOWED_HOSTS: env.allowedHosts.join(',') } : {}),
+  });
+}
+
+export function testMailer(config: Config): Mailer {
+  return createMailer(config.SMTP_URL, config.SMTP_FROM);
+}
+
+export function toolContext(env: EffectsEnv = {}, extra: Partial<ToolContext> = {}): ToolContext {
+  const config = effectsConfig(env);
+  return { config, mailer: testMailer(config), idempotencyKey: `test:${randomUUID()}`, ...extra };
+}
+
+export function actionContext(env: EffectsEnv = {}, extra: Partial<ActionContext> = {}): ActionContext {
+  const config = effectsConfig(env);
+  const runId = extra.runId ?? `run_${randomUUID().slice(0, 8)}`;
+  const stepId = extra.stepId ?? 'step';
+  return {
+    config,
+    mailer: testMailer(config),
+    runId,
+    stepId,
+    idempotencyKey: `${runId}:${stepId}`,
+    heartbeat: () => undefined,
+    ...extra,
+  };
+}

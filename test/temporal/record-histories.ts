@@ -1,0 +1,141 @@
+/**
+ * Records histories of the run workflow for the replay test (test/temporal/run-replay.test.ts):
+ *
+ *   npx tsx test/temporal/record-histories.ts
+ *
+ * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
+ * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
+ * histories are what proves that a change of the workflow code still replays the runs in flight.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { execFileSync } from 'node:child_process';
+import { ensureTemporalCli } from '../../devstack/install';
+import { freePort } from '../../devstack/process';
+import { startMongo, startTemporal } from '../../devstack/servers';
+import { ensureWorkflowBundle } from '../../temporal/bundle';
+import { startHttpSink } from '../helpers/http-sink';
+import { startTestSmtp } from '../helpers/smtp';
+import { startTestApi, startTestWorker, testConfig } from '../helpers/stack';
+import { createTestUser } from '../helpers/users';
+import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+
+const OUT_DIR = path.join(__dirname, 'histories');
+const log = (m: string) => process.stdout.write(`[record] ${m}\n`);
+
+async function main(): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-record-'));
+  const [temporal, mongo, bundle] = await Promise.all([
+    (async () =>
+      startTemporal(
+        { port: await freePort(), uiPort: 0, headless: true, logFile: path.join(dir, 'temporal.log') },
+        log,
+      ))(),
+    startMongo({ port: 0, dataDir: path.join(dir, 'mongodb'), logFile: path.join(dir, 'mongodb.log') }, log),
+    ensureWorkflowBundle(),
+  ]);
+  process.env.STEPWISE_TEST_TEMPORAL_ADDRESS = temporal.address;
+  process.env.STEPWISE_TEST_MONGODB_URI = mongo.uri;
+  process.env.STEPWISE_TEST_BUNDLE = bundle;
+  const smtp = await startTestSmtp();
+  const sink = await startHttpSink({
+    '/flaky': [{ status: 503 }, { status: 200, body: { ok: true } }],
+    '/gone': { status: 404 },
+  });
+  const api = await startTestApi(testConfig({ SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host }));
+  const worker = await startTestWorker(api.config, api.database);
+  try {
+    const user = await createTestUser(api.database.db);
+    const tpl = await actionTemplates(api.database.db, user.id);
+    const cli = ensureTemporalCli(log);
+    // The CLI's JSON is the format historyFromJSON reads (the SDK's own historyToJSON needs the proto classes of the
+    // exact protobufjs copy it was built with).
+    const save = async (name: string, runId: string) => {
+      const json = execFileSync(
+        cli,
+        ['workflow', 'show', '--workflow-id', runId, '--address', temporal.address, '--output', 'json'],
+        { encoding: 'utf8' },
+      );
+      fs.mkdirSync(OUT_DIR, { recursive: true });
+      fs.writeFileSync(path.join(OUT_DIR, `run-${name}.json`), json.endsWith('\n') ? json : `${json}\n`);
+      log(`${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
+    };
+
+    // 1. Every built-in and activity kind in one run, with data passing and one retried attempt.
+    const mixed = await createWorkflow(api, user, {
+      name: 'mixed',
+      steps: [
+        { id: 'fetch', template_id: tpl.http_request._id, config: { url: sink.url('/flaky') } },
+        {
+          id: 'shape',
+          template_id: tpl.transform._id,
+          config: { expression: '{"ok": body.ok}', data: '{{steps.fetch.output}}' },
+        },
+        { id: 'pause', template_id: tpl.delay._id, config: { seconds: 1 } },
+        {
+          id: 'mail',
+          template_id: tpl.send_email._id,
+          config: { to: 'ops@example.test', subject: 'ok={{steps.shape.output.ok}}', text: 'done' },
+        },
+      ],
+    });
+    let run = await startRun(api, user, mixed);
+    await waitForStatus(api, user, run, isTerminal);
+    await save('mixed-completed', run);
+
+    // 2. Approval granted through the update.
+    const approval = await createWorkflow(api, user, {
+      name: 'approval',
+      steps: [
+        { id: 'ask', template_id: tpl.approval._id, config: { message: 'ok?' } },
+        { id: 'after', template_id: tpl.transform._id, config: { expression: '"approved"' } },
+      ],
+    });
+    run = await startRun(api, user, approval);
+    await waitForStatus(api, user, run, (s) => s.status === 'waiting');
+    await api.http
+      .post(`/api/v1/workflows/runs/${run}/approve`)
+      .set(user.auth)
+      .send({ step_id: 'ask', approved: true });
+    await waitForStatus(api, user, run, isTerminal);
+    await save('approval-approved', run);
+
+    // 3. A non-retryable failure.
+    const failing = await createWorkflow(api, user, {
+      name: 'failing',
+      steps: [
+        { id: 'lookup', template_id: tpl.http_request._id, config: { url: sink.url('/gone') } },
+        { id: 'never', template_id: tpl.transform._id, config: { expression: '1' } },
+      ],
+    });
+    run = await startRun(api, user, failing);
+    await waitForStatus(api, user, run, isTerminal);
+    await save('failed-non-retryable', run);
+
+    // 4. Cancelled while waiting on a timer.
+    const sleepy = await createWorkflow(api, user, {
+      name: 'sleepy',
+      steps: [{ id: 'nap', template_id: tpl.delay._id, config: { seconds: 3600 } }],
+    });
+    run = await startRun(api, user, sleepy);
+    await waitForStatus(api, user, run, (s) => s.steps[0]?.status === 'running');
+    await api.http.post(`/api/v1/workflows/runs/${run}/cancel`).set(user.auth).send({});
+    await waitForStatus(api, user, run, isTerminal);
+    await save('cancelled-timer', run);
+  } finally {
+    await worker.stop();
+    await api.close();
+    await Promise.all([sink.close(), smtp.close()]);
+    await Promise.all([temporal.process.stop(5_000), mongo.process.stop(5_000)]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    process.stderr.write(`[record] ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);
