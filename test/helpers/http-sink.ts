@@ -28,6 +28,8 @@ export interface SinkReply {
   delayMs?: number;
   /** Never answer (the socket is destroyed on close()). */
   hang?: boolean;
+  /** Send the status, headers and this much of a body, then stall forever (a slow body). */
+  stallAfter?: string;
 }
 
 export interface HttpSink {
@@ -119,6 +121,11 @@ export async function startHttpSink(script: Record<string, SinkReply | SinkReply
         entry.next++;
       }
       if (reply.hang) return;
+      if (reply.stallAfter !== undefined) {
+        res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
+        res.write(reply.stallAfter);
+        return;
+      }
       if (reply.delayMs !== undefined) {
         const timer = setTimeout(() => {
           timers.delete(timer);

@@ -1,6 +1,10 @@
 /** runAction: run-mode validation before any side effect, and workflow-only actions refused. */
+import { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { runAction } from '../../../temporal/actions/run-action';
-import { NonRetryableError, toApplicationFailure } from '../../../temporal/failures';
+import { NonRetryableError, toActivityError, toApplicationFailure } from '../../../temporal/failures';
 import { runTool } from '../../../temporal/tools/run-tool';
 import { actionContext, toolContext } from '../../helpers/effects-context';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
@@ -34,6 +38,44 @@ describe('runAction', () => {
     const config = type === 'delay' ? { seconds: 1 } : { message: 'ok?' };
     const err: unknown = await runAction(type, config, actionContext()).catch((e: unknown) => e);
     expect(toApplicationFailure(err)).toMatchObject({ type: 'not_supported', nonRetryable: true });
+  });
+});
+
+describe('runAction inside an activity', () => {
+  const quiet = () => new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
+  /** The shape every action activity has: run, and rethrow what failures.ts decides. */
+  const activity = (url: string) => async () => {
+    try {
+      const ctx = Context.current();
+      return await runAction(
+        'http_request',
+        { url },
+        actionContext(
+          { allowedHosts: [sink.host] },
+          { signal: ctx.cancellationSignal, heartbeat: () => ctx.heartbeat() },
+        ),
+      );
+    } catch (err) {
+      throw toActivityError(err);
+    }
+  };
+
+  it('a cancelled activity stops the request and reports the cancellation, not a failure', async () => {
+    sink.route('/slow-cancel', { hang: true });
+    const env = quiet();
+    const pending = env.run(activity(sink.url('/slow-cancel')));
+    await sink.waitForRequests(1, '/slow-cancel');
+    env.cancel();
+    await expect(pending).rejects.toBeInstanceOf(CancelledFailure);
+  });
+
+  it('a 404 becomes a non-retryable ApplicationFailure', async () => {
+    sink.route('/gone', { status: 404 });
+    const err: unknown = await quiet()
+      .run(activity(sink.url('/gone')))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApplicationFailure);
+    expect(err).toMatchObject({ type: 'http_4xx', nonRetryable: true });
   });
 });
 

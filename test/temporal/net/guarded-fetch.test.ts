@@ -280,6 +280,15 @@ describe('guardedFetch with the allowlist', () => {
     expect((err as StepError).code).toBe('timeout');
   });
 
+  it('gives up on a body that stops arriving (retryable timeout)', async () => {
+    sink.route('/stall', { stallAfter: 'first bytes' });
+    const err: unknown = await fetchWith(sink.url('/stall'), { timeoutMs: 300, allowedHosts: [sink.host] }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as StepError).code).toBe('timeout');
+  });
+
   it('stops when the caller aborts, with the caller’s reason', async () => {
     sink.route('/hang2', { hang: true });
     const controller = new AbortController();
