@@ -17,7 +17,7 @@ import {
   type TestWorker,
 } from '../../helpers/stack';
 import { createTestUser, type TestUser } from '../../helpers/users';
-import { isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
+import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
 
 const OPENAI_KEY = 'sk-test-agentloop-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-agentloop-0123456789';
@@ -340,5 +340,40 @@ describe('agent steps on the run workflow', () => {
     const history = historyText(await api.temporal.workflow.getHandle(runId).fetchHistory());
     expect(history).toContain('stepwise_blob');
     expect(history).not.toContain('The end.');
+  });
+
+  it("a step's max_turns and output_schema override the template's, and are checked on write", async () => {
+    const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const script = llm.script(uniqueId('gpt-'), [{ text: '{"n": 7}' }]);
+    const ok = await runAgent(api, user, {
+      model: `openai:${script.model}`,
+      max_turns: 8,
+      step: { max_turns: 1, output_schema: schema },
+    });
+    expect(ok.status.status).toBe('completed');
+    expect(ok.status.outputs.ask).toEqual({ n: 7 });
+    expect((script.requests[0]!.body.messages as Msg[])[0]!.content).toContain(JSON.stringify(schema));
+    expect((await getTranscript(api, user, ok.runId)).max_turns).toBe(1);
+
+    const looping = llm.script(uniqueId('gpt-'), [{ toolCalls: [{ name: 'calculator', args: { expression: '1' } }] }]);
+    const limited = await runAgent(api, user, {
+      model: `openai:${looping.model}`,
+      max_turns: 8,
+      step: { max_turns: 1 },
+    });
+    expect(limited.status.error).toMatchObject({ reason: 'turn_limit' });
+    expect(looping.requests).toHaveLength(1);
+
+    await expect(
+      createAgentWorkflow(api, user, { model: 'openai:x', step: { output_schema: { type: 'nonsense' } } }),
+    ).rejects.toThrow(/steps\[0\] \(ask\)\.output_schema: not a valid JSON Schema/);
+    const transform = await insertTemplate(api.database.db, user.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: '1' },
+    });
+    await expect(
+      createWorkflow(api, user, { name: 'x', steps: [{ id: 'shape', template_id: transform._id, max_turns: 2 }] }),
+    ).rejects.toThrow(/steps\[0\] \(shape\)\.max_turns: only agent steps take max_turns/);
   });
 });
