@@ -94,6 +94,10 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
 
       const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
+      // The status shows the turn in flight (and the usage of the calls before it) while the model thinks.
+      await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
+        (err: unknown) => log.warn({ err }, 'could not record agent progress'),
+      );
       const result = await provider.generate({
         system: setup.system,
         messages: toLlmMessages(history),

@@ -312,12 +312,12 @@ describe('agent steps on the run workflow', () => {
       api,
       user,
       runId,
-      (s) => (s.steps[0] as unknown as { turns: number | null }).turns === 1,
+      (s) => (s.steps[0] as unknown as { turns: number | null }).turns === 2,
     );
     expect(running.status).toBe('running');
     expect(running.steps[0]).toMatchObject({
       status: 'running',
-      turns: 1,
+      turns: 2, // the turn in flight; usage counts the completed call
       usage: { llm_calls: 1, input_tokens: 10, output_tokens: 2 },
     });
     expect(running.usage).toEqual({ llm_calls: 1, input_tokens: 10, output_tokens: 2 });
