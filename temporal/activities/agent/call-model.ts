@@ -17,12 +17,13 @@ import {
   usageOf,
   type TranscriptEntry,
 } from '../../../db/transcripts';
-import { toActivityError } from '../../failures';
+import { NonRetryableError, toActivityError } from '../../failures';
 import {
   buildRepairMessage,
   buildSystemPrompt,
   buildUserMessage,
   createLlmProvider,
+  MAX_USER_MESSAGE_BYTES,
   type LlmToolSpec,
 } from '../../llm';
 import { getTool, toolParametersSchema } from '../../tools/registry';
@@ -78,7 +79,15 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         };
         const input = await resolveOutputRefs(deps.db, s.input);
         await putTranscriptEntry(deps.db, key(seq++), setup);
-        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text: buildUserMessage(input), repair: false });
+        const text = buildUserMessage(input);
+        const bytes = Buffer.byteLength(text, 'utf8');
+        if (bytes > MAX_USER_MESSAGE_BYTES) {
+          throw new NonRetryableError(
+            'invalid_input',
+            `the step input is ${bytes} bytes; an agent step takes at most ${MAX_USER_MESSAGE_BYTES}`,
+          );
+        }
+        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text, repair: false });
       }
       if (req.repair !== undefined) {
         await putTranscriptEntry(deps.db, key(seq++), {

@@ -5,7 +5,7 @@
  * endpoint. Asserts what the model was sent, which tools ran with which arguments, outputs, usage, attempts and
  * failure reasons.
  */
-import { createAgentWorkflow, getTranscript, runAgent } from '../../helpers/agent-runs';
+import { createAgentWorkflow, getTranscript, insertAgentTemplate, runAgent } from '../../helpers/agent-runs';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import {
@@ -375,5 +375,36 @@ describe('agent steps on the run workflow', () => {
     await expect(
       createWorkflow(api, user, { name: 'x', steps: [{ id: 'shape', template_id: transform._id, max_turns: 2 }] }),
     ).rejects.toThrow(/steps\[0\] \(shape\)\.max_turns: only agent steps take max_turns/);
+  });
+
+  it('an earlier step output stored by reference reaches the model; beyond 256 KiB the step fails non-retryably', async () => {
+    const transform = await insertTemplate(api.database.db, user.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: '$pad("", size, "x")' },
+    });
+    const script = llm.script(uniqueId('gpt-'), [{ text: 'many x' }]);
+    const agent = await insertAgentTemplate(api, user, { model: `openai:${script.model}`, tools: [] });
+    const run = async (size: number) => {
+      const workflowId = await createWorkflow(api, user, {
+        name: 'big input',
+        steps: [
+          { id: 'big', template_id: transform._id, config: { data: { size } } },
+          { id: 'ask', template_id: agent._id, input: '{{steps.big.output}}' },
+        ],
+      });
+      const runId = await startRun(api, user, workflowId, {});
+      return waitForStatus(api, user, runId, isTerminal);
+    };
+
+    const fits = await run(100_000); // above the 64 KiB inline limit: passed by reference
+    expect(fits.status).toBe('completed');
+    expect((script.requests[0]!.body.messages as Msg[])[1]!.content).toBe('x'.repeat(100_000));
+
+    const tooBig = await run(300_000);
+    expect(tooBig.status).toBe('failed');
+    expect(tooBig.error).toMatchObject({ step_id: 'ask', reason: 'non_retryable' });
+    expect(tooBig.error!.message).toContain('at most 262144');
+    expect(script.requests).toHaveLength(1);
   });
 });
