@@ -14,6 +14,7 @@ import {
   putTranscriptEntry,
   readTranscript,
   toLlmMessages,
+  TranscriptSupersededError,
   usageOf,
   type TranscriptEntry,
 } from '../../../db/transcripts';
@@ -159,6 +160,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
       return outcome;
     } catch (err) {
+      // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
       const failure = toActivityError(err);
       if (failure instanceof ApplicationFailure) {
         const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
