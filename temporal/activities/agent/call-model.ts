@@ -25,6 +25,7 @@ import {
   buildUserMessage,
   createLlmProvider,
   MAX_USER_MESSAGE_BYTES,
+  type LlmToolCall,
   type LlmToolSpec,
 } from '../../llm';
 import { getTool, toolParametersSchema } from '../../tools/registry';
@@ -46,6 +47,16 @@ function toolSpecs(names: string[]): LlmToolSpec[] {
     const tool = getTool(name);
     if (!tool) throw ApplicationFailure.nonRetryable(`tool "${name}" does not exist`, 'invalid_config');
     return { name: tool.name, description: tool.description, parameters: toolParametersSchema(tool) as JsonObject };
+  });
+}
+
+/** Some OpenAI-compatible servers send empty or repeated call ids; results are matched to calls by id, so make them unique. */
+function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((call, i) => {
+    const id = call.id && !seen.has(call.id) ? call.id : `call_${assistantSeq}_${i}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
   });
 }
 
@@ -119,15 +130,16 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
+      const toolCalls = uniqueCallIds(result.toolCalls, assistantSeq);
       const base = { next_seq: seq, usage: result.usage };
       let outcome: CallModelResult;
       let final = false;
-      if (result.toolCalls.length > 0) {
+      if (toolCalls.length > 0) {
         outcome = {
           ...base,
           kind: 'tool_calls',
           assistant_seq: assistantSeq,
-          calls: result.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+          calls: toolCalls.map((c) => ({ id: c.id, name: c.name })),
         };
       } else {
         const answer = checker.check(result.text, setup.output_schema);
@@ -146,7 +158,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         kind: 'assistant',
         turn: req.turn,
         text: result.text,
-        tool_calls: result.toolCalls,
+        tool_calls: toolCalls,
         usage: result.usage,
         finish_reason: result.finishReason,
         final,
