@@ -8,7 +8,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
-import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
+import {
+  BlobMissingError,
+  BlobPathError,
+  OutputTooLargeError,
+  resolveOutputRefs,
+  storeOutput,
+} from '../../../db/blobs';
 import { markStepFailed, markStepRunning, setStepProgress } from '../../../db/runs';
 import {
   putTranscriptEntry,
@@ -58,6 +64,15 @@ function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[
     seen.add(id);
     return id === call.id ? call : { ...call, id };
   });
+}
+
+/** Errors of the large-output store: retrying cannot help. */
+function storageFailure(err: unknown): unknown {
+  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
+  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
+    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
+  }
+  return err;
 }
 
 export function createCallModelActivity(deps: AgentActivityDeps) {
@@ -174,7 +189,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     } catch (err) {
       // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      const failure = toActivityError(err);
+      const failure = toActivityError(storageFailure(err));
       if (failure instanceof ApplicationFailure) {
         const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
         await markStepFailed(
