@@ -10,6 +10,7 @@ import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
 import { agentsPaths } from './routes/agents.openapi';
 import { metaPaths } from './routes/meta.openapi';
 import { workflowsPaths } from './routes/workflows.openapi';
+import { transcriptPaths } from './routes/transcripts.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -19,6 +20,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   agentsPaths,
   // /api/v1/workflows and their runs
   workflowsPaths,
+  // /api/v1/workflows/runs/{runId}/steps/{stepId}/transcript
+  transcriptPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

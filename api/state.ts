@@ -4,7 +4,8 @@ import type { Logger } from 'pino';
 /** The authenticated caller (set by the auth middleware on protected routes). */
 export interface AuthUser {
   id: string;
-  name: string;
+  /** The API key the request was made with. */
+  keyId: string;
 }
 
 declare module 'koa' {

@@ -24,6 +24,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // Claims of run-start idempotency keys (db/idempotency.ts): unique by _id; expired by TTL.
   idempotency_keys: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
+  transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
   // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.
   rate_limits: [
     { key: { key: 1 }, unique: true, name: 'key_unique' },

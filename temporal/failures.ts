@@ -5,6 +5,7 @@
  */
 import { ApplicationFailure, CancelledFailure, TemporalFailure } from '@temporalio/common';
 import { ZodError } from 'zod';
+import { LlmError } from './llm/errors';
 
 /** Stable failure codes; they become the ApplicationFailure `type` and end up in a run's step error. */
 export const FAILURE_CODES = [
@@ -26,6 +27,17 @@ export const FAILURE_CODES = [
   'network',
   'smtp_unavailable',
   'internal',
+  // LLM provider calls (temporal/llm/errors.ts decides which kinds are retryable)
+  'llm_not_configured',
+  'llm_invalid_model',
+  'llm_auth',
+  'llm_bad_request',
+  'llm_not_found',
+  'llm_rate_limited',
+  'llm_server',
+  'llm_timeout',
+  'llm_connection',
+  'llm_invalid_response',
 ] as const;
 export type FailureCode = (typeof FAILURE_CODES)[number];
 
@@ -155,6 +167,9 @@ export function classify(err: unknown): {
 } {
   if (err instanceof StepError) {
     return { code: err.code, retryable: err.retryable, message: err.message, retryAfterMs: err.retryAfterMs };
+  }
+  if (err instanceof LlmError) {
+    return { code: `llm_${err.kind}`, retryable: err.retryable, message: err.message, retryAfterMs: err.details.retryAfterMs };
   }
   if (err instanceof ZodError) {
     const first = err.issues[0];

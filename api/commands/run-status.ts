@@ -40,8 +40,12 @@ export interface RunStatusDeps {
 
 /** Temporal gets this long to answer a describe before the projection is answered as it is. */
 const DESCRIBE_DEADLINE_MS = 2_000;
-/** Long-poll re-read period. MongoDB change streams are not available on every supported server, so it polls. */
-const WAIT_POLL_MS = 250;
+/**
+ * Long-poll re-read period: MongoDB change streams are not available on every supported server, so it polls —
+ * quickly at first (steps of short runs finish within tens of ms), backing off to a steady rate for long waits.
+ */
+const WAIT_POLL_FIRST_MS = 20;
+const WAIT_POLL_MAX_MS = 250;
 /** proto enum values (PENDING_ACTIVITY_STATE_SCHEDULED, PENDING_WORKFLOW_TASK_STATE_SCHEDULED). */
 const SCHEDULED = 1;
 
@@ -68,8 +72,10 @@ function needsCheck(config: Config, run: RunView, now: number): boolean {
 async function waitForChange(db: Db, first: RunView, waitMs: number): Promise<RunView> {
   const deadline = Date.now() + waitMs;
   let current = first;
+  let pollMs = WAIT_POLL_FIRST_MS;
   while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now()))));
+    await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
+    pollMs = Math.min(WAIT_POLL_MAX_MS, pollMs * 1.5);
     const next = await findRun(db, first.owner_id, first._id);
     if (!next) return current;
     current = next;

@@ -10,10 +10,10 @@ export function requireUser(db: Db): Middleware {
     const header = ctx.get('Authorization');
     const match = /^Bearer ([^\s]+)$/i.exec(header);
     if (!match?.[1]) throw new UnauthorizedError();
-    const user = await authenticateKey(db, match[1]);
-    if (!user) throw new UnauthorizedError('invalid or revoked API key');
-    ctx.state.user = { id: user._id, name: user.name };
-    ctx.state.log = ctx.state.log.child({ user_id: user._id });
+    const identity = await authenticateKey(db, match[1]);
+    if (!identity) throw new UnauthorizedError('invalid or revoked API key');
+    ctx.state.user = { id: identity.user_id, keyId: identity.key_id };
+    ctx.state.log = ctx.state.log.child({ user_id: identity.user_id });
     await next();
   };
 }

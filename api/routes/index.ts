@@ -7,6 +7,7 @@ import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
+import { transcriptRoutes } from './transcripts';
 import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
@@ -19,6 +20,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(routeDeps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): one line each.
   v1.use(agentRoutes(routeDeps).routes());
+  v1.use(transcriptRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
+import { createCallModelActivity, createCallToolActivity } from './agent';
 import { echo } from './echo';
 import { createProjectionActivities } from './projection';
 
@@ -18,7 +19,13 @@ export interface ActivityDeps {
 }
 
 export function createActivities(deps: ActivityDeps) {
-  return { echo, ...createActionStepActivity(deps), ...createProjectionActivities(deps) };
+  return {
+    echo,
+    ...createActionStepActivity(deps),
+    ...createProjectionActivities(deps),
+    callModel: createCallModelActivity(deps),
+    callTool: createCallToolActivity(deps),
+  };
 }
 
 export type Activities = ReturnType<typeof createActivities>;

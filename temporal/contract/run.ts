@@ -34,6 +34,9 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
   model: string;
   max_turns: number;
   output_schema?: JsonObject;
+  /** Sampling settings from the agent template's `config`, passed to the provider. */
+  temperature?: number;
+  max_output_tokens?: number;
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {

@@ -1,16 +1,117 @@
 /**
- * The agent step (issue 5 replaces this body with the durable agent loop). Until then an agent step fails with a
- * clear non-retryable error, so a workflow containing one ends `failed` naming the step instead of hanging.
+ * The agent step: a durable loop in workflow code. Each model call is one activity (`callModel`) and each tool call
+ * the model asks for is one activity (`callTool`), so a worker killed mid-loop resumes at the first incomplete call
+ * and nothing completed is repeated — Temporal's history holds every completed call's (small) result, and the
+ * transcript in MongoDB holds the messages. Model calls never retry on their own (SDK retries are off): the retry
+ * policy below is the only retry layer.
+ *
+ * Turn rules: a turn is one model call; the loop ends with the first answer that has no tool calls. A model still
+ * asking for tools on turn `max_turns` fails the step with reason `turn_limit` (its tools are not run). With an
+ * `output_schema`, an answer that does not validate gets one extra repair turn; a second miss fails the step with
+ * reason `invalid_output`.
+ *
+ * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
  */
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { AgentStepContext, AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
-import type { AgentStepSnapshot } from '../contract/run';
+import type { AgentStepSnapshot, Usage } from '../contract/run';
+
+/** Turn limit when neither the template nor the step sets one. */
+export const DEFAULT_MAX_TURNS = 8;
+/** ApplicationFailure types of the loop's own failures (the run's error reason). */
+export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
+export const INVALID_OUTPUT_FAILURE_TYPE = 'invalid_output';
 
 export async function runAgentStep(
-  _step: AgentStepSnapshot,
-  _input: JsonValue,
-  _ctx: AgentStepContext,
+  step: AgentStepSnapshot,
+  input: JsonValue,
+  ctx: AgentStepContext,
 ): Promise<AgentStepOutcome> {
-  throw ApplicationFailure.nonRetryable('agent steps are not available yet', 'agent_unavailable');
+  const timeoutSeconds = Math.max(step.timeout_seconds, 2);
+  const { callModel, callTool } = proxyActivities<Activities>({
+    startToCloseTimeout: `${timeoutSeconds} seconds`,
+    // Activities heartbeat every 2 s: a killed worker is noticed within this, not after the whole timeout.
+    heartbeatTimeout: `${Math.min(timeoutSeconds, 10)} seconds`,
+    retry: {
+      maximumAttempts: step.retry.max_attempts,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '60 seconds',
+    },
+  });
+  const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
+  const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
+  // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
+  const timeoutMs = Math.max(timeoutSeconds * 1000 - 1000, 1000);
+  const usage: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
+  let seq = 0;
+  let repair: string | undefined;
+  let repairsUsed = 0;
+
+  for (let turn = 1; ; turn++) {
+    const result = await callModel({
+      ...common,
+      timeout_ms: timeoutMs,
+      turn,
+      seq,
+      repair,
+      setup:
+        turn === 1
+          ? {
+              prompt: step.prompt,
+              tasks: step.tasks,
+              tools: step.tools,
+              model: step.model,
+              output_schema: step.output_schema ?? null,
+              max_turns: maxTurns,
+              ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
+              ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
+              input,
+            }
+          : undefined,
+    });
+    seq = result.next_seq;
+    repair = undefined;
+    usage.llm_calls += 1;
+    usage.input_tokens += result.usage.input_tokens;
+    usage.output_tokens += result.usage.output_tokens;
+
+    switch (result.kind) {
+      case 'final':
+        return { output: result.output, usage, turns: turn };
+      case 'invalid_output':
+        if (repairsUsed >= 1) {
+          throw ApplicationFailure.nonRetryable(
+            `the final answer still does not fit output_schema: ${result.problem}`,
+            INVALID_OUTPUT_FAILURE_TYPE,
+            {
+              usage,
+            },
+          );
+        }
+        repairsUsed += 1;
+        repair = result.problem;
+        continue;
+      case 'tool_calls': {
+        if (turn >= maxTurns + repairsUsed) {
+          throw ApplicationFailure.nonRetryable(
+            `the model still asked for tools after ${turn} model calls (max_turns ${maxTurns})`,
+            TURN_LIMIT_FAILURE_TYPE,
+            { usage },
+          );
+        }
+        const first = seq;
+        // The calls of one turn run in parallel; each result has its seq fixed up front, so the order is deterministic.
+        await Promise.all(
+          result.calls.map((_call, index) =>
+            callTool({ ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index }),
+          ),
+        );
+        seq = first + result.calls.length;
+        continue;
+      }
+    }
+  }
 }

@@ -9,6 +9,7 @@ const REASON_BY_TYPE: Record<string, string> = {
   [REJECTED_FAILURE_TYPE]: 'rejected',
   approval_timeout: 'timeout',
   turn_limit: 'turn_limit',
+  invalid_output: 'invalid_output',
   agent_unavailable: 'agent_unavailable',
 };
 

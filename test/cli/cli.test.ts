@@ -54,7 +54,7 @@ describe('the CLI (a real child process against the suite MongoDB)', () => {
     expect(doc).toMatchObject({ hash: hashKey(key), label: 'laptop', prefix: key.slice(0, 8), revoked_at: null });
     // Only the hash is stored: the plaintext appears nowhere in the document.
     expect(JSON.stringify(doc)).not.toContain(key);
-    expect((await authenticateKey(database.db, key))?._id).toBe(user._id);
+    expect((await authenticateKey(database.db, key))?.user_id).toBe(user._id);
 
     const table = await cli('keys', 'list', name);
     expect(table.code).toBe(0);

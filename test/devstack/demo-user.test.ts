@@ -26,7 +26,7 @@ describe('the dev stack demo user', () => {
     const first = await ensureDemoKey(database.db, keyFile);
     expect(first.created).toBe(true);
     const user = await findUserByName(database.db, DEMO_USER_NAME);
-    expect((await authenticateKey(database.db, first.key))?._id).toBe(user!._id);
+    expect((await authenticateKey(database.db, first.key))?.user_id).toBe(user!._id);
     expect(fs.readFileSync(keyFile, 'utf8').trim()).toBe(first.key);
     expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
     // The database holds the hash, never the key.
@@ -46,7 +46,7 @@ describe('the dev stack demo user', () => {
     const afterDelete = await ensureDemoKey(database.db, keyFile);
     expect(afterDelete.created).toBe(true);
     expect(afterDelete.key).not.toBe(before);
-    expect((await authenticateKey(database.db, afterDelete.key))?._id).toBe(user._id);
+    expect((await authenticateKey(database.db, afterDelete.key))?.user_id).toBe(user._id);
 
     const stored = await apiKeysCollection(database.db).findOne({ hash: hashKey(afterDelete.key) });
     await revokeApiKey(database.db, stored!._id);

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { connectDatabase } from '../../db/client';
-import { authenticateKey } from '../../db/users';
+import { authenticateKey, findUserByName } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
 import { repoRoot, runTs } from '../helpers/run-node';
@@ -142,7 +142,8 @@ describe('npm run dev', () => {
       dbName: 'stepwise',
     });
     try {
-      expect((await authenticateKey(database.db, demoKey!))?.name).toBe('demo');
+      const demo = await findUserByName(database.db, 'demo');
+      expect((await authenticateKey(database.db, demoKey!))?.user_id).toBe(demo?._id);
     } finally {
       await database.close();
     }

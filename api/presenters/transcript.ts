@@ -1,0 +1,135 @@
+/** The transcript view of an agent step: its setup, the conversation entries in order, usage and final answer. */
+import { z } from 'zod';
+import type { RunStepDoc } from '../../db/runs';
+import type { TranscriptDoc } from '../../db/transcripts';
+import { isoTimestamp } from './common';
+
+const usageView = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
+const toolCallView = z.strictObject({
+  id: z.string(),
+  name: z.string(),
+  args: z.unknown(),
+  invalid_args: z.string().optional().meta({ description: 'The raw arguments text when it was not valid JSON.' }),
+});
+
+export const transcriptEntryView = z.discriminatedUnion('role', [
+  z.strictObject({
+    seq: z.number().int(),
+    role: z.literal('user'),
+    text: z.string(),
+    repair: z.boolean().meta({ description: 'A repair request after an answer that did not fit output_schema.' }),
+    at: isoTimestamp,
+  }),
+  z.strictObject({
+    seq: z.number().int(),
+    role: z.literal('assistant'),
+    turn: z.number().int(),
+    text: z.string().nullable(),
+    tool_calls: z.array(toolCallView),
+    usage: usageView,
+    finish_reason: z.string(),
+    final: z.boolean(),
+    at: isoTimestamp,
+  }),
+  z.strictObject({
+    seq: z.number().int(),
+    role: z.literal('tool'),
+    turn: z.number().int(),
+    call_id: z.string(),
+    name: z.string(),
+    args: z.unknown(),
+    result: z.unknown(),
+    is_error: z.boolean(),
+    truncated: z.boolean(),
+    at: isoTimestamp,
+  }),
+]);
+
+export const transcriptView = z.strictObject({
+  run_id: z.string(),
+  step_id: z.string(),
+  status: z.string(),
+  model: z.string().nullable(),
+  tools: z.array(z.string()),
+  system_prompt: z
+    .string()
+    .nullable()
+    .meta({ description: 'As sent: the prompt, the numbered tasks and the answer format.' }),
+  output_schema: z.record(z.string(), z.unknown()).nullable(),
+  max_turns: z.number().int().nullable(),
+  turns: z.number().int().nullable(),
+  usage: z.strictObject({
+    llm_calls: z.number().int(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+  }),
+  final_answer: z.string().nullable(),
+  entries: z.array(transcriptEntryView),
+});
+
+export type TranscriptView = z.infer<typeof transcriptView>;
+type EntryView = z.infer<typeof transcriptEntryView>;
+
+function presentEntry(doc: TranscriptDoc): EntryView | null {
+  const at = doc.written_at.toISOString();
+  switch (doc.kind) {
+    case 'setup':
+      return null;
+    case 'user':
+      return { seq: doc.seq, role: 'user', text: doc.text, repair: doc.repair, at };
+    case 'assistant':
+      return {
+        seq: doc.seq,
+        role: 'assistant',
+        turn: doc.turn,
+        text: doc.text,
+        tool_calls: doc.tool_calls.map((c) => ({
+          id: c.id,
+          name: c.name,
+          args: c.args,
+          ...(c.invalid_args !== undefined ? { invalid_args: c.invalid_args } : {}),
+        })),
+        usage: doc.usage,
+        finish_reason: doc.finish_reason,
+        final: doc.final,
+        at,
+      };
+    case 'tool':
+      return {
+        seq: doc.seq,
+        role: 'tool',
+        turn: doc.turn,
+        call_id: doc.call_id,
+        name: doc.name,
+        args: doc.args,
+        result: doc.output,
+        is_error: doc.is_error,
+        truncated: doc.truncated,
+        at,
+      };
+  }
+}
+
+export function presentTranscript(args: {
+  runId: string;
+  step: RunStepDoc;
+  setup: TranscriptDoc | null;
+  final: TranscriptDoc | null;
+  entries: TranscriptDoc[];
+}): TranscriptView {
+  const setup = args.setup?.kind === 'setup' ? args.setup : null;
+  return {
+    run_id: args.runId,
+    step_id: args.step.id,
+    status: args.step.status,
+    model: setup?.model ?? null,
+    tools: setup?.tools ?? [],
+    system_prompt: setup?.system ?? null,
+    output_schema: setup?.output_schema ?? null,
+    max_turns: setup?.max_turns ?? null,
+    turns: args.step.turns,
+    usage: args.step.usage,
+    final_answer: args.final?.kind === 'assistant' ? args.final.text : null,
+    entries: args.entries.map(presentEntry).filter((e): e is EntryView => e !== null),
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript — what an agent step said and did: the system prompt
+ * as sent, every model turn with its tool calls and usage, every tool result, the final answer. Owner only: another
+ * user's run, an unknown step and a step that is not an agent step all answer 404.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { findRun } from '../../db/runs';
+import { findFinalEntry, getTranscriptEntry, transcriptsCollection } from '../../db/transcripts';
+import { respond } from '../envelope';
+import { NotFoundError } from '../errors';
+import { validate } from '../middleware/validate';
+import { paginate } from '../pagination';
+import { presentTranscript } from '../presenters/transcript';
+import { authenticated, type RouteDeps } from '../route-deps';
+import { transcriptParams, transcriptQuery } from './transcripts.schema';
+
+const show = validate({ params: transcriptParams, query: transcriptQuery });
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('authenticated route without a user');
+  return user.id;
+}
+
+export function transcriptRoutes(deps: RouteDeps): Router {
+  const router = new Router({ prefix: '/workflows/runs' });
+
+  router.get('/:runId/steps/:stepId/transcript', ...authenticated(deps), show, async (ctx) => {
+    const { params, query } = show.input(ctx);
+    const run = await findRun(deps.db, userId(ctx), params.runId);
+    const step = run?.steps.find((s) => s.id === params.stepId);
+    if (!run || !step || step.kind !== 'agent') {
+      throw new NotFoundError(`run ${params.runId} has no agent step ${params.stepId}`);
+    }
+    const [setup, final, entries] = await Promise.all([
+      getTranscriptEntry(deps.db, run._id, step.id, 0),
+      findFinalEntry(deps.db, run._id, step.id),
+      paginate(ctx, {
+        collection: transcriptsCollection(deps.db),
+        // The setup entry is shown as the view's header fields, not as a conversation entry.
+        filter: { run_id: run._id, step_id: step.id, kind: { $ne: 'setup' } },
+        page: query,
+        baseUrl: deps.config.PUBLIC_URL,
+      }),
+    ]);
+    respond(ctx, 200, presentTranscript({ runId: run._id, step, setup, final, entries }));
+  });
+
+  return router;
+}

@@ -1,0 +1,208 @@
+/**
+ * `callModel`: exactly one model call per activity attempt. It rebuilds the conversation from the transcript in
+ * MongoDB, calls the provider with SDK retries off, writes the assistant turn at the seq the workflow chose (a retry
+ * overwrites it), reports progress into the runs projection, and returns only what the workflow needs to decide:
+ * tool call ids and names, usage, and the final output (by reference when large).
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Config } from '../../../config';
+import {
+  BlobMissingError,
+  BlobPathError,
+  OutputTooLargeError,
+  resolveOutputRefs,
+  storeOutput,
+} from '../../../db/blobs';
+import { markStepFailed, markStepRunning, setStepProgress } from '../../../db/runs';
+import {
+  putTranscriptEntry,
+  readTranscript,
+  toLlmMessages,
+  TranscriptSupersededError,
+  usageOf,
+  type TranscriptEntry,
+} from '../../../db/transcripts';
+import { NonRetryableError, toActivityError } from '../../failures';
+import {
+  buildRepairMessage,
+  buildSystemPrompt,
+  buildUserMessage,
+  createLlmProvider,
+  MAX_USER_MESSAGE_BYTES,
+  type LlmToolCall,
+  type LlmToolSpec,
+} from '../../llm';
+import { getTool, toolParametersSchema } from '../../tools/registry';
+import type { JsonObject } from '../../contract/json';
+import { createOutputChecker } from './final-answer';
+import type { CallModelInput, CallModelResult } from './types';
+
+export interface AgentActivityDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+}
+
+/** Heartbeats carry cancellation to a waiting model call and reveal a dead worker well before the call's timeout. */
+export const AGENT_HEARTBEAT_MS = 2_000;
+
+function toolSpecs(names: string[]): LlmToolSpec[] {
+  return names.map((name) => {
+    const tool = getTool(name);
+    if (!tool) throw ApplicationFailure.nonRetryable(`tool "${name}" does not exist`, 'invalid_config');
+    return { name: tool.name, description: tool.description, parameters: toolParametersSchema(tool) as JsonObject };
+  });
+}
+
+/** Some OpenAI-compatible servers send empty or repeated call ids; results are matched to calls by id, so make them unique. */
+function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((call, i) => {
+    const id = call.id && !seen.has(call.id) ? call.id : `call_${assistantSeq}_${i}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/** Errors of the large-output store: retrying cannot help. */
+function storageFailure(err: unknown): unknown {
+  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
+  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
+    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
+  }
+  return err;
+}
+
+export function createCallModelActivity(deps: AgentActivityDeps) {
+  const checker = createOutputChecker();
+  // The SDK would print its call warnings as process warnings on stderr; they go to the structured log instead.
+  (globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false;
+
+  return async function callModel(req: CallModelInput): Promise<CallModelResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, turn: req.turn, attempt });
+    const key = (seq: number) => ({ runId: req.run_id, stepId: req.step_id, seq, attempt });
+    const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+    try {
+      if (req.turn === 1 || attempt > 1) {
+        const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
+        if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
+      }
+      let seq = req.seq;
+      if (req.setup) {
+        const s = req.setup;
+        const setup: TranscriptEntry = {
+          kind: 'setup',
+          system: buildSystemPrompt({ prompt: s.prompt, tasks: s.tasks, output_schema: s.output_schema ?? undefined }),
+          model: s.model,
+          tools: s.tools,
+          output_schema: s.output_schema,
+          max_turns: s.max_turns,
+          ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
+          ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
+        };
+        const input = await resolveOutputRefs(deps.db, s.input);
+        await putTranscriptEntry(deps.db, key(seq++), setup);
+        const text = buildUserMessage(input);
+        const bytes = Buffer.byteLength(text, 'utf8');
+        if (bytes > MAX_USER_MESSAGE_BYTES) {
+          throw new NonRetryableError(
+            'invalid_input',
+            `the step input is ${bytes} bytes; an agent step takes at most ${MAX_USER_MESSAGE_BYTES}`,
+          );
+        }
+        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text, repair: false });
+      }
+      if (req.repair !== undefined) {
+        await putTranscriptEntry(deps.db, key(seq++), {
+          kind: 'user',
+          text: buildRepairMessage(req.repair),
+          repair: true,
+        });
+      }
+
+      const history = await readTranscript(deps.db, req.run_id, req.step_id, seq);
+      const setup = history[0];
+      if (setup?.kind !== 'setup')
+        throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
+
+      const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
+      // The status shows the turn in flight (and the usage of the calls before it) while the model thinks.
+      await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
+        (err: unknown) => log.warn({ err }, 'could not record agent progress'),
+      );
+      const result = await provider.generate({
+        system: setup.system,
+        messages: toLlmMessages(history),
+        tools: toolSpecs(setup.tools),
+        temperature: setup.temperature,
+        maxOutputTokens: setup.max_output_tokens,
+        signal: ctx.cancellationSignal,
+      });
+
+      if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
+      const assistantSeq = seq++;
+      const toolCalls = uniqueCallIds(result.toolCalls, assistantSeq);
+      const base = { next_seq: seq, usage: result.usage };
+      let outcome: CallModelResult;
+      let final = false;
+      if (toolCalls.length > 0) {
+        outcome = {
+          ...base,
+          kind: 'tool_calls',
+          assistant_seq: assistantSeq,
+          calls: toolCalls.map((c) => ({ id: c.id, name: c.name })),
+        };
+      } else {
+        const answer = checker.check(result.text, setup.output_schema);
+        if (answer.ok) {
+          final = true;
+          outcome = {
+            ...base,
+            kind: 'final',
+            output: await storeOutput(deps.db, req.run_id, req.step_id, answer.output),
+          };
+        } else {
+          outcome = { ...base, kind: 'invalid_output', problem: answer.problem };
+        }
+      }
+      const entry: TranscriptEntry = {
+        kind: 'assistant',
+        turn: req.turn,
+        text: result.text,
+        tool_calls: toolCalls,
+        usage: result.usage,
+        finish_reason: result.finishReason,
+        final,
+      };
+      await putTranscriptEntry(deps.db, key(assistantSeq), entry);
+      // The call has happened: a failed progress write must not make Temporal repeat it.
+      await setStepProgress(deps.db, req.run_id, req.step_id, {
+        turn: req.turn,
+        usage: usageOf([...history, entry]),
+      }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
+      log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
+      return outcome;
+    } catch (err) {
+      // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
+      const failure = toActivityError(storageFailure(err));
+      if (failure instanceof ApplicationFailure) {
+        const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
+        await markStepFailed(
+          deps.db,
+          req.run_id,
+          req.step_id,
+          { reason: failure.type ?? 'internal', message: failure.message },
+          { final: finalAttempt, attempt },
+        ).catch((e: unknown) => log.warn({ err: e }, 'could not record step failure'));
+      }
+      throw failure;
+    } finally {
+      clearInterval(timer);
+    }
+  };
+}

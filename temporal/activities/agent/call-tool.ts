@@ -1,0 +1,118 @@
+/**
+ * `callTool`: one activity per tool call the model asked for. Only the step's own tools run; arguments are checked
+ * against the tool's zod schema first. Problems the model can fix (unknown tool, malformed or invalid arguments, a
+ * tool refusing its input) are written back as an error result — the model sees them on its next turn, which costs
+ * it a turn. Transient failures are retried by Temporal; after the last attempt they too are handed to the model.
+ * The result is truncated to a limit and always travels as data (JSON), never as instructions.
+ */
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import { z } from 'zod';
+import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
+import type { JsonValue } from '../../contract/json';
+import { classify } from '../../failures';
+import type { Mailer } from '../../mail/mailer';
+import { getTool } from '../../tools/registry';
+import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
+import type { CallToolInput, CallToolResult } from './types';
+
+/** Tool output handed back to the model is cut at this many bytes of JSON (the rest would only cost tokens). */
+export const TOOL_OUTPUT_LIMIT_BYTES = 16 * 1024;
+
+export interface CallToolDeps extends AgentActivityDeps {
+  mailer: Mailer;
+}
+
+interface ToolOutcome {
+  output: JsonValue;
+  is_error: boolean;
+}
+
+function errorResult(message: string): ToolOutcome {
+  return { output: { error: message }, is_error: true };
+}
+
+function truncate(output: JsonValue): { output: JsonValue; truncated: boolean } {
+  const json = JSON.stringify(output ?? null);
+  if (Buffer.byteLength(json, 'utf8') <= TOOL_OUTPUT_LIMIT_BYTES) return { output, truncated: false };
+  // Cut on a character boundary, then report it as a string preview with the original size.
+  let preview = json.slice(0, TOOL_OUTPUT_LIMIT_BYTES);
+  while (Buffer.byteLength(preview, 'utf8') > TOOL_OUTPUT_LIMIT_BYTES) preview = preview.slice(0, -1);
+  return { output: { truncated: true, original_bytes: Buffer.byteLength(json, 'utf8'), preview }, truncated: true };
+}
+
+export function createCallToolActivity(deps: CallToolDeps) {
+  return async function callTool(req: CallToolInput): Promise<CallToolResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const [setup, assistant] = await Promise.all([
+      getTranscriptEntry(deps.db, req.run_id, req.step_id, 0),
+      getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq),
+    ]);
+    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
+    if (setup?.kind !== 'setup' || !call) {
+      throw ApplicationFailure.nonRetryable(
+        `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
+        'internal',
+      );
+    }
+
+    const run = async (): Promise<ToolOutcome> => {
+      const tool = getTool(call.name);
+      if (!setup.tools.includes(call.name) || !tool) {
+        const allowed = setup.tools.length ? setup.tools.join(', ') : 'none';
+        return errorResult(`tool "${call.name}" is not available in this step (available: ${allowed})`);
+      }
+      if (call.invalid_args !== undefined) {
+        return errorResult(`the arguments are not valid JSON: ${call.invalid_args.slice(0, 200)}`);
+      }
+      const parsed = tool.input.safeParse(call.args);
+      if (!parsed.success) return errorResult(`invalid arguments: ${z.prettifyError(parsed.error)}`);
+      const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+      try {
+        const output = await tool.execute(parsed.data, {
+          config: deps.config,
+          mailer: deps.mailer,
+          // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
+          idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
+          signal: ctx.cancellationSignal,
+        });
+        return { output: (output ?? null) as JsonValue, is_error: false };
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        const c = classify(err);
+        // Retry transient failures within the step's attempts; the model hears about the rest (and the last one).
+        if (c.retryable && attempt < req.max_attempts) {
+          throw ApplicationFailure.create({ message: c.message, type: c.code, nextRetryDelay: c.retryAfterMs });
+        }
+        return errorResult(`${call.name} failed: ${c.message}`);
+      } finally {
+        clearInterval(timer);
+      }
+    };
+
+    const outcome = await run();
+    const { output, truncated } = truncate(outcome.output);
+    const entry = {
+      kind: 'tool' as const,
+      turn: req.turn,
+      call_id: call.id,
+      name: call.name,
+      args: call.args,
+      output,
+      is_error: outcome.is_error,
+      truncated,
+    };
+    try {
+      await putTranscriptEntry(deps.db, { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt }, entry);
+    } catch (err) {
+      // A zombie attempt (Temporal already moved on): the accepted attempt's result stays.
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
+      throw err;
+    }
+    deps.logger.debug(
+      { run_id: req.run_id, step_id: req.step_id, tool: call.name, ok: !outcome.is_error },
+      'tool call done',
+    );
+    return { ok: !outcome.is_error, truncated };
+  };
+}

@@ -1,0 +1,70 @@
+/**
+ * What the agent loop (temporal/workflows/agent-step.ts) and its two activities exchange. Kept small on purpose:
+ * messages, tool arguments and tool results live in the `transcripts` collection, not in Temporal payloads.
+ */
+import type { JsonObject, JsonValue } from '../../contract/json';
+import type { OutputRef } from '../../contract/run';
+
+/** Sent with the first model call only: the activity writes it as the transcript's first entries. */
+export interface AgentSetup {
+  prompt: string;
+  tasks: string[];
+  tools: string[];
+  model: string;
+  output_schema: JsonObject | null;
+  max_turns: number;
+  temperature?: number;
+  max_output_tokens?: number;
+  /** The rendered step input (may hold OutputRefs; the activity resolves them). */
+  input: JsonValue;
+}
+
+export interface CallModelInput {
+  run_id: string;
+  step_id: string;
+  /** 1-based model call number within the step. */
+  turn: number;
+  /** The first transcript seq this call may write (the workflow's cursor). */
+  seq: number;
+  setup?: AgentSetup;
+  /** Set on a repair turn: why the previous final answer was rejected (written as a user message first). */
+  repair?: string;
+  /** The step's attempt limit, so the last failing attempt is recorded as final in the status. */
+  max_attempts: number;
+  /** HTTP timeout of the provider call, shorter than the activity's start-to-close timeout. */
+  timeout_ms: number;
+}
+
+export interface CallUsage {
+  input_tokens: number;
+  output_tokens: number;
+}
+
+interface CallModelBase {
+  /** The workflow's cursor after this call. */
+  next_seq: number;
+  usage: CallUsage;
+}
+
+export type CallModelResult =
+  | (CallModelBase & { kind: 'tool_calls'; assistant_seq: number; calls: { id: string; name: string }[] })
+  | (CallModelBase & { kind: 'final'; output: JsonValue | OutputRef })
+  | (CallModelBase & { kind: 'invalid_output'; problem: string });
+
+export interface CallToolInput {
+  run_id: string;
+  step_id: string;
+  turn: number;
+  /** The assistant entry holding the call, and the call's index in it (arguments are read from MongoDB). */
+  assistant_seq: number;
+  call_index: number;
+  /** Where the result is written. */
+  seq: number;
+  max_attempts: number;
+}
+
+export interface CallToolResult {
+  /** False when the result handed back to the model is an error (unknown tool, bad arguments, tool failure). */
+  ok: boolean;
+  truncated: boolean;
+}
