@@ -17,16 +17,23 @@ import {
   type BenchContext,
   type Row,
 } from './arms';
+import { b6AgentOverhead, startMockLlm } from './agent-overhead';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
-const BENCHES: Record<string, (ctx: BenchContext) => Promise<Row | Row[]>> = {
+type Bench = (
+  ctx: BenchContext,
+  extras: { llm: Awaited<ReturnType<typeof startMockLlm>>['server'] },
+) => Promise<Row | Row[]>;
+
+const BENCHES: Record<string, Bench> = {
   B0: b0Calibration,
   B1: b1StartPath,
   B2: b2EndToEnd,
   B3: b3Saturation,
   B4: b4PerStep,
   B5: b5StatusRead,
+  B6: (ctx, { llm }) => b6AgentOverhead(ctx, llm),
   B7: b7Reads,
 };
 
@@ -40,19 +47,21 @@ async function main(): Promise<void> {
     ?.split(',')
     .map((s) => s.trim().toUpperCase());
   const scale = Math.max(1, Number(arg('--scale') ?? 1));
-  const stack = await startBenchStack();
+  const llm = await startMockLlm();
+  const stack = await startBenchStack(llm.env);
   const rows: Row[] = [];
   try {
     const ctx = await createContext(stack, scale);
     for (const [id, bench] of Object.entries(BENCHES)) {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
-      const out = await bench(ctx);
+      const out = await bench(ctx, { llm: llm.server });
       rows.push(...(Array.isArray(out) ? out : [out]));
     }
     await ctx.temporal.connection.close();
   } finally {
     await stack.stop();
+    await llm.server.close();
   }
   const table = [
     ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],

@@ -36,7 +36,8 @@ function tsx(file: string): [string, string[]] {
   return [process.execPath, ['--import', 'tsx', path.join(repoRoot, file)]];
 }
 
-export async function startBenchStack(): Promise<BenchStack> {
+/** `extraEnv` reaches the API and worker processes (e.g. the mock LLM's base URL for B6). */
+export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchStack> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-bench-'));
   const started: Managed[] = [];
   const stop = async () => {
@@ -80,6 +81,7 @@ export async function startBenchStack(): Promise<BenchStack> {
       RATE_LIMIT_PER_MINUTE: '100000000',
       RATE_LIMIT_RUNS_PER_MINUTE: '100000000',
       RATE_LIMIT_IP_PER_MINUTE: '100000000',
+      ...extraEnv,
     };
     const spawnTs = (name: string, file: string, args: string[] = []) => {
       const [cmd, base] = tsx(file);
