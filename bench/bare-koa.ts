@@ -6,16 +6,16 @@
 import http from 'node:http';
 import Koa from 'koa';
 import { MongoClient } from 'mongodb';
-import { templatesCollection, visibleTo } from '../db/templates';
+import { listVisibleTemplates } from '../db/templates';
 
 async function main(): Promise<void> {
   const [uri, dbName, ownerId, port] = process.argv.slice(2);
   if (!uri || !dbName || !ownerId || !port) throw new Error('usage: bare-koa <uri> <db> <owner id> <port>');
   const client = await new MongoClient(uri).connect();
-  const templates = templatesCollection(client.db(dbName));
+  const db = client.db(dbName);
   const app = new Koa();
   app.use(async (ctx) => {
-    ctx.body = { data: await templates.find(visibleTo(ownerId)).sort({ _id: 1 }).limit(51).toArray(), error: null };
+    ctx.body = { data: (await listVisibleTemplates(db, ownerId, {}, { limit: 50 })).items, error: null };
   });
   const handle = app.callback();
   http
