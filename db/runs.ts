@@ -77,7 +77,8 @@ export interface RunDoc {
   deadline_at: Date | null;
   created_at: Date;
   updated_at: Date;
-  started_at: Date | null;
+  /** Absent until the first step starts: `$min` never replaces a null (null sorts below every date). */
+  started_at?: Date;
   completed_at: Date | null;
 }
 
@@ -136,7 +137,6 @@ export function newRunDoc(args: {
     deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
     created_at: now,
     updated_at: now,
-    started_at: null,
     completed_at: null,
   };
 }

@@ -157,7 +157,7 @@ export function presentRun(
     },
     created_at: iso(run.created_at),
     updated_at: iso(run.updated_at),
-    started_at: isoOrNull(run.started_at),
+    started_at: isoOrNull(run.started_at ?? null),
     completed_at: isoOrNull(run.completed_at),
     temporal: {
       namespace: run.temporal.namespace,
@@ -190,7 +190,7 @@ export function presentRunSummary(run: Omit<RunDoc, 'snapshot'>): RunSummaryView
     status: run.status,
     error: run.error,
     created_at: iso(run.created_at),
-    started_at: isoOrNull(run.started_at),
+    started_at: isoOrNull(run.started_at ?? null),
     completed_at: isoOrNull(run.completed_at),
   };
 }
