@@ -5,8 +5,15 @@ import '../state';
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, MethodNotAllowedError, NotFoundError, PayloadTooLargeError, ServiceUnavailableError, BadRequestError } from '../errors';
-import { respondError } from '../envelope';
+import {
+  ApiError,
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  BadRequestError,
+} from '../errors';
+import { respond, respondError } from '../envelope';
 import { classifyInfraError } from '../infra-errors';
 
 export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middleware {
@@ -18,6 +25,10 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
         if (ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
         if (ctx.status === 405) throw new MethodNotAllowedError(ctx.response.get('Allow').split(/,\s*/));
         if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `method ${ctx.method} is not supported`);
+      }
+      // allowedMethods() answers OPTIONS with an Allow header and an empty body; the envelope carries the same list.
+      if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {
+        respond(ctx, 200, { allow: ctx.response.get('Allow').split(/,\s*/) });
       }
     } catch (err) {
       const apiError = toApiError(err, bodyLimitBytes);
@@ -44,10 +55,18 @@ function toApiError(err: unknown, bodyLimitBytes: number): ApiError | undefined 
   const e = err as { status?: unknown; type?: unknown; expose?: unknown; message?: unknown };
   if (e.status === 413 || e.type === 'entity.too.large') return new PayloadTooLargeError(bodyLimitBytes);
   // co-body rethrows JSON.parse's SyntaxError with status 400; raw-body errors carry a `type`.
-  if (err instanceof SyntaxError || e.type === 'entity.parse.failed' || e.type === 'entity.verify.failed') return new BadRequestError('malformed JSON body', 'malformed_json');
-  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') return new ApiError(415, 'unsupported_media_type', 'unsupported body encoding');
+  if (err instanceof SyntaxError || e.type === 'entity.parse.failed' || e.type === 'entity.verify.failed')
+    return new BadRequestError('malformed JSON body', 'malformed_json');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+    return new ApiError(415, 'unsupported_media_type', 'unsupported body encoding');
   if (e.type === 'request.aborted') return new BadRequestError('request aborted');
-  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose === true && typeof e.message === 'string') {
+  if (
+    typeof e.status === 'number' &&
+    e.status >= 400 &&
+    e.status < 500 &&
+    e.expose === true &&
+    typeof e.message === 'string'
+  ) {
     return new ApiError(e.status, 'http_error', e.message);
   }
   return undefined;

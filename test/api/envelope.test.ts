@@ -27,6 +27,13 @@ describe('the envelope and status codes', () => {
     expectEnvelope(res, false);
   });
 
+  it('answers OPTIONS with the allowed methods in the envelope', async () => {
+    const res = await api.http.options('/livez');
+    expect(res.status).toBe(200);
+    expectEnvelope(res, true);
+    expect(res.body.data.allow).toEqual(expect.arrayContaining(['GET', 'HEAD']));
+  });
+
   it('answers malformed JSON with 400', async () => {
     const res = await api.http.post('/livez').set('Content-Type', 'application/json').send('{"a":');
     expect(res.status).toBe(400);

@@ -69,7 +69,11 @@ export interface StatusBody {
     attempts: number;
     output: unknown;
     error: { reason: string; message: string } | null;
+    started_at: string | null;
+    completed_at: string | null;
   }[];
+  started_at: string | null;
+  completed_at: string | null;
   error: { step_id: string | null; reason: string; message: string; code?: string } | null;
   progress: { stalled: boolean; message: string | null };
   [key: string]: unknown;

@@ -49,8 +49,8 @@ describe('action steps on the real stack', () => {
     const status = await waitForStatus(api, user, runId, isTerminal);
     expect(status.status).toBe('completed');
     // The run started when its first step did, and ended after that.
-    expect(status.started_at).toBe(status.steps[0].started_at);
-    expect(Date.parse(status.completed_at)).toBeGreaterThanOrEqual(Date.parse(status.started_at));
+    expect(status.started_at).toBe(status.steps[0]?.started_at);
+    expect(Date.parse(status.completed_at ?? '')).toBeGreaterThanOrEqual(Date.parse(status.started_at ?? ''));
     const mails = await smtp.waitForMessages(1);
     const mail = mails.find((m) => m.parsed.subject === 'Hello Ada');
     expect(mail?.envelope.to).toEqual(['ada@example.test']);
