@@ -61,6 +61,8 @@ export const configSchema = z.object({
   DEV_TEMPORAL_UI_PORT: port.default(8233),
   DEV_MONGODB_PORT: port.default(27017),
   DEV_CREATE_DEMO_USER: bool.default(true),
+  /** Dev stack only: folder for its databases (data/), logs (logs/) and the demo key; default .stepwise in the repo. */
+  DEV_STATE_DIR: z.string().min(1).optional(),
 });
 
 export type Config = z.infer<typeof configSchema>;

@@ -1,22 +1,26 @@
 /**
  * `npm run dev`: one command from a fresh clone to a running stack. Starts (or reuses, when TEMPORAL_ADDRESS /
  * MONGODB_URI are set) Temporal and MongoDB, then the worker and the API; prints the URLs once every part answers.
- * Ctrl-C stops every process it started.
+ * Ctrl-C (or SIGTERM/SIGHUP) stops every process it started; a second Ctrl-C kills them at once.
  */
 import path from 'node:path';
 import { isSet, loadConfig, ConfigError, type Config } from '../config';
+import { connectDatabase } from '../db/client';
 import { ensureWorkflowBundle } from '../temporal/bundle';
-import { dataDir, logsDir, repoRoot } from './paths';
+import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
+import { devStatePaths } from './paths';
+import { assertPortsFree, type PortClaim } from './ports';
 import { freePort, startProcess, waitFor, type Managed } from './process';
 import { startMongo, startTemporal } from './servers';
-import { createDemoUser } from './demo-user';
+import { Supervisor } from './supervisor';
 
 const log = (message: string) => process.stdout.write(`[stepwise] ${message}\n`);
+/** How long each part gets to drain on Ctrl-C before SIGKILL (the worker's own grace time is shorter). */
+const STOP_GRACE_MS = 15_000;
 
-async function main(): Promise<void> {
-  let config: Config;
+function loadConfigOrExit(): Config {
   try {
-    config = loadConfig();
+    return loadConfig();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -24,91 +28,178 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const started: Managed[] = [];
-  let stopping = false;
-  const stopAll = async (code: number) => {
-    if (stopping) return;
-    stopping = true;
-    log('stopping…');
-    // Reverse start order: API and worker drain before the servers they use go away.
-    for (const proc of [...started].reverse()) await proc.stop(15_000);
-    log('stopped');
+}
+
+async function main(): Promise<void> {
+  const config = loadConfigOrExit();
+  const paths = devStatePaths(config.DEV_STATE_DIR);
+  const supervisor = new Supervisor();
+
+  const shutdown = async (code: number) => {
+    if (supervisor.isStopping) {
+      log('stopping now (killing every process)');
+      supervisor.killAll();
+      process.exit(code || 130);
+    }
+    const anything = supervisor.count > 0;
+    if (anything) log('stopping… (Ctrl-C again to kill at once)');
+    await supervisor.stopAll(STOP_GRACE_MS);
+    // Belt and braces: anything spawned while the stop ran is killed before we go.
+    supervisor.killAll();
+    if (anything) log('stopped');
     process.exit(code);
   };
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void shutdown(0));
+  process.on('uncaughtException', (err) => {
+    log(`crashed: ${err.stack ?? err.message}`);
+    supervisor.killAll();
+    process.exit(1);
+  });
+  /** Registers a process and stops the whole stack if it dies on its own. */
+  const track = (proc: Managed) => {
+    supervisor.track(proc);
+    void proc.exited.then((code) => {
+      if (supervisor.isStopping) return;
+      log(`${proc.name} exited unexpectedly (code ${code}); see ${proc.logFile}`);
+      void shutdown(1);
+    });
+  };
 
   try {
+    const startTemporalHere = !isSet('TEMPORAL_ADDRESS');
+    const startMongoHere = !isSet('MONGODB_URI');
+    await assertPortsFree(portClaims(config, startTemporalHere, startMongoHere));
+
     const env: NodeJS.ProcessEnv = { ...process.env };
+    const logs = ['api', 'worker'];
     let temporalUi = config.TEMPORAL_UI_URL;
-    if (isSet('TEMPORAL_ADDRESS')) {
+    if (!startTemporalHere) {
       log(`temporal: using TEMPORAL_ADDRESS=${config.TEMPORAL_ADDRESS}`);
     } else {
       const temporal = await startTemporal(
         {
           port: config.DEV_TEMPORAL_PORT,
           uiPort: config.DEV_TEMPORAL_UI_PORT,
-          dbFile: path.join(dataDir, 'temporal.db'),
-          logFile: path.join(logsDir, 'temporal.log'),
+          dbFile: path.join(paths.dataDir, 'temporal.db'),
+          logFile: path.join(paths.logsDir, 'temporal.log'),
+          onSpawn: track,
         },
         log,
       );
-      started.push(temporal.process);
       env.TEMPORAL_ADDRESS = temporal.address;
       env.TEMPORAL_UI_URL = temporalUi = temporal.uiUrl;
+      logs.push('temporal');
       log(`temporal: server up at ${temporal.address} (pid ${temporal.process.pid})`);
     }
-    if (isSet('MONGODB_URI')) {
+    if (!startMongoHere) {
       log('mongodb: using MONGODB_URI');
     } else {
       const mongo = await startMongo(
-        { port: config.DEV_MONGODB_PORT, dataDir: path.join(dataDir, 'mongodb'), logFile: path.join(logsDir, 'mongodb.log') },
+        {
+          port: config.DEV_MONGODB_PORT,
+          dataDir: path.join(paths.dataDir, 'mongodb'),
+          logFile: path.join(paths.logsDir, 'mongodb.log'),
+          onSpawn: track,
+        },
         log,
       );
-      started.push(mongo.process);
       env.MONGODB_URI = mongo.uri;
-      log(`mongodb: ${mongo.kind === 'java' ? 'embedded wire server' : 'mongod'} up at ${mongo.uri} (pid ${mongo.process.pid})`);
+      logs.push('mongodb');
+      log(
+        `mongodb: ${mongo.kind === 'java' ? 'embedded wire server' : 'mongod'} up at ${mongo.uri} (pid ${mongo.process.pid})`,
+      );
     }
 
     log('worker: preparing the workflow bundle');
     env.WORKFLOW_BUNDLE_PATH = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
     const workerHealthPort = config.WORKER_HEALTH_PORT ?? (await freePort());
     env.WORKER_HEALTH_PORT = String(workerHealthPort);
+    if (supervisor.isStopping) return;
 
-    const tsx = (file: string) => [process.execPath, ['--import', 'tsx', path.join(repoRoot, file)]] as const;
-    const [workerCmd, workerArgs] = tsx('temporal/worker.ts');
-    const worker = startProcess({ name: 'worker', command: workerCmd, args: [...workerArgs], env, logFile: path.join(logsDir, 'worker.log') });
-    started.push(worker);
-    const [apiCmd, apiArgs] = tsx('api/server.ts');
-    const api = startProcess({ name: 'api', command: apiCmd, args: [...apiArgs], env, logFile: path.join(logsDir, 'api.log') });
-    started.push(api);
-    for (const proc of [worker, api]) {
-      void proc.exited.then((code) => {
-        if (!stopping) {
-          log(`${proc.name} exited unexpectedly (code ${code}); see ${proc.logFile}`);
-          void stopAll(1);
-        }
-      });
+    const tsx = (file: string) => ['--import', 'tsx', path.resolve(__dirname, '..', file)];
+    for (const [name, file] of [
+      ['worker', 'temporal/worker.ts'],
+      ['api', 'api/server.ts'],
+    ] as const) {
+      track(
+        startProcess({
+          name,
+          command: process.execPath,
+          args: tsx(file),
+          env,
+          logFile: path.join(paths.logsDir, `${name}.log`),
+        }),
+      );
     }
 
     const apiUrl = `http://${config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST}:${config.API_PORT}`;
-    await waitFor('the API to be ready', () => httpOk(`${apiUrl}/readyz`), { timeoutMs: 90_000, intervalMs: 250 });
-    await waitFor('the worker to be ready', () => httpOk(`http://127.0.0.1:${workerHealthPort}/readyz`), { timeoutMs: 90_000, intervalMs: 250 });
+    await waitFor('the API to be ready', () => supervisor.isStopping || httpOk(`${apiUrl}/readyz`), {
+      timeoutMs: 90_000,
+      intervalMs: 250,
+    });
+    await waitFor(
+      'the worker to be ready',
+      () => supervisor.isStopping || httpOk(`http://127.0.0.1:${workerHealthPort}/readyz`),
+      {
+        timeoutMs: 90_000,
+        intervalMs: 250,
+      },
+    );
+    if (supervisor.isStopping) return;
 
-    const demo = config.DEV_CREATE_DEMO_USER ? await createDemoUser(loadConfig(env)) : undefined;
+    let demo: { key: string; created: boolean } | undefined;
+    if (config.DEV_CREATE_DEMO_USER) {
+      const database = await connectDatabase({ uri: env.MONGODB_URI ?? config.MONGODB_URI, dbName: config.MONGODB_DB });
+      try {
+        demo = await ensureDemoKey(database.db, paths.demoKeyFile);
+      } finally {
+        await database.close();
+      }
+    }
 
     log('');
     log('Stepwise is running.');
     log(`  API              ${apiUrl}/api/v1`);
     log(`  API docs         ${apiUrl}/docs`);
+    log(`  Health           ${apiUrl}/readyz   metrics ${apiUrl}/metrics`);
     log(`  Temporal Web UI  ${temporalUi}`);
-    if (demo) log(`  Demo API key     ${demo}`);
-    log(`  Logs             ${path.relative(process.cwd(), logsDir) || logsDir}/{api,worker,temporal,mongodb}.log`);
+    if (demo) {
+      log(
+        `  Demo API key     ${demo.key}   (user "${DEMO_USER_NAME}"; ${demo.created ? 'new, ' : ''}kept in ${displayPath(paths.demoKeyFile)})`,
+      );
+      log(`  Try it           curl -H "Authorization: Bearer ${demo.key}" ${apiUrl}/api/v1/agents`);
+    }
+    log(`  Logs             ${displayPath(paths.logsDir)}/{${logs.join(',')}}.log`);
     log('Press Ctrl-C to stop.');
   } catch (err) {
+    if (supervisor.isStopping) return;
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
-    await stopAll(1);
+    await shutdown(1);
   }
+}
+
+/** The ports this start would bind, each with the setting that moves it (0 means "any free port": nothing to check). */
+function portClaims(config: Config, temporal: boolean, mongo: boolean): PortClaim[] {
+  const claims: PortClaim[] = [{ port: config.API_PORT, setting: 'API_PORT', what: 'the API', host: config.API_HOST }];
+  if (config.WORKER_HEALTH_PORT !== undefined) {
+    claims.push({
+      port: config.WORKER_HEALTH_PORT,
+      setting: 'WORKER_HEALTH_PORT',
+      what: "the worker's health endpoint",
+      host: config.API_HOST,
+    });
+  }
+  if (temporal) {
+    claims.push({ port: config.DEV_TEMPORAL_PORT, setting: 'DEV_TEMPORAL_PORT', what: 'Temporal' });
+    claims.push({ port: config.DEV_TEMPORAL_UI_PORT, setting: 'DEV_TEMPORAL_UI_PORT', what: 'the Temporal Web UI' });
+  }
+  if (mongo) claims.push({ port: config.DEV_MONGODB_PORT, setting: 'DEV_MONGODB_PORT', what: 'MongoDB' });
+  return claims.filter((c) => c.port !== 0);
+}
+
+function displayPath(p: string): string {
+  const rel = path.relative(process.cwd(), p);
+  return rel && !rel.startsWith('..') ? rel : p;
 }
 
 async function httpOk(url: string): Promise<boolean> {

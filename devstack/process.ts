@@ -132,3 +132,16 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * True when nothing listens on `port` at `host`: checked by binding it (a connect test misses a listener bound to
+ * another interface, e.g. 0.0.0.0 versus 127.0.0.1 behaves differently per OS).
+ */
+export function isPortFree(port: number, host = '127.0.0.1'): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen({ port, host, exclusive: true }, () => server.close(() => resolve(true)));
+  });
+}

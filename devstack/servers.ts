@@ -18,12 +18,15 @@ export interface TemporalServerOptions {
   dbFile?: string;
   logFile: string;
   headless?: boolean;
+  /** Called synchronously right after the spawn, so a supervisor can stop the server even while it starts. */
+  onSpawn?: (proc: Managed) => void;
 }
 
 export async function startTemporal(opts: TemporalServerOptions, log: Log): Promise<TemporalServer> {
   const bin = ensureTemporalCli(log);
   if (await isPortOpen(opts.port)) throw new PortTakenError(opts.port, 'DEV_TEMPORAL_PORT', 'Temporal');
-  if (!opts.headless && (await isPortOpen(opts.uiPort))) throw new PortTakenError(opts.uiPort, 'DEV_TEMPORAL_UI_PORT', 'the Temporal Web UI');
+  if (!opts.headless && (await isPortOpen(opts.uiPort)))
+    throw new PortTakenError(opts.uiPort, 'DEV_TEMPORAL_UI_PORT', 'the Temporal Web UI');
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(opts.port), '--log-level', 'warn'];
   args.push(...(opts.headless ? ['--headless'] : ['--ui-port', String(opts.uiPort), '--ui-disable-news-fetch']));
   if (opts.dbFile) {
@@ -32,10 +35,15 @@ export async function startTemporal(opts: TemporalServerOptions, log: Log): Prom
   }
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   const proc = startProcess({ name: 'temporal', command: bin, args, logFile: opts.logFile });
-  await waitFor('Temporal to listen', async () => {
-    if (proc.child.exitCode !== null) throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
-    return (await isPortOpen(opts.port)) && (opts.headless || (await isPortOpen(opts.uiPort)));
-  });
+  opts.onSpawn?.(proc);
+  await stopOnFailure(
+    proc,
+    waitFor('Temporal to listen', async () => {
+      if (proc.child.exitCode !== null)
+        throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
+      return (await isPortOpen(opts.port)) && (opts.headless || (await isPortOpen(opts.uiPort)));
+    }),
+  );
   return { address: `127.0.0.1:${opts.port}`, uiUrl: `http://127.0.0.1:${opts.uiPort}`, process: proc };
 }
 
@@ -51,11 +59,14 @@ export interface MongoServerOptions {
   port: number;
   dataDir: string;
   logFile: string;
+  /** Called synchronously right after the spawn, so a supervisor can stop the server even while it starts. */
+  onSpawn?: (proc: Managed) => void;
 }
 
 export async function startMongo(opts: MongoServerOptions, log: Log): Promise<MongoServer> {
   const server = ensureMongoServer(log);
-  if (opts.port !== 0 && (await isPortOpen(opts.port))) throw new PortTakenError(opts.port, 'DEV_MONGODB_PORT', 'MongoDB');
+  if (opts.port !== 0 && (await isPortOpen(opts.port)))
+    throw new PortTakenError(opts.port, 'DEV_MONGODB_PORT', 'MongoDB');
   fs.mkdirSync(opts.dataDir, { recursive: true });
   let proc: Managed;
   let port = opts.port;
@@ -68,10 +79,15 @@ export async function startMongo(opts: MongoServerOptions, log: Log): Promise<Mo
         args: ['--bind_ip', '127.0.0.1', '--port', String(port), '--dbpath', opts.dataDir, '--quiet'],
         logFile: opts.logFile,
       });
-      await waitFor('mongod to listen', async () => {
-        if (proc.child.exitCode !== null) throw new Error(`mongod exited; see ${opts.logFile}`);
-        return isPortOpen(port);
-      });
+      opts.onSpawn?.(proc);
+      const spawned = proc;
+      await stopOnFailure(
+        spawned,
+        waitFor('mongod to listen', async () => {
+          if (spawned.child.exitCode !== null) throw new Error(`mongod exited; see ${opts.logFile}`);
+          return isPortOpen(port);
+        }),
+      );
       break;
     }
     case 'java': {
@@ -80,15 +96,36 @@ export async function startMongo(opts: MongoServerOptions, log: Log): Promise<Mo
       proc = startProcess({
         name: 'mongo-java-server',
         command: server.java,
-        args: ['-Xmx512m', '-cp', `${server.launcherClassDir}${path.delimiter}${server.classpath}`, 'Launcher', path.join(opts.dataDir, 'stepwise.mv'), String(port)],
+        args: [
+          '-Xmx512m',
+          '-cp',
+          `${server.launcherClassDir}${path.delimiter}${server.classpath}`,
+          'Launcher',
+          path.join(opts.dataDir, 'stepwise.mv'),
+          String(port),
+        ],
         logFile: opts.logFile,
       });
-      const match = await waitForLog(proc, /listening 127\.0\.0\.1:(\d+)/, { timeoutMs: 30_000, fromOffset });
+      opts.onSpawn?.(proc);
+      const match = await stopOnFailure(
+        proc,
+        waitForLog(proc, /listening 127\.0\.0\.1:(\d+)/, { timeoutMs: 30_000, fromOffset }),
+      );
       port = Number(match[1]);
       break;
     }
   }
   return { uri: `mongodb://127.0.0.1:${port}`, port, kind: server.kind, process: proc };
+}
+
+/** A server that never became ready is stopped, not left behind holding its port. */
+async function stopOnFailure<T>(proc: Managed, ready: Promise<T>): Promise<T> {
+  try {
+    return await ready;
+  } catch (err) {
+    await proc.stop(2_000);
+    throw err;
+  }
 }
 
 export class PortTakenError extends Error {

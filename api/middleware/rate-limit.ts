@@ -1,5 +1,6 @@
 /**
- * Rate limits (rate-limiter-flexible, MongoDB store shared by every API process): per client IP on all of /api/v1,
+ * Rate limits (rate-limiter-flexible, MongoDB store shared by every API process, taken in small leases so a request
+ * rarely costs a database write — see leased-limiter.ts): per client IP on all of /api/v1,
  * per API key on authenticated routes, and a stricter per-key budget for run starts. Over the limit → 429 envelope
  * with `Retry-After` (seconds). Limits come from RATE_LIMIT_IP_PER_MINUTE, RATE_LIMIT_PER_MINUTE and
  * RATE_LIMIT_RUNS_PER_MINUTE.
@@ -11,10 +12,11 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { Db } from 'mongodb';
-import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config';
 import { hashKey } from '../../db/users';
 import { TooManyRequestsError } from '../errors';
+import { LeasedLimiter } from './leased-limiter';
 import '../state';
 
 /** The collection holding the counters (TTL and unique indexes are created by db/indexes.ts). */
@@ -42,8 +44,8 @@ export function createRateLimits(config: Config, db: Db): RateLimits {
   };
 }
 
-function limiter(db: Db, prefix: string, points: number): RateLimiterAbstract {
-  return new RateLimiterMongo({
+function limiter(db: Db, prefix: string, points: number): LeasedLimiter {
+  const store = new RateLimiterMongo({
     storeClient: db,
     tableName: RATE_LIMIT_COLLECTION,
     keyPrefix: prefix,
@@ -51,9 +53,12 @@ function limiter(db: Db, prefix: string, points: number): RateLimiterAbstract {
     duration: WINDOW_SECONDS,
     // Indexes are ours (db/indexes.ts); the library would log to stderr on a failure.
     disableIndexesCreation: true,
+    // A key over its limit is refused from memory until its window ends: a flood costs no database writes.
+    inMemoryBlockOnConsumed: points + 1,
     // While MongoDB is unreachable, count in this process instead of failing every request with the limiter.
     insuranceLimiter: new RateLimiterMemory({ keyPrefix: prefix, points, duration: WINDOW_SECONDS }),
   });
+  return new LeasedLimiter(store, points);
 }
 
 /**
@@ -66,7 +71,7 @@ function apiKeyOf(ctx: Context): string | undefined {
   return match?.[1] ? hashKey(match[1]).slice(0, 32) : undefined;
 }
 
-function limitBy(rl: RateLimiterAbstract, keyOf: (ctx: Context) => string | undefined): Middleware {
+function limitBy(rl: LeasedLimiter, keyOf: (ctx: Context) => string | undefined): Middleware {
   return async (ctx, next) => {
     const key = keyOf(ctx);
     if (key !== undefined) {

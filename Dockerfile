@@ -1,0 +1,28 @@
+# One image for both Stepwise processes: the API (default command) and the Temporal worker (compose overrides the
+# command). TypeScript runs through tsx, as in development; the workflow bundle is built once here, at build time.
+FROM node:20-bookworm-slim
+
+WORKDIR /app
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+
+# Dependencies first, so a code change does not reinstall them. `npm install` rather than `npm ci`: the committed
+# lockfile lacks other platforms' optional packages, which `npm ci` rejects (see .ci/run); versions stay the locked ones.
+# glibc (bookworm, not alpine): the Temporal worker's native core ships glibc builds.
+COPY package.json package-lock.json ./
+RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+
+COPY tsconfig.json config.ts ./
+COPY api ./api
+COPY db ./db
+COPY temporal ./temporal
+COPY cli ./cli
+
+# The worker loads this prebuilt bundle instead of running webpack at every start.
+RUN npm run build:workflows -- /app/dist \
+    && mv /app/dist/workflow-bundle-*.js /app/dist/workflow-bundle.js
+ENV WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
+
+USER node
+EXPOSE 3000
+CMD ["node", "--import", "tsx", "api/server.ts"]

@@ -1,0 +1,61 @@
+/**
+ * A shared (MongoDB) rate limiter that does not cost a database write per request: each process takes points from
+ * the shared counter in small leases and spends them locally until the lease or its window runs out. Across all
+ * processes no more than the configured points are granted per window (a lease is counted in full when taken); the
+ * price is that up to `lease - 1` points per process and key may go unused in a window. With small limits the lease
+ * is one point, i.e. exact counting.
+ */
+import { RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+
+interface Lease {
+  remaining: number;
+  /** End of the shared window the points were taken from (epoch ms). */
+  expiresAt: number;
+}
+
+/** Leases are 2% of the budget (at least one point): ≤ 50 shared writes per key and window. */
+export function leaseSize(points: number): number {
+  return Math.max(1, Math.floor(points / 50));
+}
+
+/** Above this many cached leases, expired ones are swept (many distinct IPs must not grow memory without bound). */
+const SWEEP_THRESHOLD = 10_000;
+
+export class LeasedLimiter {
+  private readonly leases = new Map<string, Lease>();
+
+  constructor(
+    private readonly store: RateLimiterAbstract,
+    private readonly points: number,
+    private readonly lease: number = leaseSize(points),
+  ) {}
+
+  /** Resolves when `key` may proceed; rejects with a RateLimiterRes (carrying msBeforeNext) when over the limit. */
+  async consume(key: string): Promise<void> {
+    const now = Date.now();
+    const held = this.leases.get(key);
+    if (held && held.remaining > 0 && now < held.expiresAt) {
+      held.remaining--;
+      return;
+    }
+    try {
+      const res = await this.store.consume(key, this.lease);
+      this.keep(key, { remaining: this.lease - 1, expiresAt: now + res.msBeforeNext });
+    } catch (err) {
+      // consumedPoints below the lease means the refusal came from the in-memory block, not from the counter.
+      if (!(err instanceof RateLimiterRes) || this.lease === 1 || err.consumedPoints < this.lease) throw err;
+      // The counter now includes the whole lease; whatever was still free before it is ours to spend.
+      const free = this.points - (err.consumedPoints - this.lease);
+      if (free <= 0) throw err;
+      this.keep(key, { remaining: Math.min(free, this.lease) - 1, expiresAt: now + err.msBeforeNext });
+    }
+  }
+
+  private keep(key: string, lease: Lease): void {
+    if (this.leases.size >= SWEEP_THRESHOLD) {
+      const now = Date.now();
+      for (const [k, l] of this.leases) if (l.expiresAt <= now || l.remaining <= 0) this.leases.delete(k);
+    }
+    this.leases.set(key, lease);
+  }
+}

@@ -1,0 +1,29 @@
+/** The README's configuration table is the user's reference: every variable of config.ts, with its real default. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { configSchema, loadConfig, type Config } from '../config';
+import { repoRoot } from './helpers/run-node';
+
+const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+/** `| \`NAME\` | default | meaning |` rows → name → default cell without backticks. */
+const rows = new Map(
+  [...readme.matchAll(/^\| `([A-Z0-9_]+)` \| ([^|]*) \|/gm)].map((m) => [m[1]!, m[2]!.trim().replace(/`/g, '')]),
+);
+
+describe('README configuration table', () => {
+  const defaults = loadConfig({});
+  const names = Object.keys(configSchema.shape) as (keyof Config)[];
+
+  it('lists every variable config.ts reads, and no other', () => {
+    expect(names.filter((n) => !rows.has(n))).toEqual([]);
+    expect([...rows.keys()].filter((n) => !(n in configSchema.shape))).toEqual([]);
+  });
+
+  it('states each scalar default as config.ts has it', () => {
+    const wrong = names
+      .filter((n) => ['string', 'number', 'boolean'].includes(typeof defaults[n]))
+      .filter((n) => rows.get(n) !== String(defaults[n]))
+      .map((n) => `${n}: README says ${rows.get(n)}, config.ts has ${String(defaults[n])}`);
+    expect(wrong).toEqual([]);
+  });
+});
