@@ -25,7 +25,7 @@ export interface KillPlan {
   /**
    * `hang`: each run's first call to each endpoint never answers, and the worker is killed once every run is stuck
    * there (two kills, deterministic). `random`: calls answer after a short delay and the worker is killed each time
-   * `eventsPerKill` more e-mails or HTTP requests arrived, wherever the runs happen to be.
+   * `eventsPerKill` more distinct e-mails or HTTP calls arrived, wherever the runs happen to be.
    */
   mode: 'hang' | 'random';
   kills: number;
@@ -95,8 +95,10 @@ export class KillHarness {
     }
   }
 
-  private events(): number {
-    return this.sink.requests.length + this.smtp.messages.length;
+  /** Distinct side effects so far: e-mails by Message-ID plus HTTP calls by Idempotency-Key (repeats not counted). */
+  private progress(): number {
+    const mails = new Set(this.smtp.messages.map((m) => m.messageId)).size;
+    return mails + new Set(this.sink.requests.map((r) => r.headers['idempotency-key'])).size;
   }
 
   async run(plan: KillPlan): Promise<KillOutcome> {
@@ -161,10 +163,10 @@ export class KillHarness {
       const per = plan.eventsPerKill ?? 4;
       const total = plan.runs * (MAIL_STEPS.length + HTTP_STEPS.length);
       while (kills < plan.kills) {
-        const target = this.events() + per;
+        const target = this.progress() + per;
         // Never wait for more than the runs can still produce.
         if (target > total) break;
-        await this.until(`${target} deliveries`, () => this.events() >= target);
+        await this.until(`${target} distinct deliveries`, () => this.progress() >= target);
         await this.kill(worker);
         kills++;
         worker = await this.newWorker();
