@@ -24,8 +24,8 @@ export interface KillPlan {
   runs: number;
   /**
    * `hang`: each run's first call to each endpoint never answers, and the worker is killed once every run is stuck
-   * there (two kills, deterministic). `random`: calls answer after a short delay and the worker is killed each time
-   * `eventsPerKill` more distinct e-mails or HTTP calls arrived, wherever the runs happen to be.
+   * there (two kills, deterministic). `random`: calls answer after a short delay, runs start in waves, and after each
+   * wave the worker is killed once `eventsPerKill` more distinct e-mails or HTTP calls arrived, wherever the runs are.
    */
   mode: 'hang' | 'random';
   kills: number;
@@ -147,11 +147,16 @@ export class KillHarness {
 
     let worker = await this.newWorker();
     const runIds: string[] = [];
-    for (let n = 0; n < plan.runs; n++) runIds.push(await startRun(api, user, wf, { n }));
+    const startRuns = async (count: number) => {
+      for (let i = 0; i < count && runIds.length < plan.runs; i++) {
+        runIds.push(await startRun(api, user, wf, { n: runIds.length }));
+      }
+    };
 
     let kills = 0;
     const hits = (prefix: string) => sink.requests.filter((r) => r.path.startsWith(prefix)).length;
     if (plan.mode === 'hang') {
+      await startRuns(plan.runs);
       // Kill 1: every run is inside its `hook` call. Kill 2: every run is inside its `after` call.
       for (const prefix of ['/hook/', '/after/']) {
         await this.until(`${plan.runs} calls to ${prefix}`, () => hits(prefix) >= plan.runs);
@@ -160,17 +165,18 @@ export class KillHarness {
         worker = await this.newWorker();
       }
     } else {
-      const per = plan.eventsPerKill ?? 4;
-      const total = plan.runs * (MAIL_STEPS.length + HTTP_STEPS.length);
+      // Runs start in waves, one before each kill, so there is always new work for the next kill to interrupt.
+      const wave = Math.ceil(plan.runs / plan.kills);
+      const per = plan.eventsPerKill ?? 3;
       while (kills < plan.kills) {
+        await startRuns(wave);
         const target = this.progress() + per;
-        // Never wait for more than the runs can still produce.
-        if (target > total) break;
         await this.until(`${target} distinct deliveries`, () => this.progress() >= target);
         await this.kill(worker);
         kills++;
         worker = await this.newWorker();
       }
+      await startRuns(plan.runs);
     }
 
     const statuses: StatusBody[] = [];

@@ -10,7 +10,7 @@ describe('R2 chaos: repeated worker kill -9', () => {
   afterAll(() => harness.tearDown());
 
   it('every run completes with exactly-once effects after six kills', async () => {
-    const outcome = await harness.run({ runs: 12, mode: 'random', kills: 6, eventsPerKill: 6 });
+    const outcome = await harness.run({ runs: 12, mode: 'random', kills: 6, eventsPerKill: 3 });
     expect(outcome.kills).toBe(6);
     expectExactlyOnceEffects(outcome);
   }, 600_000);
