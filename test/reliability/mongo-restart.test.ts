@@ -66,11 +66,7 @@ describe('R4: database stopped and restarted during runs', () => {
 
   const get = (path: string) => api.http.get(path).set(user.auth).timeout(REQUEST_DEADLINE_MS);
   const start = (wf: string, n: number) =>
-    api.http
-      .post(`/api/v1/workflows/${wf}/run`)
-      .set(user.auth)
-      .timeout(REQUEST_DEADLINE_MS)
-      .send({ input: { n } });
+    api.http.post(`/api/v1/workflows/${wf}/run`).set(user.auth).timeout(REQUEST_DEADLINE_MS).send({ input: { n } });
 
   it('every run completes; 503 while the database is down; the API process never exits', async () => {
     worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
