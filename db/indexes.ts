@@ -13,6 +13,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   agent_templates: [
     { key: { owner_id: 1, _id: 1 }, name: 'by_owner' },
+    // GET /api/v1/agents: owner_id in [null, caller] ordered by (created_at, _id).
+    { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
     // Sparse, not partial: the embedded test server ignores partialFilterExpression on unique indexes (every user
     // template would collide on a missing system_key); only system templates carry the field.
     { key: { system_key: 1 }, unique: true, sparse: true, name: 'system_key_unique' },

@@ -76,10 +76,11 @@ export async function listVisibleTemplates(
   filters: TemplateListFilters,
   page: PageRequest,
 ): Promise<Page<TemplateDoc>> {
-  const clauses: Filter<TemplateDoc>[] = [visibleTo(ownerId)];
-  if (filters.tag !== undefined) clauses.push({ tags: filters.tag });
-  if (filters.step_type !== undefined) clauses.push({ step_type: filters.step_type });
-  const filter = clauses.length === 1 ? visibleTo(ownerId) : { $and: clauses };
+  // The same set as visibleTo() (system templates are exactly those with owner_id null), written so that one index,
+  // by_owner_created, serves both the filter and the (created_at, _id) order.
+  const filter: Filter<TemplateDoc> = { owner_id: { $in: [null, ownerId] } };
+  if (filters.tag !== undefined) filter.tags = filters.tag;
+  if (filters.step_type !== undefined) filter.step_type = filters.step_type;
   return findPage(templatesCollection(db), filter, page, TEMPLATE_ORDER);
 }
 

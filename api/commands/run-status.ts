@@ -112,7 +112,8 @@ function livenessOf(d: WorkflowExecutionDescription, run: RunView, now: Date, th
   }
   for (const a of d.raw.pendingActivities ?? []) {
     if (Number(a.state) !== SCHEDULED) continue;
-    const t = optionalTsToMs(a.lastAttemptCompleteTime ?? a.scheduledTime);
+    // A retry waiting out its backoff is due at nextAttemptScheduleTime; only the time after that counts.
+    const t = optionalTsToMs(a.nextAttemptScheduleTime ?? a.lastAttemptCompleteTime ?? a.scheduledTime);
     if (t !== undefined) waitingSince.push(t);
   }
   const oldest = waitingSince.length > 0 ? Math.min(...waitingSince) : undefined;
@@ -223,14 +224,27 @@ async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<Ru
   return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
 }
 
+/** A step output as the status view shows it: the value, and its size when it was stored by reference. */
+export interface ResolvedOutput {
+  value: JsonValue;
+  /** Set for outputs kept in the blobs collection (over OUTPUT_INLINE_LIMIT_BYTES). */
+  storedBytes?: number;
+}
+
 /** Each step's output, parsed and with references to large outputs resolved (extra reads only for those). */
-export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, JsonValue>> {
-  const out = new Map<string, JsonValue>();
+export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, ResolvedOutput>> {
+  const out = new Map<string, ResolvedOutput>();
   await Promise.all(
     run.steps.map(async (s) => {
       if (s.output_json === null) return;
       const value = JSON.parse(s.output_json) as JsonValue;
-      out.set(s.id, isOutputRef(value) ? await readBlob(db, value.stepwise_blob).catch(() => null) : value);
+      if (!isOutputRef(value)) {
+        out.set(s.id, { value });
+        return;
+      }
+      // A missing blob (removed by hand) must not make the status unreadable: it shows as null.
+      const stored = await readBlob(db, value.stepwise_blob).catch(() => null);
+      out.set(s.id, { value: stored, storedBytes: value.bytes });
     }),
   );
   return out;

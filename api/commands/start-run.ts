@@ -10,14 +10,15 @@ import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
 import { isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
 import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError, UnprocessableError } from '../errors';
+import { ConflictError, NotFoundError, ServiceUnavailableError, UnprocessableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
-import { checkWorkflow, newAjv } from './check-workflow';
+import type { InputValidators } from './input-validators';
 import { buildSnapshot } from './snapshot';
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
@@ -31,6 +32,7 @@ export interface StartRunDeps {
   config: Config;
   db: Db;
   temporal: Client;
+  inputValidators: InputValidators;
 }
 
 export interface StartRunRequest {
@@ -61,15 +63,19 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   }
 
   const input = req.input ?? {};
-  validateInput(workflow.config.input_schema, input);
-  let templates;
-  try {
-    ({ templates } = await checkWorkflow(deps.db, req.ownerId, workflow));
-  } catch (err) {
-    if (err instanceof BadRequestError) {
-      throw new UnprocessableError(`the workflow can no longer run: ${err.message}`, 'workflow_invalid');
-    }
-    throw err;
+  deps.inputValidators.check(workflow, input);
+  // The definition was checked on write; only the templates can have changed (deleted) since.
+  const templates = await findVisibleTemplates(
+    deps.db,
+    req.ownerId,
+    workflow.steps.map((s) => s.template_id),
+  );
+  const missing = workflow.steps.find((s) => !templates.has(s.template_id));
+  if (missing) {
+    throw new UnprocessableError(
+      `the workflow can no longer run: step "${missing.id}" uses template ${missing.template_id}, which no longer exists`,
+      'workflow_invalid',
+    );
   }
   const now = new Date();
   const snapshot = buildSnapshot({ runId: newId('run'), workflow, templates, input, config: deps.config, now });
@@ -178,24 +184,6 @@ async function startExecution(deps: StartRunDeps, doc: RunDoc, opts: { removeOnF
     { _id: doc._id, 'temporal.run_id': null },
     { $set: { 'temporal.run_id': temporalRunId, updated_at: new Date() } },
   );
-}
-
-function validateInput(schema: JsonObject | undefined, input: JsonObject): void {
-  if (!schema) return;
-  const validateFn = newAjv().compile(schema);
-  if (validateFn(input)) return;
-  const problems = (validateFn.errors ?? []).slice(0, 5).map((e) => {
-    const path = e.instancePath
-      .split('/')
-      .filter(Boolean)
-      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
-      .join('');
-    const missing =
-      e.keyword === 'required' ? `.${String((e.params as { missingProperty?: string }).missingProperty)}` : '';
-    const field = `input${path}${missing}`;
-    return `${field}: ${e.keyword === 'required' ? 'required' : (e.message ?? 'invalid')}`;
-  });
-  throw new BadRequestError(problems.join('; '), 'invalid_input');
 }
 
 /** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */

@@ -29,7 +29,11 @@ export const runStepView = z.strictObject({
   action_type: z.enum(ACTION_TYPES).nullable(),
   status: z.enum(STEP_STATUSES),
   attempts: z.number().int(),
-  output: z.unknown().meta({ description: 'The step output (null until the step completes).' }),
+  output: z.unknown().meta({
+    description:
+      'The step output (null until the step completes); for an output over 64 KiB `{stored_by_reference: true, bytes}` ' +
+      '— the value itself is in `outputs`.',
+  }),
   error: stepErrorView.nullable(),
   usage: usageView,
   turns: z.number().int().nullable(),
@@ -87,21 +91,35 @@ function sumUsage(items: Usage[]): Usage {
   );
 }
 
+function stepOutput(out: PresentableOutput | undefined): JsonValue {
+  if (out === undefined) return null;
+  return out.storedBytes === undefined ? out.value : { stored_by_reference: true, bytes: out.storedBytes };
+}
+
 export function temporalUiUrl(uiBase: string, namespace: string, workflowId: string, runId: string | null): string {
   const base = `${uiBase.replace(/\/+$/, '')}/namespaces/${encodeURIComponent(namespace)}/workflows/${encodeURIComponent(workflowId)}`;
   return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
 }
 
-/** `outputs`: resolved output of each step that has one, by step id. */
+/** A resolved step output (see api/commands/run-status.ts). */
+export interface PresentableOutput {
+  value: JsonValue;
+  storedBytes?: number;
+}
+
+/**
+ * `outputs`: resolved output of each step that has one, by step id. A large output (stored by reference) appears in
+ * full once, in `outputs`; its step shows `{stored_by_reference: true, bytes}` so the body does not carry it twice.
+ */
 export function presentRun(
   run: Omit<RunDoc, 'snapshot'>,
-  outputs: ReadonlyMap<string, JsonValue>,
+  outputs: ReadonlyMap<string, PresentableOutput>,
   config: Pick<Config, 'TEMPORAL_UI_URL'>,
 ): RunView {
   const completed: Record<string, JsonValue> = {};
   for (const step of run.steps) {
     const out = outputs.get(step.id);
-    if (step.status === 'completed' && out !== undefined) completed[step.id] = out;
+    if (step.status === 'completed' && out !== undefined) completed[step.id] = out.value;
   }
   // A stall seen by the last check holds only until the run makes progress again (or ends).
   const stalled =
@@ -123,7 +141,7 @@ export function presentRun(
       action_type: s.action_type,
       status: s.status,
       attempts: s.attempts,
-      output: outputs.get(s.id) ?? null,
+      output: stepOutput(outputs.get(s.id)),
       error: s.error,
       usage: s.usage,
       turns: s.turns,

@@ -76,7 +76,9 @@ export const createWorkflowBody = z.strictObject({
 });
 
 /** PATCH: any subset of the fields; `steps` and `config` are replaced as a whole. */
-export const updateWorkflowBody = createWorkflowBody.partial();
+export const updateWorkflowBody = createWorkflowBody
+  .partial()
+  .refine((body) => Object.keys(body).length > 0, 'at least one field is required');
 
 export type WorkflowStepBody = z.infer<typeof workflowStepBody>;
 export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;

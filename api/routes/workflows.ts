@@ -18,6 +18,7 @@ import {
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';
+import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
@@ -61,25 +62,28 @@ function workflowIdOr404(id: string): string {
   return id;
 }
 
-function runIdOr404(id: string): string {
+/** The run id of the path, also put on the request's log lines. */
+function runIdOr404(ctx: Context, id: string): string {
   if (!isId('run', id)) throw new NotFoundError(`run ${id} not found`);
+  ctx.state.log = ctx.state.log.child({ run_id: id });
   return id;
 }
 
 export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
+  const inputValidators = createInputValidators();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
-    const run = await getRunStatus(deps, userId(ctx), runIdOr404(params.runId), { waitSeconds: query.wait });
+    const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
     respond(ctx, 200, presentRun(run, await resolveOutputs(deps.db, run), deps.config));
   });
 
   router.post('/workflows/runs/:runId/cancel', ...auth, cancelRunRoute, async (ctx) => {
     const { params } = cancelRunRoute.input(ctx);
-    const { run_id } = await cancelRun(deps, userId(ctx), runIdOr404(params.runId));
+    const { run_id } = await cancelRun(deps, userId(ctx), runIdOr404(ctx, params.runId));
     respond(ctx, 202, { run_id, cancel_requested: true });
   });
 
@@ -87,7 +91,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     const { params, body } = approveRoute.input(ctx);
     const result = await approveStep(deps, {
       ownerId: userId(ctx),
-      runId: runIdOr404(params.runId),
+      runId: runIdOr404(ctx, params.runId),
       stepId: body.step_id,
       approved: body.approved,
       comment: body.comment ?? null,
@@ -178,13 +182,18 @@ export function workflowRoutes(deps: RouteDeps): Router {
     if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
       throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
     }
-    const started = await startRun(deps, {
-      ownerId: userId(ctx),
-      workflowId: workflowIdOr404(params.id),
-      input: body.input,
-      idempotencyKey: key,
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
-    });
+    const started = await startRun(
+      { ...deps, inputValidators },
+      {
+        ownerId: userId(ctx),
+        workflowId: workflowIdOr404(params.id),
+        input: body.input,
+        idempotencyKey: key,
+        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      },
+    );
+    ctx.state.log = ctx.state.log.child({ run_id: started.run_id });
+    ctx.state.log.info({ workflow_id: started.workflow_id }, 'run started');
     ctx.set('Location', started.status_url);
     respond(ctx, 202, started);
   });

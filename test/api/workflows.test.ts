@@ -49,6 +49,10 @@ describe('workflows API', () => {
       expect(patched.status).toBe(200);
       expect(patched.body.data).toMatchObject({ id, name: 'renamed', description: 'one transform' });
 
+      const empty = await api.http.patch(`/api/v1/workflows/${id}`).set(alice.auth).send({});
+      expect(empty.status).toBe(400);
+      expect(empty.body.error).toContain('at least one field');
+
       const deleted = await api.http.delete(`/api/v1/workflows/${id}`).set(alice.auth);
       expect(deleted.status).toBe(200);
       expect((await api.http.get(`/api/v1/workflows/${id}`).set(alice.auth)).status).toBe(404);
@@ -334,6 +338,19 @@ describe('workflows API', () => {
       for await (const e of api.temporal.workflow.list({ query: `StepwiseWorkflowId = "${wf}"` }))
         executions.push(e.workflowId);
       expect(executions.length).toBeLessThanOrEqual(1); // visibility is eventually consistent; never more than one
+    });
+
+    it('refuses (422) to start a workflow whose template was deleted since, naming the step', async () => {
+      const doomed = await insertTemplate(api.database.db, alice.id, { step_type: 'action', action_type: 'transform' });
+      const wf = await createWorkflow(api, alice, {
+        name: 'orphan',
+        steps: [{ id: 'gone', template_id: doomed._id, config: { expression: '1' } }],
+      });
+      await api.database.db.collection('agent_templates').deleteOne({ _id: doomed._id as never });
+      const res = await api.http.post(`/api/v1/workflows/${wf}/run`).set(alice.auth).send({});
+      expect(res.status).toBe(422);
+      expect(res.body.error).toContain('step "gone"');
+      expect(await api.database.db.collection('runs').countDocuments({ workflow_id: wf })).toBe(0);
     });
 
     it('runs is a fixed word: /workflows/runs/... never reaches :id', async () => {

@@ -232,7 +232,29 @@ describe('action steps on the real stack', () => {
     expect(status.status).toBe('completed');
     expect(status.outputs.len).toBe(200 * 1024);
     expect((status.outputs.get as { body: { blob: string } }).body.blob).toHaveLength(200 * 1024);
+    // The value appears once in the body: in `outputs`; the step carries a marker with its size.
+    expect(status.steps[0]?.output).toEqual({ stored_by_reference: true, bytes: expect.any(Number) });
     const stored = await api.database.db.collection('runs').findOne({ _id: runId as never });
     expect(stored?.steps[0].output_json).toContain('stepwise_blob');
+  });
+
+  it('R7: a 3 MB step output ends in a defined state (stored by reference, run completed)', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'huge',
+      steps: [
+        { id: 'make', template_id: tpl.transform._id, config: { expression: '$join([1..3000].$pad("", 1000, "x"))' } },
+        {
+          id: 'measure',
+          template_id: tpl.transform._id,
+          config: { expression: '$length($)', data: '{{steps.make.output}}' },
+        },
+      ],
+    });
+    const runId = await startRun(api, user, wf);
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('completed');
+    expect(status.outputs.measure).toBe(3_000_000);
+    expect(status.steps[0]?.output).toMatchObject({ stored_by_reference: true });
+    expect(await api.database.db.collection('blobs').countDocuments({ run_id: runId })).toBe(1);
   });
 });

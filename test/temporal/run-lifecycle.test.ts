@@ -16,6 +16,7 @@ import {
   waitForStatus,
 } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
+import { progressQuery } from '../../temporal/contract/messages';
 import type { ActionType } from '../../temporal/actions/types';
 
 describe('run lifecycle', () => {
@@ -64,8 +65,17 @@ describe('run lifecycle', () => {
     expect(wrongStep.status).toBe(400);
     expect(wrongStep.body.error).toContain('step_id');
 
-    const res = await approve(runId, { step_id: 'review', approved: true, comment: 'looks good' });
-    expect(res.status).toBe(200);
+    // The workflow's own view, through the progress query.
+    const progress = await api.temporal.workflow.getHandle(runId).query(progressQuery);
+    expect(progress).toMatchObject({ status: 'waiting', current_step: 'review', steps: { prepare: 'completed' } });
+
+    // Two decisions at once: exactly one is taken, the other is told the step is no longer waiting.
+    const [r1, r2] = await Promise.all([
+      approve(runId, { step_id: 'review', approved: true, comment: 'looks good' }),
+      approve(runId, { step_id: 'review', approved: true, comment: 'looks good' }),
+    ]);
+    expect([r1.status, r2.status].sort()).toEqual([200, 409]);
+    const res = r1.status === 200 ? r1 : r2;
     expect(res.body.data).toMatchObject({ run_id: runId, step_id: 'review', approved: true });
 
     const done = await waitForStatus(api, user, runId, isTerminal);
@@ -75,6 +85,20 @@ describe('run lifecycle', () => {
 
     const late = await approve(runId, { step_id: 'review', approved: true });
     expect(late.status).toBe(409);
+  });
+
+  it('?wait long-polls: the answer comes when the run changes', async () => {
+    const runId = await startRun(api, user, await approvalWorkflow());
+    await waitForStatus(api, user, runId, (s) => s.status === 'waiting');
+    const polled = api.http
+      .get(`/api/v1/workflows/runs/${runId}/status?wait=30`)
+      .set(user.auth)
+      .then((r) => r);
+    // The decision is sent once the poll is under way; the poll answers with the changed run, not the waiting one.
+    expect((await approve(runId, { step_id: 'review', approved: true })).status).toBe(200);
+    const res = await polled;
+    expect(res.status).toBe(200);
+    expect(res.body.data.steps[1].status).not.toBe('waiting');
   });
 
   it('approval: a rejection fails the run with the reason', async () => {

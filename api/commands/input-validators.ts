@@ -1,0 +1,54 @@
+/**
+ * Compiled `config.input_schema` validators, cached per workflow version (id + updated_at) so a run start does not
+ * compile the schema again (Ajv compilation costs far more than validation). Bounded; one cache per app, passed in.
+ */
+import type { ValidateFunction } from 'ajv';
+import type { WorkflowDoc } from '../../db/workflows';
+import type { JsonObject } from '../../temporal/contract/json';
+import { BadRequestError } from '../errors';
+import { newAjv } from './check-workflow';
+
+const MAX_ENTRIES = 500;
+
+export interface InputValidators {
+  /** Throws BadRequestError naming each offending field (`input.email: required`). */
+  check(workflow: Pick<WorkflowDoc, '_id' | 'updated_at' | 'config'>, input: JsonObject): void;
+}
+
+export function createInputValidators(): InputValidators {
+  const cache = new Map<string, ValidateFunction>();
+  const ajv = newAjv();
+  const validatorFor = (workflow: Pick<WorkflowDoc, '_id' | 'updated_at'>, schema: JsonObject): ValidateFunction => {
+    const key = `${workflow._id}@${workflow.updated_at.getTime()}`;
+    let fn = cache.get(key);
+    if (!fn) {
+      // Ajv keeps every compiled schema in its own cache as well: remove it there so only this bounded map holds it.
+      fn = ajv.compile(schema);
+      ajv.removeSchema(schema);
+      if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
+      cache.set(key, fn);
+    }
+    return fn;
+  };
+  return {
+    check(workflow, input) {
+      const schema = workflow.config.input_schema;
+      if (!schema) return;
+      const validateFn = validatorFor(workflow, schema);
+      if (validateFn(input)) return;
+      const problems = (validateFn.errors ?? []).slice(0, 5).map((e) => {
+        const path = e.instancePath
+          .split('/')
+          .filter(Boolean)
+          .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+          .join('');
+        if (e.keyword === 'required') {
+          const missing = (e.params as { missingProperty?: string }).missingProperty ?? '';
+          return `input${path}.${missing}: required`;
+        }
+        return `input${path}: ${e.message ?? 'invalid'}`;
+      });
+      throw new BadRequestError(problems.join('; '), 'invalid_input');
+    },
+  };
+}

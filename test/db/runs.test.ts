@@ -1,0 +1,88 @@
+/** The runs projection against the real MongoDB wire server: writes are per step and never revive a finished run. */
+import {
+  newRunDoc,
+  findRun,
+  markStepCompleted,
+  markStepRunning,
+  recordRunOutcome,
+  runsCollection,
+  setStepProgress,
+} from '../../db/runs';
+import type { RunSnapshot } from '../../temporal/contract/run';
+import { openTestDb, testConfig } from '../helpers/stack';
+import type { Database } from '../../db/client';
+
+function snapshot(runId: string): RunSnapshot {
+  const base = {
+    template_id: 'tpl_x',
+    template_name: 't',
+    input: null,
+    retry: { max_attempts: 3 },
+    timeout_seconds: 60,
+  };
+  return {
+    run_id: runId,
+    workflow_id: 'wf_x',
+    workflow_name: 'w',
+    owner_id: 'usr_owner',
+    input: {},
+    created_at: new Date().toISOString(),
+    steps: [
+      { ...base, id: 'a', kind: 'action', action_type: 'transform', config: {} },
+      { ...base, id: 'b', kind: 'agent', prompt: 'p', tasks: [], tools: [], model: 'openai:gpt-4o-mini', max_turns: 8 },
+    ],
+  };
+}
+
+describe('runs projection', () => {
+  let database: Database;
+  beforeAll(async () => {
+    database = await openTestDb(testConfig());
+  });
+  afterAll(async () => {
+    await database.db.dropDatabase();
+    await database.close();
+  });
+
+  const insert = async (runId: string) => {
+    await runsCollection(database.db).insertOne(
+      newRunDoc({ snapshot: snapshot(runId), namespace: 'default', taskQueue: 'q' }),
+    );
+  };
+
+  it('records each step and usage, and keeps outputs with keys MongoDB refuses as field names', async () => {
+    await insert('run_projection01');
+    expect(await markStepRunning(database.db, 'run_projection01', 'a', 2)).toBe(true);
+    await markStepCompleted(database.db, 'run_projection01', 'a', { $weird: 1, 'dotted.key': 2 });
+    await setStepProgress(database.db, 'run_projection01', 'b', {
+      turn: 2,
+      usage: { llm_calls: 2, input_tokens: 10, output_tokens: 5 },
+    });
+    const run = await findRun(database.db, 'usr_owner', 'run_projection01');
+    expect(run?.status).toBe('running');
+    expect(run?.steps[0]).toMatchObject({ status: 'completed', attempts: 2 });
+    expect(JSON.parse(run?.steps[0]?.output_json ?? 'null')).toEqual({ $weird: 1, 'dotted.key': 2 });
+    expect(run?.steps[1]).toMatchObject({ turns: 2, usage: { llm_calls: 2, input_tokens: 10, output_tokens: 5 } });
+    expect(await findRun(database.db, 'usr_other', 'run_projection01')).toBeNull();
+  });
+
+  it('never turns a terminal run back into a running one', async () => {
+    await insert('run_projection02');
+    expect(
+      await recordRunOutcome(database.db, 'run_projection02', {
+        status: 'cancelled',
+        error: { step_id: 'a', reason: 'cancelled', message: 'cancelled' },
+        stepUpdates: [
+          { id: 'a', status: 'failed', error: { reason: 'cancelled', message: 'cancelled' } },
+          { id: 'b', status: 'skipped' },
+        ],
+      }),
+    ).toBe(true);
+    expect(await markStepRunning(database.db, 'run_projection02', 'a', 2)).toBe(false);
+    expect(await markStepCompleted(database.db, 'run_projection02', 'a', 1)).toBe(false);
+    expect(await recordRunOutcome(database.db, 'run_projection02', { status: 'completed', error: null })).toBe(false);
+    const run = await findRun(database.db, 'usr_owner', 'run_projection02');
+    expect(run?.status).toBe('cancelled');
+    expect(run?.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
+  });
+});
