@@ -64,7 +64,20 @@ export function transcriptEntryId(runId: string, stepId: string, seq: number): s
   return `${runId}:${stepId}:${String(seq).padStart(6, '0')}`;
 }
 
-/** Writes (or overwrites) the entry at `seq`: idempotent under retries. */
+/** A later attempt of the same activity already wrote this entry: the caller is a zombie attempt and must stop. */
+export class TranscriptSupersededError extends Error {
+  readonly code = 'superseded';
+  constructor(id: string, attempt: number) {
+    super(`transcript entry ${id} was already written by an attempt after ${attempt}`);
+    this.name = 'TranscriptSupersededError';
+  }
+}
+
+/**
+ * Writes (or overwrites) the entry at `seq`: idempotent under retries. Only an equal or later attempt may overwrite,
+ * so a slow attempt that Temporal already gave up on (heartbeat timeout) cannot replace what the attempt the workflow
+ * accepted wrote — the later tool calls read their arguments from here.
+ */
 export async function putTranscriptEntry(
   db: Db,
   key: { runId: string; stepId: string; seq: number; attempt: number },
@@ -79,7 +92,13 @@ export async function putTranscriptEntry(
     attempt: key.attempt,
     written_at: new Date(),
   };
-  await transcriptsCollection(db).replaceOne({ _id }, doc, { upsert: true });
+  try {
+    await transcriptsCollection(db).replaceOne({ _id, attempt: { $lte: key.attempt } }, doc, { upsert: true });
+  } catch (err) {
+    // The filter missed because a later attempt's entry is there; the upsert then collides on _id.
+    if ((err as { code?: unknown }).code === 11000) throw new TranscriptSupersededError(_id, key.attempt);
+    throw err;
+  }
 }
 
 /** Entries of one step with seq below `beforeSeq` (all when omitted), in order. */

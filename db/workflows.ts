@@ -10,6 +10,9 @@ export interface WorkflowStepDoc {
   tools?: string[];
   tasks?: string[];
   model?: string;
+  /** Agent steps: override the template's turn limit and answer schema. */
+  max_turns?: number;
+  output_schema?: JsonObject;
   config?: JsonObject;
   input?: JsonValue;
   retry?: RetrySettings;

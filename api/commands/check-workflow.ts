@@ -57,6 +57,15 @@ export async function checkWorkflow(
     } else {
       problems.push(...checkKind(step, template, where));
     }
+    if (step.output_schema) {
+      try {
+        newAjv().compile(step.output_schema);
+      } catch (err) {
+        problems.push(
+          `${where}.output_schema: not a valid JSON Schema (${err instanceof Error ? err.message : 'invalid'})`,
+        );
+      }
+    }
     for (const [j, tool] of (step.tools ?? []).entries()) {
       if (!isToolName(tool)) problems.push(`${where}.tools[${j}]: unknown tool "${tool}"`);
     }
@@ -75,7 +84,7 @@ export async function checkWorkflow(
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {
   if (template.step_type === 'agent') return [];
   const problems: string[] = [];
-  for (const field of ['prompt', 'tools', 'tasks', 'model'] as const) {
+  for (const field of ['prompt', 'tools', 'tasks', 'model', 'max_turns', 'output_schema'] as const) {
     if (step[field] !== undefined) problems.push(`${where}.${field}: only agent steps take ${field}`);
   }
   if (!template.action_type) return [...problems, `${where}.template_id: action template without action_type`];

@@ -63,6 +63,7 @@ function stepSnapshot(
       timeout_seconds: step.timeout_seconds ?? workflow.config.step_timeout_seconds ?? DEFAULT_ACTION_TIMEOUT_SECONDS,
     };
   }
+  const outputSchema = step.output_schema ?? template.output_schema;
   return {
     ...base,
     kind: 'agent',
@@ -70,8 +71,8 @@ function stepSnapshot(
     tasks: step.tasks ?? template.default_tasks,
     tools: step.tools ?? template.default_tools,
     model: step.model ?? template.model ?? config.LLM_DEFAULT_MODEL,
-    max_turns: template.max_turns ?? DEFAULT_MAX_TURNS,
-    ...(template.output_schema ? { output_schema: template.output_schema } : {}),
+    max_turns: step.max_turns ?? template.max_turns ?? DEFAULT_MAX_TURNS,
+    ...(outputSchema ? { output_schema: outputSchema } : {}),
     ...(typeof template.config.temperature === 'number' ? { temperature: template.config.temperature } : {}),
     ...(typeof template.config.max_output_tokens === 'number'
       ? { max_output_tokens: template.config.max_output_tokens }

@@ -36,6 +36,10 @@ export const workflowStepBody = z.strictObject({
     .optional()
     .meta({ description: 'Agent steps: overrides default_tools.' }),
   tasks: z.array(z.string().min(1).max(2_000)).max(50).optional(),
+  max_turns: z.number().int().min(1).max(50).optional().meta({ description: 'Agent steps: overrides max_turns.' }),
+  output_schema: jsonObject
+    .optional()
+    .meta({ description: 'Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template.' }),
   model: z
     .string()
     .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')

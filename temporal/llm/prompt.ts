@@ -26,6 +26,9 @@ export function buildSystemPrompt(parts: PromptParts): string {
   return sections.join('\n\n');
 }
 
+/** Largest user message (the rendered step input) an agent step sends: about 64k tokens. */
+export const MAX_USER_MESSAGE_BYTES = 256 * 1024;
+
 /** The rendered step input as the user message: strings as they are, anything else as JSON. */
 export function buildUserMessage(input: JsonValue): string {
   return typeof input === 'string' ? input : JSON.stringify(input, null, 2);

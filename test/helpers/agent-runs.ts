@@ -19,6 +19,8 @@ export interface AgentCase {
   output_schema?: JsonObject;
   /** Agent settings: `temperature`, `max_output_tokens`. */
   config?: JsonObject;
+  /** Extra fields of the workflow step (overrides such as `max_turns`, `output_schema`). */
+  step?: JsonObject;
   max_attempts?: number;
   timeout_seconds?: number;
 }
@@ -52,6 +54,7 @@ export async function createAgentWorkflow(api: TestApi, user: TestUser, c: Agent
         input: '{{input.question}}',
         ...(c.max_attempts ? { retry: { max_attempts: c.max_attempts } } : {}),
         ...(c.timeout_seconds ? { timeout_seconds: c.timeout_seconds } : {}),
+        ...c.step,
       },
     ],
   });

@@ -14,15 +14,17 @@ import {
   putTranscriptEntry,
   readTranscript,
   toLlmMessages,
+  TranscriptSupersededError,
   usageOf,
   type TranscriptEntry,
 } from '../../../db/transcripts';
-import { toActivityError } from '../../failures';
+import { NonRetryableError, toActivityError } from '../../failures';
 import {
   buildRepairMessage,
   buildSystemPrompt,
   buildUserMessage,
   createLlmProvider,
+  MAX_USER_MESSAGE_BYTES,
   type LlmToolSpec,
 } from '../../llm';
 import { getTool, toolParametersSchema } from '../../tools/registry';
@@ -78,7 +80,15 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         };
         const input = await resolveOutputRefs(deps.db, s.input);
         await putTranscriptEntry(deps.db, key(seq++), setup);
-        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text: buildUserMessage(input), repair: false });
+        const text = buildUserMessage(input);
+        const bytes = Buffer.byteLength(text, 'utf8');
+        if (bytes > MAX_USER_MESSAGE_BYTES) {
+          throw new NonRetryableError(
+            'invalid_input',
+            `the step input is ${bytes} bytes; an agent step takes at most ${MAX_USER_MESSAGE_BYTES}`,
+          );
+        }
+        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text, repair: false });
       }
       if (req.repair !== undefined) {
         await putTranscriptEntry(deps.db, key(seq++), {
@@ -94,6 +104,10 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
 
       const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
+      // The status shows the turn in flight (and the usage of the calls before it) while the model thinks.
+      await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
+        (err: unknown) => log.warn({ err }, 'could not record agent progress'),
+      );
       const result = await provider.generate({
         system: setup.system,
         messages: toLlmMessages(history),
@@ -146,6 +160,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
       return outcome;
     } catch (err) {
+      // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
       const failure = toActivityError(err);
       if (failure instanceof ApplicationFailure) {
         const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;

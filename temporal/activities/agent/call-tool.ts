@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
-import { getTranscriptEntry, putTranscriptEntry } from '../../../db/transcripts';
+import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import type { JsonValue } from '../../contract/json';
 import { classify } from '../../failures';
 import type { Mailer } from '../../mail/mailer';
@@ -91,20 +91,23 @@ export function createCallToolActivity(deps: CallToolDeps) {
 
     const outcome = await run();
     const { output, truncated } = truncate(outcome.output);
-    await putTranscriptEntry(
-      deps.db,
-      { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt },
-      {
-        kind: 'tool',
-        turn: req.turn,
-        call_id: call.id,
-        name: call.name,
-        args: call.args,
-        output,
-        is_error: outcome.is_error,
-        truncated,
-      },
-    );
+    const entry = {
+      kind: 'tool' as const,
+      turn: req.turn,
+      call_id: call.id,
+      name: call.name,
+      args: call.args,
+      output,
+      is_error: outcome.is_error,
+      truncated,
+    };
+    try {
+      await putTranscriptEntry(deps.db, { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt }, entry);
+    } catch (err) {
+      // A zombie attempt (Temporal already moved on): the accepted attempt's result stays.
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
+      throw err;
+    }
     deps.logger.debug(
       { run_id: req.run_id, step_id: req.step_id, tool: call.name, ok: !outcome.is_error },
       'tool call done',

@@ -5,7 +5,7 @@
  * endpoint. Asserts what the model was sent, which tools ran with which arguments, outputs, usage, attempts and
  * failure reasons.
  */
-import { createAgentWorkflow, getTranscript, runAgent } from '../../helpers/agent-runs';
+import { createAgentWorkflow, getTranscript, insertAgentTemplate, runAgent } from '../../helpers/agent-runs';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import {
@@ -17,7 +17,7 @@ import {
   type TestWorker,
 } from '../../helpers/stack';
 import { createTestUser, type TestUser } from '../../helpers/users';
-import { isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
+import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
 
 const OPENAI_KEY = 'sk-test-agentloop-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-agentloop-0123456789';
@@ -312,12 +312,12 @@ describe('agent steps on the run workflow', () => {
       api,
       user,
       runId,
-      (s) => (s.steps[0] as unknown as { turns: number | null }).turns === 1,
+      (s) => (s.steps[0] as unknown as { turns: number | null }).turns === 2,
     );
     expect(running.status).toBe('running');
     expect(running.steps[0]).toMatchObject({
       status: 'running',
-      turns: 1,
+      turns: 2, // the turn in flight; usage counts the completed call
       usage: { llm_calls: 1, input_tokens: 10, output_tokens: 2 },
     });
     expect(running.usage).toEqual({ llm_calls: 1, input_tokens: 10, output_tokens: 2 });
@@ -340,5 +340,71 @@ describe('agent steps on the run workflow', () => {
     const history = historyText(await api.temporal.workflow.getHandle(runId).fetchHistory());
     expect(history).toContain('stepwise_blob');
     expect(history).not.toContain('The end.');
+  });
+
+  it("a step's max_turns and output_schema override the template's, and are checked on write", async () => {
+    const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
+    const script = llm.script(uniqueId('gpt-'), [{ text: '{"n": 7}' }]);
+    const ok = await runAgent(api, user, {
+      model: `openai:${script.model}`,
+      max_turns: 8,
+      step: { max_turns: 1, output_schema: schema },
+    });
+    expect(ok.status.status).toBe('completed');
+    expect(ok.status.outputs.ask).toEqual({ n: 7 });
+    expect((script.requests[0]!.body.messages as Msg[])[0]!.content).toContain(JSON.stringify(schema));
+    expect((await getTranscript(api, user, ok.runId)).max_turns).toBe(1);
+
+    const looping = llm.script(uniqueId('gpt-'), [{ toolCalls: [{ name: 'calculator', args: { expression: '1' } }] }]);
+    const limited = await runAgent(api, user, {
+      model: `openai:${looping.model}`,
+      max_turns: 8,
+      step: { max_turns: 1 },
+    });
+    expect(limited.status.error).toMatchObject({ reason: 'turn_limit' });
+    expect(looping.requests).toHaveLength(1);
+
+    await expect(
+      createAgentWorkflow(api, user, { model: 'openai:x', step: { output_schema: { type: 'nonsense' } } }),
+    ).rejects.toThrow(/steps\[0\] \(ask\)\.output_schema: not a valid JSON Schema/);
+    const transform = await insertTemplate(api.database.db, user.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: '1' },
+    });
+    await expect(
+      createWorkflow(api, user, { name: 'x', steps: [{ id: 'shape', template_id: transform._id, max_turns: 2 }] }),
+    ).rejects.toThrow(/steps\[0\] \(shape\)\.max_turns: only agent steps take max_turns/);
+  });
+
+  it('an earlier step output stored by reference reaches the model; beyond 256 KiB the step fails non-retryably', async () => {
+    const transform = await insertTemplate(api.database.db, user.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: '$pad("", size, "x")' },
+    });
+    const script = llm.script(uniqueId('gpt-'), [{ text: 'many x' }]);
+    const agent = await insertAgentTemplate(api, user, { model: `openai:${script.model}`, tools: [] });
+    const run = async (size: number) => {
+      const workflowId = await createWorkflow(api, user, {
+        name: 'big input',
+        steps: [
+          { id: 'big', template_id: transform._id, config: { data: { size } } },
+          { id: 'ask', template_id: agent._id, input: '{{steps.big.output}}' },
+        ],
+      });
+      const runId = await startRun(api, user, workflowId, {});
+      return waitForStatus(api, user, runId, isTerminal);
+    };
+
+    const fits = await run(100_000); // above the 64 KiB inline limit: passed by reference
+    expect(fits.status).toBe('completed');
+    expect((script.requests[0]!.body.messages as Msg[])[1]!.content).toBe('x'.repeat(100_000));
+
+    const tooBig = await run(300_000);
+    expect(tooBig.status).toBe('failed');
+    expect(tooBig.error).toMatchObject({ step_id: 'ask', reason: 'non_retryable' });
+    expect(tooBig.error!.message).toContain('at most 262144');
+    expect(script.requests).toHaveLength(1);
   });
 });
