@@ -3,14 +3,15 @@
  * /livez and /readyz (and /metrics) on WORKER_HEALTH_PORT. SIGTERM/SIGINT drain in-flight activities within the grace
  * time (the SDK installs those signal handlers).
  */
-import http from 'node:http';
 import { NativeConnection } from '@temporalio/worker';
+import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadConfigOrExit } from '../config';
 import { connectDatabase } from '../db/client';
 import { createLogger } from '../api/logger';
 import { retryUntil } from '../api/startup';
 import { ensureWorkflowBundle } from './bundle';
 import { createWorker } from './create-worker';
+import { createWorkerHealthServer } from './health-server';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -28,12 +29,9 @@ async function main(): Promise<void> {
   const worker = await createWorker({ config, db: database.db, logger, connection: connection!, workflowBundlePath });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
-    const health = http.createServer((req, res) => {
-      const state = worker.getState();
-      const ok = req.url === '/livez' ? state !== 'FAILED' : state === 'RUNNING';
-      res.writeHead(req.url === '/livez' || req.url === '/readyz' ? (ok ? 200 : 503) : 404, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify(ok ? { data: { state }, error: null } : { data: null, error: `worker state ${state}` }));
-    });
+    const metrics = new Registry();
+    collectDefaultMetrics({ register: metrics });
+    const health = createWorkerHealthServer({ state: () => worker.getState(), metrics });
     health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
     health.unref();
   }
@@ -45,6 +43,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  process.stderr.write(`worker failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`worker failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run dev` smoke test: the real dev stack as a child process on free ports and a throwaway state folder, checked
+ * `npm run dev` smoke tests: the real dev stack as a child process on free ports and a throwaway state folder, checked
  * through the URLs it prints, then stopped with SIGINT (as Ctrl-C would) — and not one process it started survives.
  */
 import { spawn } from 'node:child_process';
@@ -12,27 +12,98 @@ import { authenticateKey } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
 import { repoRoot, runTs } from '../helpers/run-node';
+import { uniqueId } from '../helpers/stack';
 
 jest.setTimeout(300_000);
 
+interface DevRun {
+  pid: number;
+  output(): string;
+  exited: Promise<number | null>;
+  /** Every process of the stack seen so far (the dev process, its children and theirs). */
+  seen: ProcInfo[];
+}
+
+const runs: DevRun[] = [];
+
+function startDev(env: Record<string, string>): DevRun {
+  // Its own process group, like a shell job: SIGINT to the group is what Ctrl-C in a terminal sends.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'devstack', 'dev.ts')], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const run: DevRun = {
+    pid: child.pid!,
+    output: () => output,
+    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
+    seen: [],
+  };
+  runs.push(run);
+  return run;
+}
+
+async function waitUntilRunning(run: DevRun): Promise<void> {
+  let exitCode: number | null | undefined;
+  void run.exited.then((c) => (exitCode = c));
+  await waitFor(
+    'npm run dev to print its URLs',
+    () => {
+      if (exitCode !== undefined) throw new Error(`dev exited early (code ${exitCode}):\n${run.output()}`);
+      return run.output().includes('Press Ctrl-C to stop.');
+    },
+    { timeoutMs: 180_000, intervalMs: 200 },
+  );
+  run.seen = processTree(run.pid);
+}
+
+/** SIGINT to the group, then: exit code 0, and no process of the stack left, by pid or by process group. */
+async function stopAndExpectNothingLeft(run: DevRun): Promise<void> {
+  process.kill(-run.pid, 'SIGINT');
+  expect(await run.exited).toBe(0);
+  expect(run.output()).toContain('[stepwise] stopped');
+  const pids = run.seen.map((p) => p.pid);
+  const groups = [...new Set(run.seen.map((p) => p.pgid))];
+  await waitFor('every process of the stack to be gone', () => survivors(pids, groups).length === 0, {
+    timeoutMs: 10_000,
+  });
+}
+
+function commandLines(procs: ProcInfo[]): string[] {
+  return procs.map((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' ');
+    } catch {
+      return '';
+    }
+  });
+}
+
+const printed = (run: DevRun, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(run.output())?.[1];
+
 describe('npm run dev', () => {
   let dir: string;
-  let output = '';
-  let seen: ProcInfo[] = [];
 
   beforeAll(() => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-dev-'));
   });
   afterAll(() => {
-    // Only if an assertion failed half-way: kill whatever this test started, by pid and process group.
-    for (const p of survivors(
-      seen.map((s) => s.pid),
-      [...new Set(seen.map((s) => s.pgid))],
-    )) {
-      try {
-        process.kill(p.pid, 'SIGKILL');
-      } catch {
-        // gone
+    // Only when an assertion failed half-way: kill whatever these tests started, by pid and process group.
+    for (const run of runs) {
+      const procs = [...run.seen, ...processTree(run.pid)];
+      for (const p of survivors(
+        procs.map((s) => s.pid),
+        [...new Set(procs.map((s) => s.pgid))],
+      )) {
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {
+          // gone
+        }
       }
     }
     fs.rmSync(dir, { recursive: true, force: true });
@@ -46,41 +117,18 @@ describe('npm run dev', () => {
       DEV_MONGODB_PORT: await freePort(),
       WORKER_HEALTH_PORT: await freePort(),
     };
-    const env = {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
+    const stateDir = path.join(dir, 'full');
+    const run = startDev({
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
-      DEV_STATE_DIR: dir,
-      LOG_LEVEL: 'warn',
-    };
-    // Its own process group, like a shell job: SIGINT to the group is what Ctrl-C in a terminal sends.
-    const dev = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'devstack', 'dev.ts')], {
-      cwd: repoRoot,
-      env,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      DEV_STATE_DIR: stateDir,
     });
-    dev.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    dev.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    const exited = new Promise<number | null>((resolve) => dev.once('exit', (code) => resolve(code)));
-    let exitCode: number | null | undefined;
-    void exited.then((c) => (exitCode = c));
+    await waitUntilRunning(run);
 
-    await waitFor(
-      'npm run dev to print its URLs',
-      () => {
-        if (exitCode !== undefined) throw new Error(`dev exited early (code ${exitCode}):\n${output}`);
-        return output.includes('Press Ctrl-C to stop.');
-      },
-      { timeoutMs: 180_000, intervalMs: 200 },
-    );
-    const printed = (label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(output)?.[1];
-    const apiUrl = printed('API');
-    const uiUrl = printed('Temporal Web UI');
-    const demoKey = printed('Demo API key');
-    expect(apiUrl).toBe(`http://127.0.0.1:${ports.API_PORT}/api/v1`);
+    const uiUrl = printed(run, 'Temporal Web UI');
+    const demoKey = printed(run, 'Demo API key');
+    expect(printed(run, 'API')).toBe(`http://127.0.0.1:${ports.API_PORT}/api/v1`);
     expect(uiUrl).toBe(`http://127.0.0.1:${ports.DEV_TEMPORAL_UI_PORT}`);
-    expect(output).toContain(`${path.join(dir, 'logs')}/{api,worker,temporal,mongodb}.log`);
+    expect(run.output()).toContain(`${path.join(stateDir, 'logs')}/{api,worker,temporal,mongodb}.log`);
 
     const readyz = await fetch(`http://127.0.0.1:${ports.API_PORT}/readyz`);
     expect(readyz.status).toBe(200);
@@ -98,32 +146,50 @@ describe('npm run dev', () => {
     } finally {
       await database.close();
     }
-    expect(fs.readFileSync(path.join(dir, 'demo-key'), 'utf8').trim()).toBe(demoKey);
-    expect(fs.statSync(path.join(dir, 'demo-key')).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(path.join(stateDir, 'demo-key'), 'utf8').trim()).toBe(demoKey);
+    expect(fs.statSync(path.join(stateDir, 'demo-key')).mode & 0o777).toBe(0o600);
     // Data went to the throwaway folder, not the repo's.
-    expect(fs.existsSync(path.join(dir, 'data', 'temporal.db'))).toBe(true);
+    expect(fs.existsSync(path.join(stateDir, 'data', 'temporal.db'))).toBe(true);
 
     // Everything it started, as seen while running: temporal, mongodb, worker, api (each in its own group) and helpers.
-    seen = processTree(dev.pid!);
-    const names = seen.map((p) => fs.readFileSync(`/proc/${p.pid}/cmdline`, 'utf8').replace(/\0/g, ' '));
-    expect(names.some((n) => n.includes('server start-dev'))).toBe(true);
-    expect(names.some((n) => n.includes('api/server.ts'))).toBe(true);
-    expect(names.some((n) => n.includes('temporal/worker.ts'))).toBe(true);
-    expect(seen.length).toBeGreaterThanOrEqual(5);
+    const names = commandLines(run.seen);
+    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'temporal/worker.ts']) {
+      expect(names.filter((n) => n.includes(part))).toHaveLength(1);
+    }
 
-    process.kill(-dev.pid!, 'SIGINT');
-    expect(await exited).toBe(0);
-    expect(output).toContain('[stepwise] stopped');
-    await waitFor(
-      'every process of the stack to be gone',
-      () =>
-        survivors(
-          seen.map((p) => p.pid),
-          [...new Set(seen.map((p) => p.pgid))],
-        ).length === 0,
-      { timeoutMs: 10_000 },
-    );
+    await stopAndExpectNothingLeft(run);
     for (const port of Object.values(ports)) expect(await isPortOpen(port)).toBe(false);
+  });
+
+  it('starts no server of its own when TEMPORAL_ADDRESS and MONGODB_URI are set', async () => {
+    const apiPort = await freePort();
+    // Ports a started server would take: they must stay closed.
+    const unusedTemporal = await freePort();
+    const unusedMongo = await freePort();
+    const run = startDev({
+      API_PORT: String(apiPort),
+      TEMPORAL_ADDRESS: process.env.STEPWISE_TEST_TEMPORAL_ADDRESS!,
+      MONGODB_URI: process.env.STEPWISE_TEST_MONGODB_URI!,
+      MONGODB_DB: uniqueId('dev_'),
+      TEMPORAL_TASK_QUEUE: uniqueId('dev-queue-'),
+      DEV_TEMPORAL_PORT: String(unusedTemporal),
+      DEV_MONGODB_PORT: String(unusedMongo),
+      DEV_STATE_DIR: path.join(dir, 'external'),
+    });
+    await waitUntilRunning(run);
+    expect(run.output()).toContain(`temporal: using TEMPORAL_ADDRESS=${process.env.STEPWISE_TEST_TEMPORAL_ADDRESS}`);
+    expect(run.output()).toContain('mongodb: using MONGODB_URI');
+    expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).toBe(200);
+
+    const names = commandLines(run.seen);
+    expect(
+      names.filter((n) => n.includes('server start-dev') || n.includes('Launcher') || n.includes('mongod')),
+    ).toEqual([]);
+    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('temporal/worker.ts'))).toHaveLength(2);
+    expect(await isPortOpen(unusedTemporal)).toBe(false);
+    expect(await isPortOpen(unusedMongo)).toBe(false);
+
+    await stopAndExpectNothingLeft(run);
   });
 
   it('refuses to start when a port is taken or used twice, naming the settings, before starting anything', async () => {
@@ -137,7 +203,7 @@ describe('npm run dev', () => {
         DEV_TEMPORAL_PORT: String(shared),
         DEV_TEMPORAL_UI_PORT: String(shared),
         DEV_MONGODB_PORT: String(await freePort()),
-        DEV_STATE_DIR: dir,
+        DEV_STATE_DIR: path.join(dir, 'refused'),
       });
       expect(res.code).toBe(1);
       expect(res.stdout).toContain(
