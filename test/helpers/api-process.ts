@@ -65,6 +65,8 @@ export async function spawnApi(config: Config, extraEnv: Record<string, string> 
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', onData);
+  // A caller that does not wait for readiness (e.g. quiet log level) must not get an unhandled rejection at exit.
+  ready.catch(() => undefined);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', (code) => {
       failReady(new Error(`API exited (${code}) before it was ready:\n${out}`));
