@@ -12,6 +12,7 @@ import type { JsonValue } from '../contract/json';
 import { classifyLlmError, LlmError } from './errors';
 import { toModelMessages } from './messages';
 import { parseModelRef } from './model-ref';
+import { withUniqueToolCallIds } from './tool-call-ids';
 import type { GenerateRequest, GenerateResult, LlmProvider, LlmToolCall, ModelRef } from './types';
 
 /** What the provider layer needs from the configuration (keys and base URLs live only here, never in payloads). */
@@ -37,7 +38,11 @@ function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
     case 'openai':
       if (!config.OPENAI_API_KEY) throw notConfigured(ref, 'OPENAI_API_KEY');
       // Chat completions rather than the Responses API: it is what OpenAI-compatible gateways behind OPENAI_BASE_URL speak.
-      return createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }).chat(ref.name);
+      return createOpenAI({
+        apiKey: config.OPENAI_API_KEY,
+        baseURL: config.OPENAI_BASE_URL,
+        fetch: withUniqueToolCallIds(),
+      }).chat(ref.name);
     case 'anthropic':
       if (!config.ANTHROPIC_API_KEY) throw notConfigured(ref, 'ANTHROPIC_API_KEY');
       return createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(ref.name);
@@ -48,6 +53,7 @@ function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
         name: 'compat',
         baseURL: config.LLM_BASE_URL,
         apiKey: config.LLM_API_KEY,
+        fetch: withUniqueToolCallIds(),
       }).chatModel(ref.name);
   }
 }

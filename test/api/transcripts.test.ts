@@ -19,7 +19,6 @@ describe('GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript', () => {
       testConfig({
         OPENAI_API_KEY: 'sk-test-transcript-key-000',
         OPENAI_BASE_URL: llm.baseUrl,
-        PUBLIC_URL: 'http://127.0.0.1:3000',
       }),
     );
     worker = await startTestWorker(api.config, api.database);

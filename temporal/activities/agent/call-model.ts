@@ -8,7 +8,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
-import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
+import {
+  BlobMissingError,
+  BlobPathError,
+  OutputTooLargeError,
+  resolveOutputRefs,
+  storeOutput,
+} from '../../../db/blobs';
 import { markStepFailed, markStepRunning, setStepProgress } from '../../../db/runs';
 import {
   putTranscriptEntry,
@@ -25,6 +31,7 @@ import {
   buildUserMessage,
   createLlmProvider,
   MAX_USER_MESSAGE_BYTES,
+  type LlmToolCall,
   type LlmToolSpec,
 } from '../../llm';
 import { getTool, toolParametersSchema } from '../../tools/registry';
@@ -47,6 +54,25 @@ function toolSpecs(names: string[]): LlmToolSpec[] {
     if (!tool) throw ApplicationFailure.nonRetryable(`tool "${name}" does not exist`, 'invalid_config');
     return { name: tool.name, description: tool.description, parameters: toolParametersSchema(tool) as JsonObject };
   });
+}
+
+/** Some OpenAI-compatible servers send empty or repeated call ids; results are matched to calls by id, so make them unique. */
+function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[] {
+  const seen = new Set<string>();
+  return calls.map((call, i) => {
+    const id = call.id && !seen.has(call.id) ? call.id : `call_${assistantSeq}_${i}`;
+    seen.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/** Errors of the large-output store: retrying cannot help. */
+function storageFailure(err: unknown): unknown {
+  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
+  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
+    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
+  }
+  return err;
 }
 
 export function createCallModelActivity(deps: AgentActivityDeps) {
@@ -119,15 +145,16 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
+      const toolCalls = uniqueCallIds(result.toolCalls, assistantSeq);
       const base = { next_seq: seq, usage: result.usage };
       let outcome: CallModelResult;
       let final = false;
-      if (result.toolCalls.length > 0) {
+      if (toolCalls.length > 0) {
         outcome = {
           ...base,
           kind: 'tool_calls',
           assistant_seq: assistantSeq,
-          calls: result.toolCalls.map((c) => ({ id: c.id, name: c.name })),
+          calls: toolCalls.map((c) => ({ id: c.id, name: c.name })),
         };
       } else {
         const answer = checker.check(result.text, setup.output_schema);
@@ -146,7 +173,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         kind: 'assistant',
         turn: req.turn,
         text: result.text,
-        tool_calls: result.toolCalls,
+        tool_calls: toolCalls,
         usage: result.usage,
         finish_reason: result.finishReason,
         final,
@@ -162,7 +189,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     } catch (err) {
       // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      const failure = toActivityError(err);
+      const failure = toActivityError(storageFailure(err));
       if (failure instanceof ApplicationFailure) {
         const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
         await markStepFailed(

@@ -72,7 +72,8 @@ export function createCallToolActivity(deps: CallToolDeps) {
         const output = await tool.execute(parsed.data, {
           config: deps.config,
           mailer: deps.mailer,
-          idempotencyKey: `${req.run_id}:${req.step_id}:${call.id}`,
+          // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
+          idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
           signal: ctx.cancellationSignal,
         });
         return { output: (output ?? null) as JsonValue, is_error: false };

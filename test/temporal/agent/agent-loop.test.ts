@@ -7,6 +7,7 @@
  */
 import { createAgentWorkflow, getTranscript, insertAgentTemplate, runAgent } from '../../helpers/agent-runs';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
+import { startTestSmtp, type TestSmtp } from '../../helpers/smtp';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import {
   startTestApi,
@@ -43,6 +44,7 @@ async function until(condition: () => boolean, what: string, timeoutMs = 30_000)
 describe('agent steps on the run workflow', () => {
   let llm: LlmServer;
   let sink: HttpSink;
+  let smtp: TestSmtp;
   let api: TestApi;
   let worker: TestWorker;
   let user: TestUser;
@@ -50,9 +52,11 @@ describe('agent steps on the run workflow', () => {
   beforeAll(async () => {
     llm = await startLlmServer();
     sink = await startHttpSink();
+    smtp = await startTestSmtp();
     api = await startTestApi(
       testConfig({
         HTTP_ALLOWED_HOSTS: sink.host,
+        SMTP_URL: smtp.url,
         OPENAI_API_KEY: OPENAI_KEY,
         OPENAI_BASE_URL: llm.baseUrl,
         ANTHROPIC_API_KEY: ANTHROPIC_KEY,
@@ -67,6 +71,7 @@ describe('agent steps on the run workflow', () => {
     await api?.close();
     await llm?.close();
     await sink?.close();
+    await smtp?.close();
   });
 
   it('runs model → tool → model: prompt, numbered tasks, tool schemas, tool result, output and usage', async () => {
@@ -406,5 +411,36 @@ describe('agent steps on the run workflow', () => {
     expect(tooBig.error).toMatchObject({ step_id: 'ask', reason: 'non_retryable' });
     expect(tooBig.error!.message).toContain('at most 262144');
     expect(script.requests).toHaveLength(1);
+  });
+
+  it('side-effecting tools: one e-mail per call, distinct even when the provider sends empty or reused call ids', async () => {
+    const mail = (to: string) => ({ name: 'send_email', args: { to, subject: `hi ${to}`, text: 'hello' } });
+    const script = llm.script(uniqueId('gpt-'), [
+      {
+        toolCalls: [
+          { ...mail('a@example.test'), id: '' },
+          { ...mail('b@example.test'), id: '' },
+        ],
+      },
+      // A server that numbers calls per response reuses the id the first turn ended up with.
+      { toolCalls: [{ ...mail('c@example.test'), id: 'call_0_0' }] },
+      { text: 'sent three' },
+    ]);
+    const before = smtp.messages.length;
+    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: ['send_email'] });
+    expect(status.status).toBe('completed');
+    const received = (await smtp.waitForMessages(before + 3)).slice(before);
+    expect(received.map((m) => m.envelope.to[0]).sort()).toEqual([
+      'a@example.test',
+      'b@example.test',
+      'c@example.test',
+    ]);
+    expect(new Set(received.map((m) => m.messageId)).size).toBe(3);
+    const toolIds = (script.requests[1]!.body.messages as { role: string; tool_call_id?: string }[])
+      .filter((m) => m.role === 'tool')
+      .map((m) => m.tool_call_id);
+    expect(toolIds).toEqual(['call_0_0', 'call_0_1']);
+    const tools = (await getTranscript(api, user, runId)).entries.filter((e) => e.role === 'tool');
+    expect(tools.map((t) => t.is_error)).toEqual([false, false, false]);
   });
 });
