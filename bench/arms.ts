@@ -240,15 +240,11 @@ export async function b5StatusRead(ctx: BenchContext): Promise<Row> {
   };
 }
 
-function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
-  return new Promise((resolve, reject) => {
-    autocannon({ url, connections: 50, duration: seconds, headers }, (err, result) => {
-      if (err) reject(err);
-      else if (result.non2xx > 0 || result.errors > 0)
-        reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
-      else resolve(result.requests.average);
-    });
-  });
+async function cannon(url: string, headers: Record<string, string>, seconds: number): Promise<number> {
+  const result = await autocannon({ url, connections: 50, duration: seconds, headers });
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  return result.requests.average;
 }
 
 export async function b7Reads(ctx: BenchContext): Promise<Row> {

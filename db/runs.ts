@@ -273,6 +273,24 @@ export async function recordRunOutcome(
   return res.modifiedCount === 1;
 }
 
+/**
+ * Fills in outputs of completed steps whose completion write was lost (a database outage longer than the workflow's
+ * retries), from Temporal's record of the run. Only empty outputs are written, so a newer projection write wins.
+ */
+export async function restoreLostOutputs(
+  db: Db,
+  runId: string,
+  outputs: Record<string, JsonValue | OutputRef>,
+): Promise<void> {
+  for (const [stepId, output] of Object.entries(outputs)) {
+    await runsCollection(db).updateOne(
+      { _id: runId },
+      { $set: { 'steps.$[s].output_json': JSON.stringify(output) } },
+      { arrayFilters: [{ 's.id': stepId, 's.status': 'completed', 's.output_json': null }] },
+    );
+  }
+}
+
 /** Records the result of a liveness check (read-repair found the run still open in Temporal). */
 export async function setRunLiveness(db: Db, runId: string, liveness: RunLiveness): Promise<void> {
   await runsCollection(db).updateOne({ _id: runId, status: notTerminal }, { $set: { liveness } });

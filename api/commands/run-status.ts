@@ -19,6 +19,7 @@ import {
   findRun,
   isTerminal,
   recordRunOutcome,
+  restoreLostOutputs,
   setRunLiveness,
   type RunDoc,
   type RunLiveness,
@@ -26,7 +27,7 @@ import {
 } from '../../db/runs';
 import { readBlob } from '../../db/blobs';
 import type { JsonValue } from '../../temporal/contract/json';
-import { isOutputRef, type RunError } from '../../temporal/contract/run';
+import { isOutputRef, type RunError, type RunResult } from '../../temporal/contract/run';
 import { RUN_FAILED_FAILURE_TYPE } from '../../temporal/contract/steps';
 import { NotFoundError } from '../errors';
 
@@ -58,8 +59,31 @@ export async function getRunStatus(
   let run = await findRun(deps.db, ownerId, runId);
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   if (opts.waitSeconds && !isTerminal(run.status)) run = await waitForChange(deps.db, run, opts.waitSeconds * 1000);
-  if (isTerminal(run.status) || !needsCheck(deps.config, run, Date.now())) return run;
-  return (await checkWithTemporal(deps, run)) ?? run;
+  if (!isTerminal(run.status) && needsCheck(deps.config, run, Date.now()))
+    run = (await checkWithTemporal(deps, run)) ?? run;
+  return repairLostOutputs(deps, run);
+}
+
+/**
+ * A completed run with a completed step that has no output lost that step's completion write (the database was down
+ * longer than the workflow retries its projection writes). Temporal's result holds the outputs (unless they were
+ * too large for it): they are written back, so this costs one Temporal call once. Otherwise the view is unchanged.
+ */
+async function repairLostOutputs(deps: RunStatusDeps, run: RunView): Promise<RunView> {
+  const lost = run.steps.filter((s) => s.status === 'completed' && s.output_json === null).map((s) => s.id);
+  if (run.status !== 'completed' || lost.length === 0) return run;
+  let result: RunResult;
+  try {
+    result = await deps.temporal.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, (): Promise<RunResult> =>
+      deps.temporal.workflow.getHandle(run._id).result(),
+    );
+  } catch {
+    return run; // Temporal unreachable, or the run's history is gone: answer the projection as it is
+  }
+  const found = Object.fromEntries(Object.entries(result?.outputs ?? {}).filter(([id]) => lost.includes(id)));
+  if (Object.keys(found).length === 0) return run;
+  await restoreLostOutputs(deps.db, run._id, found);
+  return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
 }
 
 function needsCheck(config: Config, run: RunView, now: number): boolean {

@@ -89,8 +89,9 @@ export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;
 export type CreateWorkflowBody = z.infer<typeof createWorkflowBody>;
 export type UpdateWorkflowBody = z.infer<typeof updateWorkflowBody>;
 
-export const workflowIdParams = z.strictObject({ id: z.string().min(1).max(100) });
-export const runIdParams = z.strictObject({ runId: z.string().min(1).max(100) });
+// No length limit here: an ill-formed id (too long included) is the same 404 as an unknown one (isId in the routes).
+export const workflowIdParams = z.strictObject({ id: z.string().min(1) });
+export const runIdParams = z.strictObject({ runId: z.string().min(1) });
 
 export const listQuery = pageQuery;
 

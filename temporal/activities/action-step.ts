@@ -47,11 +47,16 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       try {
         const output = await execute(deps, req, ctx);
         const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
-        // The side effect has happened: a failed projection write must not make Temporal repeat it.
-        await markStepCompleted(deps.db, req.run_id, req.step_id, stored).catch((err: unknown) =>
-          log.warn({ err }, 'could not record step completion'),
+        // The side effect has happened: a failed projection write must not make Temporal repeat it. The workflow
+        // records the completion instead (a retried local activity), so the output is not lost with the write.
+        const projected = await markStepCompleted(deps.db, req.run_id, req.step_id, stored).then(
+          () => true,
+          (err: unknown) => {
+            log.warn({ err }, 'could not record step completion');
+            return false;
+          },
         );
-        return { output: stored };
+        return projected ? { output: stored } : { output: stored, projected: false };
       } catch (err) {
         const failure = toActivityError(stepFailure(err));
         if (failure instanceof ApplicationFailure) {

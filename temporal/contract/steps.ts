@@ -23,6 +23,8 @@ export interface ActionStepRequest {
 
 export interface ActionStepResult {
   output: JsonValue | OutputRef;
+  /** False when the activity could not record the step's completion (database unreachable): the workflow does. */
+  projected?: false;
 }
 
 /** An error of one step, as the status view shows it. */

@@ -203,6 +203,9 @@ async function runStep(step: StepSnapshot, ctx: RenderContext, deps: StepDeps): 
             input,
             max_attempts: step.retry.max_attempts,
           });
+          // Only when the activity's own completion write failed (older histories never carry the flag, so they
+          // replay unchanged): a step that completed during a database outage must not lose its output.
+          if (result.projected === false) await deps.project(step.id, { kind: 'completed', output: result.output });
           return { output: result.output };
         }
       }

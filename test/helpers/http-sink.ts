@@ -28,6 +28,8 @@ export interface SinkReply {
   delayMs?: number;
   /** Never answer (the socket is destroyed on close()). */
   hang?: boolean;
+  /** Answer only once this settles (a test decides when the call ends, e.g. after stopping a server). */
+  until?: Promise<unknown>;
   /** Send the status, headers and this much of a body, then stall forever (a slow body). */
   stallAfter?: string;
 }
@@ -124,6 +126,11 @@ export async function startHttpSink(script: Record<string, SinkReply | SinkReply
       if (reply.stallAfter !== undefined) {
         res.writeHead(reply.status ?? 200, { 'content-type': 'text/plain', ...reply.headers });
         res.write(reply.stallAfter);
+        return;
+      }
+      if (reply.until !== undefined) {
+        const go = (): void => answer(res, { ...reply, until: undefined });
+        reply.until.then(go, go);
         return;
       }
       if (reply.delayMs !== undefined) {

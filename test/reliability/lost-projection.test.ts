@@ -1,0 +1,55 @@
+/**
+ * R4, the long-outage case: when MongoDB stays down longer than the workflow retries its projection writes, a
+ * completed step's output never reaches the projection. The run still ends `completed` (its outcome is written when
+ * the database is back), so nothing would ever fix the step. The status read does: a completed run whose completed
+ * step has no output takes the outputs from Temporal's result. The lost writes are reproduced here by clearing the
+ * outputs in the projection of a finished run (waiting out a real outage of several minutes is too slow for the suite).
+ */
+import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
+import { createTestUser, type TestUser } from '../helpers/users';
+import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import type { RunResult } from '../../temporal/contract/run';
+
+describe('R4: outputs lost by a long database outage', () => {
+  let api: TestApi;
+  let worker: TestWorker;
+  let user: TestUser;
+
+  beforeAll(async () => {
+    api = await startTestApi(testConfig());
+    worker = await startTestWorker(api.config, api.database);
+    user = await createTestUser(api.database.db);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await api?.close();
+  });
+
+  it('the status of a completed run shows the outputs Temporal recorded', async () => {
+    const tpl = await actionTemplates(api.database.db, user.id);
+    const wf = await createWorkflow(api, user, {
+      name: 'lost writes',
+      steps: [
+        { id: 'a', template_id: tpl.transform._id, config: { expression: '{"x": 1}' } },
+        { id: 'b', template_id: tpl.transform._id, config: { expression: 'x + 1', data: '{{steps.a.output}}' } },
+      ],
+    });
+    const runId = await startRun(api, user, wf);
+    expect((await waitForStatus(api, user, runId, isTerminal)).status).toBe('completed');
+    const result = (await api.temporal.workflow.getHandle(runId).result()) as RunResult;
+
+    // What a database outage longer than the projection retries leaves behind: steps completed, outputs missing.
+    await api.database.db
+      .collection('runs')
+      .updateOne({ _id: runId as never }, { $set: { 'steps.$[].output_json': null } });
+
+    const res = await api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(user.auth);
+    expect(res.status).toBe(200);
+    expect(res.body.data.status).toBe('completed');
+    expect(res.body.data.outputs).toEqual({ a: { x: 1 }, b: 2 });
+    expect(res.body.data.outputs).toEqual(result.outputs);
+    // Written back: the next read needs no Temporal call.
+    const stored = await api.database.db.collection('runs').findOne({ _id: runId as never });
+    expect(stored?.steps.map((s: { output_json: string | null }) => s.output_json)).toEqual(['{"x":1}', '2']);
+  });
+});

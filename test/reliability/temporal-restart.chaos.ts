@@ -1,0 +1,91 @@
+/**
+ * R3 (slow variant, `npm run test:chaos`): the Temporal server is stopped and restarted three times while runs are in
+ * flight, with new runs acknowledged between the outages. Every acknowledged run completes with one e-mail; every
+ * start during an outage is a 503 that left no record.
+ */
+import { startHttpSink, type HttpSink } from '../helpers/http-sink';
+import { startOwnTemporal, type Restartable } from '../helpers/own-servers';
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
+import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
+import { createTestUser, type TestUser } from '../helpers/users';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import { createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
+import { messageIdFor } from '../../temporal/mail/message';
+import { outageWorkflowBody } from './outage-workflow';
+
+const OUTAGES = 3;
+const RUNS_PER_ROUND = 3;
+
+describe('R3 chaos: repeated Temporal outages', () => {
+  let temporal: Restartable;
+  let smtp: TestSmtp;
+  let sink: HttpSink;
+  let api: TestApi;
+  let user: TestUser;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    [temporal, smtp, sink] = await Promise.all([startOwnTemporal(), startTestSmtp(), startHttpSink()]);
+    api = await startTestApi(
+      testConfig({
+        TEMPORAL_ADDRESS: temporal.address,
+        SMTP_URL: smtp.url,
+        HTTP_ALLOWED_HOSTS: sink.host,
+        RUN_STATUS_CHECK_AFTER_SECONDS: '1',
+        RATE_LIMIT_RUNS_PER_MINUTE: '1000',
+      }),
+    );
+    user = await createTestUser(api.database.db);
+  }, 120_000);
+  afterAll(async () => {
+    worker?.kill('SIGKILL');
+    await worker?.exited;
+    await api?.close();
+    await Promise.all([temporal?.close(), smtp?.close(), sink?.close()]);
+  });
+
+  it('every acknowledged run completes across three outages', async () => {
+    worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    await worker.ready;
+    const wf = await createWorkflow(api, user, await outageWorkflowBody(api.database.db, user, sink, 2));
+    const acknowledged: string[] = [];
+    let refused = 0;
+    const start = async () => {
+      const res = await api.http
+        .post(`/api/v1/workflows/${wf}/run`)
+        .set(user.auth)
+        .timeout(20_000)
+        .send({ input: { n: acknowledged.length } });
+      if (res.status === 202) acknowledged.push(res.body.data.run_id);
+      else if (res.status === 503) refused++;
+      else throw new Error(`start: ${res.status} ${JSON.stringify(res.body)}`);
+      return res.status;
+    };
+
+    for (let round = 0; round < OUTAGES; round++) {
+      // New runs (retrying the 503s of a connection that is still coming back), then wait until they all started.
+      const target = acknowledged.length + RUNS_PER_ROUND;
+      const deadline = Date.now() + 60_000;
+      while (acknowledged.length < target && Date.now() < deadline) await start();
+      expect(acknowledged.length).toBe(target);
+      await sink.waitForRequests(target, undefined, 60_000);
+
+      await temporal.stop();
+      for (let i = 0; i < 3; i++) expect(await start()).toBe(503);
+      for (const runId of acknowledged) {
+        const res = await api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(user.auth).timeout(20_000);
+        expect(res.status).toBe(200);
+      }
+      await temporal.start();
+    }
+
+    for (const runId of acknowledged) {
+      expect((await waitForStatus(api, user, runId, isTerminal, 180_000)).status).toBe('completed');
+    }
+    expect(refused).toBeGreaterThanOrEqual(3 * OUTAGES);
+    expect(await api.database.db.collection('runs').countDocuments({ workflow_id: wf })).toBe(acknowledged.length);
+    expect(new Set(smtp.messages.map((m) => m.messageId))).toEqual(
+      new Set(acknowledged.map((r) => messageIdFor(`${r}:mail`, api.config.SMTP_FROM))),
+    );
+  }, 600_000);
+});
