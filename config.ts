@@ -6,14 +6,12 @@ import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
-const csv = z
-  .string()
-  .transform((v) =>
-    v
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  );
+const csv = z.string().transform((v) =>
+  v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -24,13 +22,23 @@ export const configSchema = z.object({
   /** Base URL clients use to reach the API; status_url and Link headers are built from it. */
   PUBLIC_URL: z.url().optional(),
   /** Request bodies above this many bytes get 413. */
-  BODY_LIMIT_BYTES: z.coerce.number().int().positive().default(256 * 1024),
+  BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(256 * 1024),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(1200),
 
-  MONGODB_URI: z.string().regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://').default('mongodb://127.0.0.1:27017'),
-  MONGODB_DB: z.string().regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only').default('stepwise'),
+  MONGODB_URI: z
+    .string()
+    .regex(/^mongodb(\+srv)?:\/\//, 'must start with mongodb:// or mongodb+srv://')
+    .default('mongodb://127.0.0.1:27017'),
+  MONGODB_DB: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,63}$/, 'letters, digits, _ and - only')
+    .default('stepwise'),
 
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
@@ -43,12 +51,18 @@ export const configSchema = z.object({
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   WORKER_HEALTH_PORT: port.optional(),
 
-  SMTP_URL: z.string().regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://').default('smtp://127.0.0.1:1025'),
+  SMTP_URL: z
+    .string()
+    .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')
+    .default('smtp://127.0.0.1:1025'),
   SMTP_FROM: z.string().min(3).default('Stepwise <stepwise@localhost>'),
   /** Hosts (host or host:port) that http_request / http_fetch may reach even though they resolve to private addresses. */
   HTTP_ALLOWED_HOSTS: csv.default([]),
 
-  LLM_DEFAULT_MODEL: z.string().regex(/^(openai|anthropic|compat):.+$/, 'provider:model').default('openai:gpt-4o-mini'),
+  LLM_DEFAULT_MODEL: z
+    .string()
+    .regex(/^(openai|anthropic|compat):.+$/, 'provider:model')
+    .default('openai:gpt-4o-mini'),
   OPENAI_API_KEY: z.string().optional(),
   OPENAI_BASE_URL: z.url().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),

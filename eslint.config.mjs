@@ -21,7 +21,10 @@ export default tseslint.config(
       'import-x/no-cycle': 'error',
       'no-restricted-syntax': [
         'error',
-        { selector: "MemberExpression[object.name='process'][property.name='env']", message: 'Read configuration through config.ts only.' },
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read configuration through config.ts only.',
+        },
       ],
     },
   },
@@ -49,8 +52,23 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['node:*'], message: 'Workflow code runs in the deterministic sandbox: no Node builtins.' },
-            { group: ['mongodb', 'koa', '@koa/*', 'pino', 'nodemailer', 'ai', '@ai-sdk/*'], message: 'No I/O libraries in workflow code.' },
-            { group: ['**/activities', '**/activities/*', '**/db/*', '**/api/*', '**/actions/*', '**/tools/*', '**/llm/*'], message: 'Workflow code may import only temporal/contract (and activity types with `import type`).', allowTypeImports: true },
+            {
+              group: ['mongodb', 'koa', '@koa/*', 'pino', 'nodemailer', 'ai', '@ai-sdk/*'],
+              message: 'No I/O libraries in workflow code.',
+            },
+            {
+              group: [
+                '**/activities',
+                '**/activities/*',
+                '**/db/*',
+                '**/api/*',
+                '**/actions/*',
+                '**/tools/*',
+                '**/llm/*',
+              ],
+              message: 'Workflow code may import only temporal/contract (and activity types with `import type`).',
+              allowTypeImports: true,
+            },
           ],
           paths: ['fs', 'path', 'crypto', 'http', 'https', 'net', 'child_process', 'os'],
         },

@@ -36,7 +36,9 @@ export class NotFoundError extends ApiError {
 }
 export class MethodNotAllowedError extends ApiError {
   constructor(allowed: string[]) {
-    super(405, 'method_not_allowed', `method not allowed; allowed: ${allowed.join(', ')}`, { Allow: allowed.join(', ') });
+    super(405, 'method_not_allowed', `method not allowed; allowed: ${allowed.join(', ')}`, {
+      Allow: allowed.join(', '),
+    });
   }
 }
 export class ConflictError extends ApiError {

@@ -2,7 +2,12 @@
  * Decides whether an error means "a backing service is unreachable" (→ 503) rather than a bug (→ 500),
  * by the drivers' error classes and gRPC status codes, never by message text.
  */
-import { MongoNetworkError, MongoServerSelectionError, MongoNetworkTimeoutError, MongoTopologyClosedError } from 'mongodb';
+import {
+  MongoNetworkError,
+  MongoServerSelectionError,
+  MongoNetworkTimeoutError,
+  MongoTopologyClosedError,
+} from 'mongodb';
 import { ServiceError } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 

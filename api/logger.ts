@@ -6,7 +6,16 @@ export function createLogger(level: string, name: string): Logger {
     name,
     level,
     redact: {
-      paths: ['req.headers.authorization', 'headers.authorization', '*.authorization', '*.api_key', '*.apiKey', '*.password', '*.token', 'key'],
+      paths: [
+        'req.headers.authorization',
+        'headers.authorization',
+        '*.authorization',
+        '*.api_key',
+        '*.apiKey',
+        '*.password',
+        '*.token',
+        'key',
+      ],
       censor: '[redacted]',
     },
   });

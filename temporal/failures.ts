@@ -169,7 +169,12 @@ export function classify(err: unknown): {
     return { code: err.code, retryable: err.retryable, message: err.message, retryAfterMs: err.retryAfterMs };
   }
   if (err instanceof LlmError) {
-    return { code: `llm_${err.kind}`, retryable: err.retryable, message: err.message, retryAfterMs: err.details.retryAfterMs };
+    return {
+      code: `llm_${err.kind}`,
+      retryable: err.retryable,
+      message: err.message,
+      retryAfterMs: err.details.retryAfterMs,
+    };
   }
   if (err instanceof ZodError) {
     const first = err.issues[0];

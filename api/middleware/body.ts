@@ -32,7 +32,10 @@ export function jsonBody(limitBytes: number): Middleware[] {
 }
 
 function hasBody(headers: Record<string, unknown>): boolean {
-  return headers['transfer-encoding'] !== undefined || (headers['content-length'] !== undefined && headers['content-length'] !== '0');
+  return (
+    headers['transfer-encoding'] !== undefined ||
+    (headers['content-length'] !== undefined && headers['content-length'] !== '0')
+  );
 }
 
 /**

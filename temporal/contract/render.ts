@@ -98,7 +98,7 @@ function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
             typeof cur === 'object' &&
             !Array.isArray(cur) &&
             Object.prototype.hasOwnProperty.call(cur, seg)
-          ? (cur)[seg]
+          ? cur[seg]
           : undefined;
     if (next === undefined) {
       throw new RenderError(`${ref.text}: ${describe(ref.path.slice(0, i + 1)) || 'value'} is missing`);

@@ -15,7 +15,11 @@ const log = (m: string) => process.stdout.write(`[test-stack] ${m}\n`);
 export default async function globalSetup(): Promise<void> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-test-'));
   const [temporal, mongo, bundle] = await Promise.all([
-    (async () => startTemporal({ port: await freePort(), uiPort: 0, headless: true, logFile: path.join(dir, 'temporal.log') }, log))(),
+    (async () =>
+      startTemporal(
+        { port: await freePort(), uiPort: 0, headless: true, logFile: path.join(dir, 'temporal.log') },
+        log,
+      ))(),
     startMongo({ port: 0, dataDir: path.join(dir, 'mongodb'), logFile: path.join(dir, 'mongodb.log') }, log),
     ensureWorkflowBundle(),
   ]);

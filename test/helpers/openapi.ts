@@ -56,7 +56,7 @@ export function openApiChecker(document: Doc = buildOpenApiDocument({ PUBLIC_URL
       let validate = validators.get(key);
       if (!validate) {
         // Component $refs resolve against the root, so the components travel with each compiled schema.
-        validate = ajv.compile({ ...(schema), components: document.components });
+        validate = ajv.compile({ ...schema, components: document.components });
         validators.set(key, validate);
       }
       if (!validate(res.body)) {

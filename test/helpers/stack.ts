@@ -17,7 +17,8 @@ import { createWorker } from '../../temporal/create-worker';
 
 function required(name: string): string {
   const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set: run the suite with "npm test" (its global setup starts the servers)`);
+  if (!value)
+    throw new Error(`${name} is not set: run the suite with "npm test" (its global setup starts the servers)`);
   return value;
 }
 

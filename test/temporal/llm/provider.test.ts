@@ -64,7 +64,12 @@ describe('LLM provider adapters (real HTTP, scripted servers)', () => {
     expect(sent.body.tools).toEqual([
       {
         type: 'function',
-        function: { name: 'calculator', description: 'Evaluates arithmetic', parameters: tools[0]!.parameters, strict: false },
+        function: {
+          name: 'calculator',
+          description: 'Evaluates arithmetic',
+          parameters: tools[0]!.parameters,
+          strict: false,
+        },
       },
     ]);
   });
