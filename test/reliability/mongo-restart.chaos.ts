@@ -3,68 +3,43 @@
  * flight, each outage swallowing the end of a step. The API child process answers 503 throughout and never exits;
  * every run completes, and its status (outputs included) equals Temporal's result.
  */
-import request from 'supertest';
-import { spawnApi, type ApiProcess } from '../helpers/api-process';
-import { startHttpSink, type HttpSink } from '../helpers/http-sink';
-import { startOwnMongo, type Restartable } from '../helpers/own-servers';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
-import { openTestDb, testConfig, type TestApi } from '../helpers/stack';
-import { createTestUser, type TestUser } from '../helpers/users';
-import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import type { ApiProcess } from '../helpers/api-process';
+import type { HttpSink } from '../helpers/http-sink';
+import type { Restartable } from '../helpers/own-servers';
+import type { TestApi } from '../helpers/stack';
+import type { TestUser } from '../helpers/users';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 import type { Database } from '../../db/client';
-import { createTemporalClient } from '../../temporal/client';
 import type { RunResult } from '../../temporal/contract/run';
 import { outageWorkflowBody } from './outage-workflow';
+import { startMongoOutageStack } from './outage-stack';
 
 const OUTAGES = 3;
 const RUNS_PER_ROUND = 3;
 
 describe('R4 chaos: repeated database outages', () => {
   let mongo: Restartable & { uri: string };
-  let smtp: TestSmtp;
   let sink: HttpSink;
   let database: Database;
   let api: TestApi;
   let apiProc: ApiProcess;
   let user: TestUser;
   let worker: WorkerProcess | undefined;
+  let stack: Awaited<ReturnType<typeof startMongoOutageStack>>;
 
   beforeAll(async () => {
-    [mongo, smtp, sink] = await Promise.all([startOwnMongo(), startTestSmtp(), startHttpSink()]);
-    const config = testConfig({
-      MONGODB_URI: mongo.uri,
-      SMTP_URL: smtp.url,
-      HTTP_ALLOWED_HOSTS: sink.host,
-      RUN_STATUS_CHECK_AFTER_SECONDS: '1',
-      RATE_LIMIT_RUNS_PER_MINUTE: '1000',
-    });
-    database = await openTestDb(config);
-    user = await createTestUser(database.db);
-    apiProc = await spawnApi(config);
-    await apiProc.ready;
-    const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
-    api = {
-      config,
-      database,
-      temporal,
-      http: request(apiProc.url),
-      close: async () => {
-        await Promise.allSettled([database.close(), temporal.connection.close()]);
-      },
-    };
+    stack = await startMongoOutageStack({ RATE_LIMIT_RUNS_PER_MINUTE: '1000' });
+    ({ mongo, sink, api, apiProc, user } = stack);
+    database = api.database;
   }, 120_000);
   afterAll(async () => {
-    worker?.kill('SIGKILL');
-    await worker?.exited;
-    await apiProc?.kill();
-    await api?.close();
-    await Promise.all([mongo?.close(), smtp?.close(), sink?.close()]);
+    await stack?.close();
   });
 
   it('every run completes across three outages and agrees with Temporal', async () => {
-    worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    worker = stack.spawnWorker();
     await worker.ready;
     const wf = await createWorkflow(api, user, await outageWorkflowBody(database.db, user, sink, 1));
     const runIds: string[] = [];

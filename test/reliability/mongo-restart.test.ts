@@ -4,64 +4,40 @@
  * and never exits. Every run completes, and once the database is back the status agrees with Temporal, outputs
  * included.
  */
-import request from 'supertest';
 import { expectEnvelope } from '../helpers/api';
-import { spawnApi, type ApiProcess } from '../helpers/api-process';
-import { startHttpSink, type HttpSink } from '../helpers/http-sink';
-import { startOwnMongo, type Restartable } from '../helpers/own-servers';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
-import { openTestDb, testConfig, type TestApi } from '../helpers/stack';
-import { createTestUser, type TestUser } from '../helpers/users';
-import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import type { ApiProcess } from '../helpers/api-process';
+import type { HttpSink } from '../helpers/http-sink';
+import type { Restartable } from '../helpers/own-servers';
+import type { TestApi } from '../helpers/stack';
+import type { TestUser } from '../helpers/users';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus, type StatusBody } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 import type { Database } from '../../db/client';
-import { createTemporalClient } from '../../temporal/client';
 import type { RunResult } from '../../temporal/contract/run';
 import { OUTAGE_STEPS, outageWorkflowBody } from './outage-workflow';
+import { startMongoOutageStack } from './outage-stack';
 
 const REQUEST_DEADLINE_MS = 20_000;
 const RUNS = 4;
 
 describe('R4: database stopped and restarted during runs', () => {
   let mongo: Restartable & { uri: string };
-  let smtp: TestSmtp;
   let sink: HttpSink;
   let database: Database;
   let api: TestApi;
   let apiProc: ApiProcess;
   let user: TestUser;
   let worker: WorkerProcess | undefined;
+  let stack: Awaited<ReturnType<typeof startMongoOutageStack>>;
 
   beforeAll(async () => {
-    [mongo, smtp, sink] = await Promise.all([startOwnMongo(), startTestSmtp(), startHttpSink()]);
-    const config = testConfig({
-      MONGODB_URI: mongo.uri,
-      SMTP_URL: smtp.url,
-      HTTP_ALLOWED_HOSTS: sink.host,
-      RUN_STATUS_CHECK_AFTER_SECONDS: '1',
-    });
-    database = await openTestDb(config);
-    user = await createTestUser(database.db);
-    apiProc = await spawnApi(config);
-    await apiProc.ready;
-    const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
-    api = {
-      config,
-      database,
-      temporal,
-      http: request(apiProc.url),
-      close: async () => {
-        await Promise.allSettled([database.close(), temporal.connection.close()]);
-      },
-    };
+    stack = await startMongoOutageStack();
+    ({ mongo, sink, api, apiProc, user } = stack);
+    database = api.database;
   }, 120_000);
   afterAll(async () => {
-    worker?.kill('SIGKILL');
-    await worker?.exited;
-    await apiProc?.kill();
-    await api?.close();
-    await Promise.all([mongo?.close(), smtp?.close(), sink?.close()]);
+    await stack?.close();
   });
 
   const get = (path: string) => api.http.get(path).set(user.auth).timeout(REQUEST_DEADLINE_MS);
@@ -69,7 +45,7 @@ describe('R4: database stopped and restarted during runs', () => {
     api.http.post(`/api/v1/workflows/${wf}/run`).set(user.auth).timeout(REQUEST_DEADLINE_MS).send({ input: { n } });
 
   it('every run completes; 503 while the database is down; the API process never exits', async () => {
-    worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    worker = stack.spawnWorker();
     await worker.ready;
     const wf = await createWorkflow(api, user, await outageWorkflowBody(database.db, user, sink, 2));
     const runIds: string[] = [];
@@ -126,7 +102,7 @@ describe('R4: database stopped and restarted during runs', () => {
   }, 300_000);
 
   it('a step that completes while the database is down still shows its output afterwards (as in Temporal)', async () => {
-    worker ??= spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    worker ??= stack.spawnWorker();
     await worker.ready;
     const wf = await createWorkflow(api, user, await outageWorkflowBody(database.db, user, sink, 1));
     let release: () => void = () => undefined;

@@ -3,15 +3,16 @@
  * flight, with new runs acknowledged between the outages. Every acknowledged run completes with one e-mail; every
  * start during an outage is a 503 that left no record.
  */
-import { startHttpSink, type HttpSink } from '../helpers/http-sink';
-import { startOwnTemporal, type Restartable } from '../helpers/own-servers';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
-import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
-import { createTestUser, type TestUser } from '../helpers/users';
-import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import type { HttpSink } from '../helpers/http-sink';
+import type { Restartable } from '../helpers/own-servers';
+import type { TestSmtp } from '../helpers/smtp';
+import type { TestApi } from '../helpers/stack';
+import type { TestUser } from '../helpers/users';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
 import { messageIdFor } from '../../temporal/mail/message';
 import { outageWorkflowBody } from './outage-workflow';
+import { startTemporalOutageStack } from './outage-stack';
 
 const OUTAGES = 3;
 const RUNS_PER_ROUND = 3;
@@ -23,29 +24,18 @@ describe('R3 chaos: repeated Temporal outages', () => {
   let api: TestApi;
   let user: TestUser;
   let worker: WorkerProcess | undefined;
+  let stack: Awaited<ReturnType<typeof startTemporalOutageStack>>;
 
   beforeAll(async () => {
-    [temporal, smtp, sink] = await Promise.all([startOwnTemporal(), startTestSmtp(), startHttpSink()]);
-    api = await startTestApi(
-      testConfig({
-        TEMPORAL_ADDRESS: temporal.address,
-        SMTP_URL: smtp.url,
-        HTTP_ALLOWED_HOSTS: sink.host,
-        RUN_STATUS_CHECK_AFTER_SECONDS: '1',
-        RATE_LIMIT_RUNS_PER_MINUTE: '1000',
-      }),
-    );
-    user = await createTestUser(api.database.db);
+    stack = await startTemporalOutageStack({ RATE_LIMIT_RUNS_PER_MINUTE: '1000' });
+    ({ temporal, smtp, sink, api, user } = stack);
   }, 120_000);
   afterAll(async () => {
-    worker?.kill('SIGKILL');
-    await worker?.exited;
-    await api?.close();
-    await Promise.all([temporal?.close(), smtp?.close(), sink?.close()]);
+    await stack?.close();
   });
 
   it('every acknowledged run completes across three outages', async () => {
-    worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    worker = stack.spawnWorker();
     await worker.ready;
     const wf = await createWorkflow(api, user, await outageWorkflowBody(api.database.db, user, sink, 2));
     const acknowledged: string[] = [];

@@ -4,15 +4,16 @@
  * answered 503 (never a hang, never a 500) and the status endpoint keeps answering from MongoDB.
  */
 import { expectEnvelope } from '../helpers/api';
-import { startHttpSink, type HttpSink } from '../helpers/http-sink';
-import { startOwnTemporal, type Restartable } from '../helpers/own-servers';
-import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
-import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
-import { createTestUser, type TestUser } from '../helpers/users';
-import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import type { HttpSink } from '../helpers/http-sink';
+import type { Restartable } from '../helpers/own-servers';
+import type { TestSmtp } from '../helpers/smtp';
+import type { TestApi } from '../helpers/stack';
+import type { TestUser } from '../helpers/users';
+import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus, type StatusBody } from '../helpers/workflows';
 import { messageIdFor } from '../../temporal/mail/message';
 import { OUTAGE_STEPS, outageWorkflowBody } from './outage-workflow';
+import { startTemporalOutageStack } from './outage-stack';
 
 /** No request may take longer than this: a hang fails the test instead of blocking it. */
 const REQUEST_DEADLINE_MS = 20_000;
@@ -25,31 +26,21 @@ describe('R3: Temporal server stopped and restarted during runs', () => {
   let api: TestApi;
   let user: TestUser;
   let worker: WorkerProcess | undefined;
+  let stack: Awaited<ReturnType<typeof startTemporalOutageStack>>;
 
   beforeAll(async () => {
-    [temporal, smtp, sink] = await Promise.all([startOwnTemporal(), startTestSmtp(), startHttpSink()]);
-    api = await startTestApi(
-      testConfig({
-        TEMPORAL_ADDRESS: temporal.address,
-        SMTP_URL: smtp.url,
-        HTTP_ALLOWED_HOSTS: sink.host,
-        RUN_STATUS_CHECK_AFTER_SECONDS: '1',
-      }),
-    );
-    user = await createTestUser(api.database.db);
+    stack = await startTemporalOutageStack();
+    ({ temporal, smtp, sink, api, user } = stack);
   }, 120_000);
   afterAll(async () => {
-    worker?.kill('SIGKILL');
-    await worker?.exited;
-    await api?.close();
-    await Promise.all([temporal?.close(), smtp?.close(), sink?.close()]);
+    await stack?.close();
   });
 
   const start = (wf: string, n: number) =>
     api.http.post(`/api/v1/workflows/${wf}/run`).set(user.auth).timeout(REQUEST_DEADLINE_MS).send({ input: { n } });
 
   it('every acknowledged run completes; 503 for starts and status from MongoDB while it is down', async () => {
-    worker = spawnWorker(api.config, { SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host });
+    worker = stack.spawnWorker();
     await worker.ready;
     const wf = await createWorkflow(api, user, await outageWorkflowBody(api.database.db, user, sink, 3));
 
