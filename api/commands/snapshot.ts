@@ -5,13 +5,13 @@
 import type { Config } from '../../config';
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
+import { DEFAULT_MAX_TURNS } from '../../temporal/contract/agent';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RetrySettings, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_ACTION_TIMEOUT_SECONDS = 60;
 export const DEFAULT_AGENT_TIMEOUT_SECONDS = 300;
-export const DEFAULT_MAX_TURNS = 8;
 
 export function buildSnapshot(args: {
   runId: string;

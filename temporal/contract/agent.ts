@@ -1,10 +1,13 @@
 /**
- * The contract between the run workflow and the agent step (issue 5): the run workflow's `case 'agent'` calls
+ * The contract between the run workflow and the agent step: the run workflow's `case 'agent'` calls
  * `runAgentStep(step, input, ctx)` from temporal/workflows/agent-step.ts and records the outcome like any other step.
- * Workflow-safe: types only.
+ * Workflow-safe: types and constants only.
  */
 import type { JsonValue } from './json';
 import type { OutputRef, Usage } from './run';
+
+/** Turn limit of an agent step when neither its template nor the step sets one. */
+export const DEFAULT_MAX_TURNS = 8;
 
 /** Where the agent step runs: its activities use these to write progress into the run projection (db/runs.ts). */
 export interface AgentStepContext {

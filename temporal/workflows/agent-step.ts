@@ -14,12 +14,10 @@
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { AgentStepContext, AgentStepOutcome } from '../contract/agent';
+import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
 
-/** Turn limit when neither the template nor the step sets one. */
-export const DEFAULT_MAX_TURNS = 8;
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
 export const INVALID_OUTPUT_FAILURE_TYPE = 'invalid_output';
