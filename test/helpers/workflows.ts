@@ -99,3 +99,13 @@ export async function waitForStatus(
 }
 
 export const isTerminal = (s: StatusBody) => ['completed', 'failed', 'cancelled', 'timed_out'].includes(s.status);
+
+/**
+ * Temporal's own final status of a run (COMPLETED, FAILED, CANCELLED…). The run writes its terminal projection just
+ * before its execution closes, so a test that saw the terminal status first waits here for the close.
+ */
+export async function temporalFinalStatus(api: Pick<TestApi, 'temporal'>, runId: string): Promise<string> {
+  const handle = api.temporal.workflow.getHandle(runId);
+  await handle.result().catch(() => undefined);
+  return (await handle.describe()).status.name;
+}

@@ -6,7 +6,7 @@ import type { Response } from 'supertest';
 import { expectEnvelope } from '../helpers/api';
 import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
+import { actionTemplates, createWorkflow, isTerminal, temporalFinalStatus, waitForStatus } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 
 const CONCURRENT = 50;
@@ -69,8 +69,7 @@ describe('R6: concurrent duplicates of one Idempotency-Key', () => {
     expect(done.outputs.calc).toBe(42);
 
     // Temporal: the run id is one execution, and the workflow's search attribute finds exactly that one.
-    const described = await api.temporal.workflow.getHandle(runId).describe();
-    expect(described.status.name).toBe('COMPLETED');
+    expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
     let executions: string[] = [];
     await waitFor('visibility to list the run', async () => (executions = await temporalExecutions()).length >= 1, {
       timeoutMs: 30_000,

@@ -11,7 +11,7 @@ import type { Restartable } from '../helpers/own-servers';
 import type { TestApi } from '../helpers/stack';
 import type { TestUser } from '../helpers/users';
 import type { WorkerProcess } from '../helpers/worker-process';
-import { createWorkflow, isTerminal, waitForStatus, type StatusBody } from '../helpers/workflows';
+import { createWorkflow, isTerminal, temporalFinalStatus, waitForStatus, type StatusBody } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 import type { Database } from '../../db/client';
 import type { RunResult } from '../../temporal/contract/run';
@@ -86,7 +86,7 @@ describe('R4: database stopped and restarted during runs', () => {
     // The status agrees with Temporal: same end state, and the outputs Temporal recorded are the ones shown.
     for (const [i, runId] of runIds.entries()) {
       const handle = api.temporal.workflow.getHandle(runId);
-      expect((await handle.describe()).status.name).toBe('COMPLETED');
+      expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
       const result = (await handle.result()) as RunResult;
       const status = statuses[i]!;
       expect(status.steps.map((s) => s.status)).toEqual(OUTAGE_STEPS.map(() => 'completed'));

@@ -10,7 +10,7 @@ import type { TestSmtp } from '../helpers/smtp';
 import type { TestApi } from '../helpers/stack';
 import type { TestUser } from '../helpers/users';
 import type { WorkerProcess } from '../helpers/worker-process';
-import { createWorkflow, isTerminal, waitForStatus, type StatusBody } from '../helpers/workflows';
+import { createWorkflow, isTerminal, temporalFinalStatus, waitForStatus, type StatusBody } from '../helpers/workflows';
 import { messageIdFor } from '../../temporal/mail/message';
 import { OUTAGE_STEPS, outageWorkflowBody } from './outage-workflow';
 import { startTemporalOutageStack } from './outage-stack';
@@ -105,7 +105,7 @@ describe('R3: Temporal server stopped and restarted during runs', () => {
       expect(keys).toEqual(new Set([`${runId}:last`]));
     });
     for (const runId of acknowledged) {
-      expect((await api.temporal.workflow.getHandle(runId).describe()).status.name).toBe('COMPLETED');
+      expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
     }
     // The worker rode out the outage (it reconnects; it did not have to be restarted).
     expect(worker.output()).not.toContain('worker failed');

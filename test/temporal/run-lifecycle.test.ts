@@ -13,6 +13,7 @@ import {
   insertTemplate,
   isTerminal,
   startRun,
+  temporalFinalStatus,
   waitForStatus,
 } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
@@ -136,8 +137,7 @@ describe('run lifecycle', () => {
     expect(done.status).toBe('cancelled');
     expect(done.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
     expect(done.error).toMatchObject({ step_id: 'call', reason: 'cancelled' });
-    const described = await api.temporal.workflow.getHandle(runId).describe();
-    expect(described.status.name).toBe('CANCELLED');
+    expect(await temporalFinalStatus(api, runId)).toBe('CANCELLED');
     // A second cancel is a conflict, not a silent success.
     expect((await api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(user.auth).send({})).status).toBe(409);
   });
@@ -178,7 +178,7 @@ describe('run lifecycle', () => {
     const done = await waitForStatus(api, user, runId, isTerminal);
     expect(done.status).toBe('timed_out');
     expect(done.error).toMatchObject({ step_id: 'nap', reason: 'timeout' });
-    expect((await api.temporal.workflow.getHandle(runId).describe()).status.name).toBe('TIMED_OUT');
+    expect(await temporalFinalStatus(api, runId)).toBe('TIMED_OUT');
   });
 
   it('an agent step fails clearly until agent steps exist', async () => {
