@@ -2,38 +2,17 @@
  * R2 (fast variant): the worker process is killed with SIGKILL in the middle of an HTTP step; another worker takes
  * over. The run completes, the step is retried once with the same Idempotency-Key, and nothing else is repeated.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
 import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
+// One process, killed by its own pid: a `tsx` CLI wrapper would leave the real worker running as an orphan.
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
-
-const ROOT = path.resolve(__dirname, '..', '..');
-
-/** The real worker entrypoint as a child process (so it can be killed like a crashed pod). */
-function spawnWorker(api: TestApi, extraEnv: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [path.join(ROOT, 'node_modules', 'tsx', 'dist', 'cli.mjs'), 'temporal/worker.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'silent',
-      MONGODB_URI: api.config.MONGODB_URI,
-      MONGODB_DB: api.config.MONGODB_DB,
-      TEMPORAL_ADDRESS: api.config.TEMPORAL_ADDRESS,
-      TEMPORAL_TASK_QUEUE: api.config.TEMPORAL_TASK_QUEUE,
-      WORKFLOW_BUNDLE_PATH: process.env.STEPWISE_TEST_BUNDLE ?? '',
-      ...extraEnv,
-    },
-    stdio: 'ignore',
-  });
-}
 
 describe('a worker killed mid-step', () => {
   let sink: HttpSink;
   let api: TestApi;
-  let child: ChildProcess | undefined;
+  let child: WorkerProcess | undefined;
   let worker: TestWorker | undefined;
   let user: TestUser;
 
@@ -43,7 +22,8 @@ describe('a worker killed mid-step', () => {
     user = await createTestUser(api.database.db);
   });
   afterAll(async () => {
-    if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    child?.kill('SIGKILL');
+    await child?.exited;
     await worker?.stop();
     await api?.close();
     await sink?.close();
@@ -65,13 +45,13 @@ describe('a worker killed mid-step', () => {
         },
       ],
     });
-    child = spawnWorker(api, { HTTP_ALLOWED_HOSTS: sink.host });
+    child = spawnWorker(api.config, { HTTP_ALLOWED_HOSTS: sink.host });
+    await child.ready;
     const runId = await startRun(api, user, wf);
     await sink.waitForRequests(1, '/charge', 60_000);
 
-    const exited = new Promise((resolve) => child?.once('exit', resolve));
     child.kill('SIGKILL');
-    await exited;
+    expect(await child.exited).toBeNull(); // ended by the signal, not by itself
 
     worker = await startTestWorker(api.config, api.database);
     const done = await waitForStatus(api, user, runId, isTerminal, 60_000);
