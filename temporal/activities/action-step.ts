@@ -8,13 +8,13 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
-import { BlobMissingError, BlobPathError, OutputTooLargeError, resolveOutputRefs, storeOutput } from '../../db/blobs';
-import { markStepCompleted, markStepFailed, markStepRunning } from '../../db/runs';
+import { resolveOutputRefs, storeOutput } from '../../db/blobs';
+import { markStepCompleted, markStepRunning } from '../../db/runs';
 import { runAction } from '../actions/run-action';
 import type { ActionContext } from '../actions/types';
 import type { JsonValue } from '../contract/json';
 import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
-import { toActivityError } from '../failures';
+import { failStepAttempt } from './step-failure';
 import type { Mailer } from '../mail/mailer';
 
 export interface ActionStepDeps {
@@ -58,32 +58,12 @@ export function createActionStepActivity(deps: ActionStepDeps) {
         );
         return projected ? { output: stored } : { output: stored, projected: false };
       } catch (err) {
-        const failure = toActivityError(stepFailure(err));
-        if (failure instanceof ApplicationFailure) {
-          const final = failure.nonRetryable || attempt >= req.max_attempts;
-          await markStepFailed(
-            deps.db,
-            req.run_id,
-            req.step_id,
-            { reason: failure.type ?? 'internal', message: failure.message },
-            { final, attempt },
-          ).catch((e: unknown) => log.warn({ err: e }, 'could not record step failure'));
-        }
-        throw failure;
+        throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
       } finally {
         clearInterval(timer);
       }
     },
   };
-}
-
-/** Errors of this module's own making, mapped to the failure codes (the rest goes through classify). */
-function stepFailure(err: unknown): unknown {
-  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
-  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
-    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
-  }
-  return err;
 }
 
 async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {

@@ -8,14 +8,8 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
-import {
-  BlobMissingError,
-  BlobPathError,
-  OutputTooLargeError,
-  resolveOutputRefs,
-  storeOutput,
-} from '../../../db/blobs';
-import { markStepFailed, markStepRunning, setStepProgress } from '../../../db/runs';
+import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
+import { markStepRunning, setStepProgress } from '../../../db/runs';
 import {
   putTranscriptEntry,
   readTranscript,
@@ -24,7 +18,8 @@ import {
   usageOf,
   type TranscriptEntry,
 } from '../../../db/transcripts';
-import { NonRetryableError, toActivityError } from '../../failures';
+import { NonRetryableError } from '../../failures';
+import { failStepAttempt } from '../step-failure';
 import {
   buildRepairMessage,
   buildSystemPrompt,
@@ -64,15 +59,6 @@ function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[
     seen.add(id);
     return id === call.id ? call : { ...call, id };
   });
-}
-
-/** Errors of the large-output store: retrying cannot help. */
-function storageFailure(err: unknown): unknown {
-  if (err instanceof OutputTooLargeError) return ApplicationFailure.nonRetryable(err.message, err.code);
-  if (err instanceof BlobMissingError || err instanceof BlobPathError) {
-    return ApplicationFailure.nonRetryable(err.message, 'missing_reference');
-  }
-  return err;
 }
 
 export function createCallModelActivity(deps: AgentActivityDeps) {
@@ -189,18 +175,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     } catch (err) {
       // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      const failure = toActivityError(storageFailure(err));
-      if (failure instanceof ApplicationFailure) {
-        const finalAttempt = failure.nonRetryable || attempt >= req.max_attempts;
-        await markStepFailed(
-          deps.db,
-          req.run_id,
-          req.step_id,
-          { reason: failure.type ?? 'internal', message: failure.message },
-          { final: finalAttempt, attempt },
-        ).catch((e: unknown) => log.warn({ err: e }, 'could not record step failure'));
-      }
-      throw failure;
+      throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
     } finally {
       clearInterval(timer);
     }
