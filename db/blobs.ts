@@ -2,6 +2,10 @@
  * Large step outputs (over OUTPUT_INLINE_LIMIT_BYTES) live here and travel through Temporal as an OutputRef, so
  * workflow payloads and histories stay small. One blob per run + step: its id is derived from both, so a retried
  * attempt overwrites its own blob instead of leaving orphans.
+ *
+ * References cannot be forged into another tenant's data: a blob is read only for the run that wrote it (and so for
+ * that run's owner), and a step output that merely contains a `stepwise_blob` key (a transform or a web page can
+ * produce one) is itself stored as a blob, so the only references a run ever resolves are the ones storeOutput made.
  */
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
@@ -46,7 +50,13 @@ export function blobId(runId: string, stepId: string): string {
   return `blob_${createHash('sha256').update(`${runId}\0${stepId}`).digest('base64url').slice(0, 32)}`;
 }
 
-/** Returns the value itself when it is small, else stores it and returns its reference. */
+/** The key that marks a reference; user data holding it anywhere is stored by reference, never passed inline. */
+const REF_KEY_JSON = '"stepwise_blob"';
+
+/**
+ * Returns the value itself when it is small and holds nothing that looks like a reference, else stores it and returns
+ * its reference.
+ */
 export async function storeOutput(
   db: Db,
   runId: string,
@@ -55,7 +65,8 @@ export async function storeOutput(
 ): Promise<JsonValue | OutputRef> {
   const json = JSON.stringify(value ?? null);
   const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes <= OUTPUT_INLINE_LIMIT_BYTES) return value ?? null;
+  // A value that looks like (or holds) a reference goes to the store: read back, it is plain data of this run.
+  if (bytes <= OUTPUT_INLINE_LIMIT_BYTES && !json.includes(REF_KEY_JSON)) return value ?? null;
   if (bytes > OUTPUT_MAX_BYTES) throw new OutputTooLargeError(bytes);
   const _id = blobId(runId, stepId);
   await blobsCollection(db).replaceOne(
@@ -66,9 +77,9 @@ export async function storeOutput(
   return { stepwise_blob: _id, bytes };
 }
 
-/** The stored value of a reference. */
-export async function readBlob(db: Db, id: string): Promise<JsonValue> {
-  const doc = await blobsCollection(db).findOne({ _id: id });
+/** The stored value of a reference, read only for the run that stored it: another run's blob is "missing". */
+export async function readBlob(db: Db, runId: string, id: string): Promise<JsonValue> {
+  const doc = await blobsCollection(db).findOne({ _id: id, run_id: runId });
   if (!doc) throw new BlobMissingError(id);
   return JSON.parse(doc.json) as JsonValue;
 }
@@ -98,17 +109,20 @@ export class BlobPathError extends Error {
   }
 }
 
-/** Replaces every OutputRef (optionally with a `path` into it, see temporal/contract/render.ts) by its value. */
-export async function resolveOutputRefs(db: Db, value: unknown): Promise<JsonValue> {
+/**
+ * Replaces every OutputRef (optionally with a `path` into it, see temporal/contract/render.ts) by its value, reading
+ * only blobs of `runId`. Resolved values are not searched again: what a blob holds is data.
+ */
+export async function resolveOutputRefs(db: Db, runId: string, value: unknown): Promise<JsonValue> {
   if (isOutputRef(value)) {
-    const stored = await readBlob(db, value.stepwise_blob);
+    const stored = await readBlob(db, runId, value.stepwise_blob);
     const path = (value as OutputRef & { path?: PathSegment[] }).path;
     return path && path.length > 0 ? follow(stored, path, value.stepwise_blob) : stored;
   }
-  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveOutputRefs(db, v)));
+  if (Array.isArray(value)) return Promise.all(value.map((v) => resolveOutputRefs(db, runId, v)));
   if (value !== null && typeof value === 'object') {
     const entries = await Promise.all(
-      Object.entries(value).map(async ([k, v]) => [k, await resolveOutputRefs(db, v)] as const),
+      Object.entries(value).map(async ([k, v]) => [k, await resolveOutputRefs(db, runId, v)] as const),
     );
     return Object.fromEntries(entries);
   }

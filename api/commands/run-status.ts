@@ -273,7 +273,7 @@ export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, 
         return;
       }
       // A missing blob (removed by hand) must not make the status unreadable: it shows as null.
-      const stored = await readBlob(db, value.stepwise_blob).catch(() => null);
+      const stored = await readBlob(db, run._id, value.stepwise_blob).catch(() => null);
       out.set(s.id, { value: stored, storedBytes: value.bytes });
     }),
   );

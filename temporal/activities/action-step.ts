@@ -67,7 +67,7 @@ export function createActionStepActivity(deps: ActionStepDeps) {
 }
 
 async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {
-  const rendered = await resolveOutputRefs(deps.db, req.config);
+  const rendered = await resolveOutputRefs(deps.db, req.run_id, req.config);
   const actionCtx: ActionContext = {
     config: deps.config,
     mailer: deps.mailer,

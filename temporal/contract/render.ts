@@ -4,6 +4,7 @@
  * when a workflow is written. A reference that does not resolve is an error, never an empty string.
  */
 import type { JsonObject, JsonValue } from './json';
+import { scanReferences, wholeReference } from './reference-scan';
 import { isOutputRef, type OutputRef } from './run';
 
 export type PathSegment = string | number;
@@ -19,32 +20,52 @@ export class RenderError extends Error {
   }
 }
 
-const REF = /\{\{\s*([^{}]*?)\s*\}\}/g;
-const WHOLE = /^\{\{\s*([^{}]*?)\s*\}\}$/;
-const SEGMENT = /^(?:\.([A-Za-z_][\w-]*)|\[(\d+)\]|\[(?:"([^"]*)"|'([^']*)')\])/;
+/** Longest text between `{{` and `}}`: a reference names a path, not a document. */
+export const MAX_REFERENCE_CHARS = 1024;
+/** Most segments in a reference's path (JSON values nest at most this deep here anyway). */
+export const MAX_REFERENCE_SEGMENTS = 64;
+/** Longest string rendering may build by interpolation (references inside text can repeat a large value). */
+export const MAX_RENDERED_STRING_CHARS = 256 * 1024;
+
+// Sticky (`y`) and anchored at lastIndex: each segment is matched where the previous one ended, so a long path costs
+// linear time (slicing the rest of the string per segment was quadratic). No nested quantifiers: no backtracking.
+const HEAD = /[A-Za-z_]\w*/y;
+const SEGMENT = /\.([A-Za-z_][\w-]*)|\[(\d{1,9})\]|\[(?:"([^"]*)"|'([^']*)')\]/y;
+
+function excerpt(text: string): string {
+  return text.length > 40 ? `${text.slice(0, 40)}…` : text;
+}
 
 /** Parses the text between `{{` and `}}`. Throws RenderError with a message naming the reference. */
 export function parseReference(expr: string): Reference {
-  const text = `{{${expr}}}`;
-  const head = /^([A-Za-z_][\w]*)/.exec(expr);
-  if (!head?.[1]) throw new RenderError(`${text}: expected input.<field> or steps.<id>.output`);
-  let rest = expr.slice(head[1].length);
-  const path: PathSegment[] = [];
-  while (rest.length > 0) {
-    const m = SEGMENT.exec(rest);
-    if (!m) throw new RenderError(`${text}: cannot parse "${rest}"`);
-    path.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4] ?? ''));
-    rest = rest.slice(m[0].length);
+  if (expr.length > MAX_REFERENCE_CHARS) {
+    throw new RenderError(`{{${excerpt(expr)}}}: a reference is at most ${MAX_REFERENCE_CHARS} characters`);
   }
-  if (head[1] === 'input') return { source: 'input', path, text };
-  if (head[1] === 'steps') {
+  const text = `{{${expr}}}`;
+  HEAD.lastIndex = 0;
+  const head = HEAD.exec(expr);
+  if (!head) throw new RenderError(`${text}: expected input.<field> or steps.<id>.output`);
+  let at = HEAD.lastIndex;
+  const path: PathSegment[] = [];
+  while (at < expr.length) {
+    SEGMENT.lastIndex = at;
+    const m = SEGMENT.exec(expr);
+    if (!m) throw new RenderError(`${text}: cannot parse "${excerpt(expr.slice(at))}"`);
+    if (path.length >= MAX_REFERENCE_SEGMENTS) {
+      throw new RenderError(`${excerpt(text)}: a reference has at most ${MAX_REFERENCE_SEGMENTS} path segments`);
+    }
+    path.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4] ?? ''));
+    at = SEGMENT.lastIndex;
+  }
+  if (head[0] === 'input') return { source: 'input', path, text };
+  if (head[0] === 'steps') {
     const [stepId, output, ...tail] = path;
     if (typeof stepId !== 'string' || output !== 'output') {
       throw new RenderError(`${text}: expected steps.<id>.output…`);
     }
     return { source: 'steps', stepId, path: tail, text };
   }
-  throw new RenderError(`${text}: unknown source "${head[1]}" (use input or steps)`);
+  throw new RenderError(`${excerpt(text)}: unknown source "${excerpt(head[0])}" (use input or steps)`);
 }
 
 /** Every reference in a JSON value, with the location (`a.b[2]`) of the string holding it. */
@@ -52,7 +73,7 @@ export function collectReferences(value: unknown, at = ''): { at: string; ref: R
   const found: { at: string; ref: Reference }[] = [];
   const walk = (v: unknown, loc: string): void => {
     if (typeof v === 'string') {
-      for (const m of v.matchAll(REF)) found.push({ at: loc, ref: parseReference(m[1] ?? '') });
+      for (const m of scanReferences(v)) found.push({ at: loc, ref: parseReference(m.expr) });
     } else if (Array.isArray(v)) {
       v.forEach((item, i) => walk(item, `${loc}[${i}]`));
     } else if (v !== null && typeof v === 'object') {
@@ -77,17 +98,20 @@ function describe(path: PathSegment[]): string {
 }
 
 function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
-  let cur: JsonValue | OutputRef;
+  let cur: JsonValue;
   if (ref.source === 'input') {
     cur = ctx.input;
   } else {
     if (!Object.prototype.hasOwnProperty.call(ctx.steps, ref.stepId)) {
       throw new RenderError(`${ref.text}: step "${ref.stepId}" has no output yet`);
     }
-    cur = ctx.steps[ref.stepId] as JsonValue | OutputRef;
+    const output = ctx.steps[ref.stepId] as JsonValue | OutputRef;
+    // Only a step's whole output can be a stored reference (storeOutput makes nothing else): a reference-like object
+    // inside a value is data and is walked like any other.
+    if (isOutputRef(output)) return ref.path.length > 0 ? { ...output, path: ref.path } : output;
+    cur = output;
   }
   for (let i = 0; i < ref.path.length; i++) {
-    if (isOutputRef(cur)) return { ...cur, path: ref.path.slice(i) };
     const seg = ref.path[i] as PathSegment;
     const next: unknown =
       typeof seg === 'number'
@@ -114,20 +138,32 @@ function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
  */
 export function render(value: JsonValue, ctx: RenderContext): JsonValue {
   if (typeof value === 'string') {
-    const whole = WHOLE.exec(value);
-    if (whole) return resolve(parseReference(whole[1] ?? ''), ctx) as JsonValue;
-    return value.replace(REF, (_m, expr: string) => {
-      const ref = parseReference(expr);
+    const whole = wholeReference(value);
+    if (whole) return resolve(parseReference(whole.expr), ctx) as JsonValue;
+    const matches = scanReferences(value);
+    if (matches.length === 0) return value;
+    const parts: string[] = [];
+    let length = 0;
+    let from = 0;
+    for (const m of matches) {
+      const ref = parseReference(m.expr);
       const v = resolve(ref, ctx);
       if (isOutputRef(v)) {
         throw new RenderError(`${ref.text}: refers to a large output; use it as a whole value, not inside text`);
       }
-      return typeof v === 'string' ? v : JSON.stringify(v);
-    });
+      const piece = typeof v === 'string' ? v : JSON.stringify(v);
+      length += m.start - from + piece.length;
+      if (length > MAX_RENDERED_STRING_CHARS) {
+        throw new RenderError(`${ref.text}: the rendered text would exceed ${MAX_RENDERED_STRING_CHARS} characters`);
+      }
+      parts.push(value.slice(from, m.start), piece);
+      from = m.end;
+    }
+    parts.push(value.slice(from));
+    return parts.join('');
   }
   if (Array.isArray(value)) return value.map((v) => render(v, ctx));
   if (value !== null && typeof value === 'object') {
-    if (isOutputRef(value)) return value;
     return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, render(v, ctx)]));
   }
   return value;

@@ -90,7 +90,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
           ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
         };
-        const input = await resolveOutputRefs(deps.db, s.input);
+        const input = await resolveOutputRefs(deps.db, req.run_id, s.input);
         await putTranscriptEntry(deps.db, key(seq++), setup);
         const text = buildUserMessage(input);
         const bytes = Buffer.byteLength(text, 'utf8');
