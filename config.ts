@@ -3,6 +3,7 @@
  * a bad value stops the process with every problem listed (see README "Configuration").
  */
 import { z } from 'zod';
+import { parseHostEntry } from './temporal/net/address-policy';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -12,6 +13,15 @@ const csv = z.string().transform((v) =>
     .map((s) => s.trim())
     .filter(Boolean),
 );
+
+/** `scheme://host[:port]` exactly, as browsers send it in the Origin header. */
+function isOrigin(value: string): boolean {
+  try {
+    return new URL(value).origin === value;
+  } catch {
+    return false;
+  }
+}
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -30,6 +40,14 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  /** Origins (`https://app.example.com`) allowed to call the API from a browser; `*` for any; empty: no CORS. */
+  CORS_ORIGINS: csv
+    .pipe(
+      z.array(
+        z.string().refine((v) => v === '*' || isOrigin(v), 'each entry must be an origin (scheme://host[:port]) or *'),
+      ),
+    )
+    .default([]),
 
   MONGODB_URI: z
     .string()
@@ -57,7 +75,16 @@ export const configSchema = z.object({
     .default('smtp://127.0.0.1:1025'),
   SMTP_FROM: z.string().min(3).default('Stepwise <stepwise@localhost>'),
   /** Hosts (host or host:port) that http_request / http_fetch may reach even though they resolve to private addresses. */
-  HTTP_ALLOWED_HOSTS: csv.default([]),
+  HTTP_ALLOWED_HOSTS: csv
+    .pipe(
+      z.array(z.string()).superRefine((entries, ctx) => {
+        for (const entry of entries) {
+          const parsed = parseHostEntry(entry);
+          if ('problem' in parsed) ctx.addIssue({ code: 'custom', message: parsed.problem });
+        }
+      }),
+    )
+    .default([]),
 
   LLM_DEFAULT_MODEL: z
     .string()

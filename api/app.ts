@@ -1,6 +1,6 @@
 /**
  * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
- * Order matters: request context → envelope/error mapping → JSON body → routes.
+ * Order matters: request context → security headers and CORS → envelope/error mapping → JSON body → routes.
  */
 import Koa from 'koa';
 import './state';
@@ -8,6 +8,7 @@ import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
+import { corsPolicy, securityHeaders } from './middleware/security-headers';
 import { rootRouter } from './routes';
 
 export function createApp(deps: ApiDeps): Koa {
@@ -15,6 +16,10 @@ export function createApp(deps: ApiDeps): Koa {
   // Errors are answered by errorMiddleware; Koa's default handler would only print them to stderr.
   app.silent = true;
   app.use(requestContext(deps.logger));
+  // Before the error mapping, so every answer (errors and 404s included) carries the headers.
+  app.use(securityHeaders());
+  const corsMiddleware = corsPolicy(deps.config);
+  if (corsMiddleware) app.use(corsMiddleware);
   app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
   for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
   const router = rootRouter(deps);

@@ -7,13 +7,16 @@ import path from 'node:path';
 import Router from '@koa/router';
 import type { oas31 } from 'zod-openapi';
 
-/** The only files the page needs; anything else under /docs/ is a 404. */
-const ASSETS: Record<string, string> = {
-  'swagger-ui.css': 'text/css; charset=utf-8',
-  'swagger-ui-bundle.js': 'application/javascript; charset=utf-8',
-  'swagger-ui-standalone-preset.js': 'application/javascript; charset=utf-8',
-  'favicon-32x32.png': 'image/png',
-};
+/**
+ * The only files the page needs; anything else under /docs/ is a 404. A Map, not an object literal: a lookup of
+ * `__proto__` or `constructor` in an object finds Object.prototype's members (and answered with a dropped connection).
+ */
+const ASSETS: ReadonlyMap<string, string> = new Map([
+  ['swagger-ui.css', 'text/css; charset=utf-8'],
+  ['swagger-ui-bundle.js', 'application/javascript; charset=utf-8'],
+  ['swagger-ui-standalone-preset.js', 'application/javascript; charset=utf-8'],
+  ['favicon-32x32.png', 'image/png'],
+]);
 
 const PAGE = `<!doctype html>
 <html lang="en">
@@ -59,12 +62,13 @@ export function docsRoutes(document: oas31.OpenAPIObject): Router {
     ctx.body = INIT;
   });
   router.get('/docs/:asset', (ctx, next) => {
-    const type = ASSETS[ctx.params.asset ?? ''];
+    const name = ctx.params.asset ?? '';
+    const type = ASSETS.get(name);
     if (!type) return next();
     ctx.type = type;
     ctx.set('Cache-Control', 'public, max-age=86400');
     // The name is one of the fixed keys above, so no path from the request reaches the file system.
-    ctx.body = createReadStream(path.join(assetsDir, ctx.params.asset ?? ''));
+    ctx.body = createReadStream(path.join(assetsDir, name));
     return undefined;
   });
   return router;

@@ -36,17 +36,46 @@ export function normalHost(hostname: string): string {
   return ipaddr.isValid(host) ? ipaddr.parse(host).toString() : host;
 }
 
-/** Parses HTTP_ALLOWED_HOSTS entries: `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address. */
-export function parseHostEntry(entry: string): HostEntry {
+const HOST_NAME = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+const PORT = /^[0-9]{1,5}$/;
+
+function parsePort(text: string): number | null {
+  if (!PORT.test(text)) return null;
+  const port = Number(text);
+  return port >= 1 && port <= 65535 ? port : null;
+}
+
+/**
+ * Parses an HTTP_ALLOWED_HOSTS entry strictly: `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 address.
+ * Returns why the entry is malformed instead of guessing: a lenient parse once read `host:abc` as "host, any port".
+ */
+export function parseHostEntry(entry: string): HostEntry | { problem: string } {
   const text = entry.trim();
-  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(text);
-  if (bracketed) return { host: normalHost(bracketed[1] ?? ''), port: bracketed[2] ? Number(bracketed[2]) : null };
-  const colons = text.split(':').length - 1;
-  if (colons === 1) {
-    const [host = '', port = ''] = text.split(':');
-    return { host: normalHost(host), port: /^\d+$/.test(port) ? Number(port) : null };
+  const bracketed = /^\[([0-9a-fA-F:.]+)\](?::(.*))?$/.exec(text);
+  if (bracketed) {
+    const host = bracketed[1] ?? '';
+    if (!ipaddr.IPv6.isValid(host)) return { problem: `"${text}": not an IPv6 address in brackets` };
+    if (bracketed[2] === undefined) return { host: normalHost(host), port: null };
+    const port = parsePort(bracketed[2]);
+    return port === null
+      ? { problem: `"${text}": the port must be a number from 1 to 65535` }
+      : { host: normalHost(host), port };
   }
-  return { host: normalHost(text), port: null };
+  const colons = text.split(':').length - 1;
+  if (colons >= 2) {
+    return ipaddr.IPv6.isValid(text) ? { host: normalHost(text), port: null } : { problem: `"${text}": not a host` };
+  }
+  const [host = '', portText] = text.split(':');
+  // A fully qualified name may end with a dot (normalHost drops it).
+  const name = host.endsWith('.') ? host.slice(0, -1) : host;
+  if (!HOST_NAME.test(name) && !ipaddr.IPv4.isValidFourPartDecimal(name)) {
+    return { problem: `"${text}": not a host name or IP address (no scheme, path or wildcard)` };
+  }
+  if (portText === undefined) return { host: normalHost(host), port: null };
+  const port = parsePort(portText);
+  return port === null
+    ? { problem: `"${text}": the port must be a number from 1 to 65535` }
+    : { host: normalHost(host), port };
 }
 
 /** True when `url` targets a host (and port, when the entry names one) listed in `allowed`. */
@@ -56,6 +85,8 @@ export function isAllowedHost(url: URL, allowed: readonly string[]): boolean {
   const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
   return allowed.some((entry) => {
     const e = parseHostEntry(entry);
+    // Configuration is checked at start (config.ts); a malformed entry that got here anyway allows nothing.
+    if ('problem' in e) return false;
     return e.host === host && (e.port === null || e.port === port);
   });
 }

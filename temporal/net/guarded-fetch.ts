@@ -53,8 +53,19 @@ export interface GuardedResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
-/** Credentials are not carried to another origin by a redirect (what browsers and fetch do). */
-const CROSS_ORIGIN_DROPPED = ['authorization', 'cookie', 'proxy-authorization'];
+/**
+ * The only request headers a redirect carries to another origin. Browsers and fetch drop `authorization` and
+ * `cookie`; a user's HTTP step can hold any custom credential header (`x-api-key`, `private-token`…), so everything
+ * not on this list of plain content-negotiation headers stays with the origin it was written for.
+ */
+const CROSS_ORIGIN_KEPT: ReadonlySet<string> = new Set([
+  'accept',
+  'accept-encoding',
+  'accept-language',
+  'content-language',
+  'content-type',
+  'user-agent',
+]);
 
 /** Checks the URL of one hop and returns the address to connect to. Throws `url_refused` (non-retryable). */
 export async function checkTarget(
@@ -239,7 +250,9 @@ export async function guardedFetch(options: GuardedFetchOptions): Promise<Guarde
       } catch {
         throw new NonRetryableError('url_refused', 'url: a redirect pointed to an invalid URL');
       }
-      if (next.origin !== url.origin) for (const h of CROSS_ORIGIN_DROPPED) delete headers[h];
+      if (next.origin !== url.origin) {
+        for (const h of Object.keys(headers)) if (!CROSS_ORIGIN_KEPT.has(h)) delete headers[h];
+      }
       // 303, and 301/302 after a POST, turn into a GET without a body (as fetch and browsers do).
       if (res.status === 303 ? method !== 'HEAD' : (res.status === 301 || res.status === 302) && method === 'POST') {
         method = 'GET';

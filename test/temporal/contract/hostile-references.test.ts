@@ -32,7 +32,16 @@ function costRatio(attack: string, harmless: string, fn: (s: string) => unknown)
   fn(attack); // warm-up
   fn(harmless);
   // A floor of 1 ms keeps two near-zero timings from making a meaningless ratio.
-  return Math.max(medianMs(() => fn(attack)), 1) / Math.max(medianMs(() => fn(harmless)), 1);
+  return (
+    Math.max(
+      medianMs(() => fn(attack)),
+      1,
+    ) /
+    Math.max(
+      medianMs(() => fn(harmless)),
+      1,
+    )
+  );
 }
 
 const N = 400_000;

@@ -245,16 +245,36 @@ describe('guardedFetch with the allowlist', () => {
     expect(sink.requestsTo('/loop')).toHaveLength(6);
   });
 
-  it('drops credentials on a cross-origin redirect', async () => {
+  it('drops credentials and every custom header on a cross-origin redirect', async () => {
     sink.route('/cross', { redirect: other.url('/landing') });
-    await fetchWith(sink.url('/cross'), {
-      headers: { authorization: 'Bearer secret', 'x-keep': 'yes' },
-      allowedHosts: [sink.host, other.host],
-    });
+    const headers = {
+      authorization: 'Bearer secret',
+      'x-api-key': 'k-secret',
+      'private-token': 'p-secret',
+      cookie: 'a=b',
+      accept: 'application/json',
+      'user-agent': 'stepwise-test',
+    };
+    await fetchWith(sink.url('/cross'), { headers, allowedHosts: [sink.host, other.host] });
     const landed = other.requestsTo('/landing')[0];
-    expect(landed?.headers.authorization).toBeUndefined();
-    expect(landed?.headers['x-keep']).toBe('yes');
-    expect(sink.requestsTo('/cross')[0]?.headers.authorization).toBe('Bearer secret');
+    for (const name of ['authorization', 'x-api-key', 'private-token', 'cookie']) {
+      expect(landed?.headers[name]).toBeUndefined();
+    }
+    // Content negotiation still applies at the new origin.
+    expect(landed?.headers.accept).toBe('application/json');
+    expect(landed?.headers['user-agent']).toBe('stepwise-test');
+    // The first origin got everything it was written for.
+    expect(sink.requestsTo('/cross')[0]?.headers).toMatchObject({
+      authorization: 'Bearer secret',
+      'x-api-key': 'k-secret',
+    });
+  });
+
+  it('keeps custom headers on a same-origin redirect', async () => {
+    sink.route('/same', { redirect: '/same-landing' });
+    sink.route('/same-landing', { body: { ok: true } });
+    await fetchWith(sink.url('/same'), { headers: { 'x-api-key': 'k' }, allowedHosts: [sink.host] });
+    expect(sink.requestsTo('/same-landing')[0]?.headers['x-api-key']).toBe('k');
   });
 
   it('truncates a large body and flags it', async () => {
