@@ -98,8 +98,65 @@ const queryValue = (name: string) =>
         fc.constantFrom('agent', 'action', 'bogus', 'eyJ4IjoxfQ', '0', '201', '1e2', '[]'),
       );
 
+/**
+ * R10 payload classes (QUALITY.md): inputs built to be expensive or to reach across tenants. Fuzzed through every
+ * operation like the rest: the answer must still be a documented envelope, never a 5xx, and (by the suite's timeout)
+ * never a stall.
+ */
+const hostileString = fc.constantFrom(
+  `{{${' '.repeat(20_000)}`,
+  '{{ {{ '.repeat(3_000),
+  `{{input${'.a'.repeat(3_000)}}}`,
+  `{{input${'[0]'.repeat(200)}}}`,
+  '{{steps.x.output}}'.repeat(1_000),
+  `${'a'.repeat(40)}!`,
+  '$pad("", 500000000)',
+  '$match($string($), /(a+)+$/)',
+  '($f := function($n){ $f($n) }; $f(1))',
+  `${'('.repeat(5_000)}1${')'.repeat(5_000)}`,
+);
+const hostileSchema = fc.constantFrom<Record<string, unknown>>(
+  { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } } },
+  { type: 'object', patternProperties: { '^(a|a)*$': { type: 'string' } } },
+  { type: 'array', uniqueItems: true },
+  { type: 'string', pattern: '(?<=a)b' },
+  { type: 'string', pattern: '(a)\\1' },
+  {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' } }, { type: 'string' }] } },
+    $ref: '#/$defs/node',
+  },
+  { $ref: 'http://169.254.169.254/latest/meta-data' },
+  { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' },
+);
+const forgedReference = fc.constantFrom(
+  { stepwise_blob: 'blob_aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', bytes: 10 },
+  { nested: { stepwise_blob: 'blob_x', bytes: 1, path: ['a'] } },
+);
+const hostileBody = fc.record(
+  {
+    name: hostileString,
+    default_prompt: hostileString,
+    input: fc.oneof(
+      fc.record({ s: hostileString, ref: forgedReference }),
+      fc.array(fc.record({ k: fc.nat(3) }), { minLength: 2_000, maxLength: 2_000 }).map((items) => ({ items })),
+    ),
+    output_schema: hostileSchema,
+    config: fc.oneof(
+      hostileSchema.map((input_schema) => ({ input_schema })),
+      fc.record({ expression: hostileString, data: fc.oneof(hostileString, forgedReference) }),
+    ),
+    steps: fc.constantFrom(
+      [{ id: 'x', template_id: 'tpl_nope', input: `{{${' '.repeat(20_000)}` }],
+      [{ id: 'x', template_id: 'tpl_nope', output_schema: { type: 'string', pattern: '^(a+)+$' } }],
+    ),
+  },
+  { requiredKeys: [] },
+);
+
 const jsonBody = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
+  hostileBody,
   fc.record(
     {
       name: fc.oneof(fc.string({ maxLength: 20 }), fc.jsonValue({ maxDepth: 1 })),
