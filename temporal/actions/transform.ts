@@ -1,6 +1,6 @@
 /** `transform`: a JSONata expression evaluated over `data` — pure data shaping of earlier outputs. */
 import { z } from 'zod';
-import { evaluateJsonata, jsonValueSchema } from '../jsonata';
+import { jsonValueSchema } from '../jsonata';
 import type { ActionDefinition } from './types';
 
 const config = z.strictObject({
@@ -18,7 +18,7 @@ export const transformAction = {
     'Pure: no I/O; a bad expression fails the step without retries.',
   config,
   output,
-  async execute(cfg) {
-    return evaluateJsonata(cfg.expression, cfg.data ?? null);
+  async execute(cfg, ctx) {
+    return ctx.expressions.evaluate(cfg.expression, cfg.data ?? null);
   },
 } satisfies ActionDefinition<'transform', typeof config, typeof output>;

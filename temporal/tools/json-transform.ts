@@ -1,6 +1,6 @@
 /** `json_transform`: a JSONata expression over the given data (same engine as the `transform` action). */
 import { z } from 'zod';
-import { evaluateJsonata, jsonValueSchema } from '../jsonata';
+import { jsonValueSchema } from '../jsonata';
 import type { ToolDefinition } from './types';
 
 const input = z.strictObject({
@@ -17,7 +17,7 @@ export const jsonTransformTool = {
     'Returns { result } (null when nothing matches).',
   input,
   output,
-  async execute(args) {
-    return { result: await evaluateJsonata(args.expression, args.data) };
+  async execute(args, ctx) {
+    return { result: await ctx.expressions.evaluate(args.expression, args.data) };
   },
 } satisfies ToolDefinition<typeof input, typeof output>;
