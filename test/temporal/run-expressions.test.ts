@@ -3,7 +3,9 @@
  * loop). A memory bomb or a size bomb fails its run with `expression_error` naming the limit, and the next run on the
  * same worker completes; a catastrophic regex costs about what a harmless one of the same size does.
  */
-import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
+import { getTranscript, runAgent } from '../helpers/agent-runs';
+import { startLlmServer, type LlmServer } from '../helpers/llm-server';
+import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
@@ -14,9 +16,18 @@ describe('R10: hostile expressions in transform steps', () => {
   let worker: TestWorker;
   let user: TestUser;
   let tpl: Record<ActionType, TemplateDoc>;
+  let llm: LlmServer;
 
   beforeAll(async () => {
-    api = await startTestApi(testConfig({ EXPRESSION_MEMORY_MB: '64', EXPRESSION_WORKERS: '2' }));
+    llm = await startLlmServer();
+    api = await startTestApi(
+      testConfig({
+        EXPRESSION_MEMORY_MB: '64',
+        EXPRESSION_WORKERS: '2',
+        OPENAI_API_KEY: 'sk-test-expressions-key-000',
+        OPENAI_BASE_URL: llm.baseUrl,
+      }),
+    );
     worker = await startTestWorker(api.config, api.database);
     user = await createTestUser(api.database.db);
     tpl = await actionTemplates(api.database.db, user.id);
@@ -24,6 +35,7 @@ describe('R10: hostile expressions in transform steps', () => {
   afterAll(async () => {
     await worker?.stop();
     await api?.close();
+    await llm?.close();
   });
 
   async function runTransform(name: string, expression: string) {
@@ -66,5 +78,21 @@ describe('R10: hostile expressions in transform steps', () => {
     } finally {
       clearInterval(ticker);
     }
+  });
+
+  it('a prompt-injected agent calling json_transform with a memory bomb hears an error; the step still completes', async () => {
+    const script = llm.script(uniqueId('gpt-'), [
+      {
+        toolCalls: [
+          { name: 'json_transform', args: { expression: '$count([1..100000].{"a": [1..1000]})', data: null } },
+        ],
+      },
+      { text: 'done' },
+    ]);
+    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: ['json_transform'] });
+    expect(status.status).toBe('completed');
+    const t = await getTranscript(api, user, runId);
+    const tool = t.entries.find((e) => e.role === 'tool');
+    expect(JSON.stringify(tool)).toContain('more memory than the limit (64 MB)');
   });
 });
