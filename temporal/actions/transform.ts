@@ -15,7 +15,8 @@ export const transformAction = {
   name: 'transform',
   description:
     'Reshape data with a JSONata expression (https://jsonata.org), e.g. pick fields of an earlier step output. ' +
-    'Pure: no I/O; a bad expression fails the step without retries.',
+    'Pure: no I/O; a bad expression fails the step without retries. Regex literals use RE2 syntax (no ' +
+    'backreferences or lookarounds); time, memory and size are limited (see EXPRESSION_* settings).',
   config,
   output,
   async execute(cfg, ctx) {

@@ -85,7 +85,7 @@ export function createExpressionEvaluator(options: EvaluatorOptions): Expression
       // 'error' too: a child that failed to spawn never emits 'exit'.
       exited: new Promise((resolve) => {
         child.once('exit', () => resolve());
-        child.once('error', () => resolve());
+        child.on('error', () => resolve());
       }),
     };
     slots.add(slot);
@@ -108,7 +108,8 @@ export function createExpressionEvaluator(options: EvaluatorOptions): Expression
       onExit(slot);
     };
     child.once('exit', onGone);
-    child.once('error', onGone); // failed to spawn: 'exit' may never come
+    // `on`, not `once`: a second 'error' (a failed kill or send) without a listener would crash the worker.
+    child.on('error', onGone);
   }
 
   function retire(slot: Slot): void {
@@ -138,7 +139,8 @@ export function createExpressionEvaluator(options: EvaluatorOptions): Expression
 
   function onReply(slot: Slot, reply: Exclude<Reply, { ready: true }>): void {
     const job = slot.job;
-    if (!job || job.request.id !== reply.id) return; // an answer that lost the race against the timer
+    // An answer that lost the race against the timer (its caller already heard "time limit").
+    if (slot.retired || !job || job.request.id !== reply.id) return;
     clearTimeout(slot.timer);
     slot.job = undefined;
     if (reply.ok) {

@@ -14,7 +14,7 @@ export const jsonTransformTool = {
   name: 'json_transform' as const,
   description:
     'Query or reshape JSON data with a JSONata expression (https://jsonata.org): filter, map, sum, join. ' +
-    'Returns { result } (null when nothing matches).',
+    'Returns { result } (null when nothing matches). Regex literals use RE2 syntax: no backreferences or lookarounds.',
   input,
   output,
   async execute(args, ctx) {
