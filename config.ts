@@ -69,6 +69,15 @@ export const configSchema = z.object({
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   WORKER_HEALTH_PORT: port.optional(),
 
+  /** Expressions (transform, json_transform) run in this many separate evaluator processes, reused between calls. */
+  EXPRESSION_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
+  /** Hard wall-clock limit of one expression: past it the evaluator process is killed (and replaced). */
+  EXPRESSION_TIMEOUT_MS: z.coerce.number().int().min(10).max(60_000).default(2000),
+  /** Heap limit of each evaluator process; an expression that needs more kills only its evaluator. */
+  EXPRESSION_MEMORY_MB: z.coerce.number().int().min(32).max(4096).default(128),
+  /** How long an expression may wait for a free evaluator before the step fails (retryably). */
+  EXPRESSION_QUEUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+
   SMTP_URL: z
     .string()
     .regex(/^smtps?:\/\//, 'must start with smtp:// or smtps://')

@@ -4,6 +4,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { createActivities } from './activities';
+import type { ExpressionEvaluator } from './expressions/evaluator';
 import { createMailer } from './mail/mailer';
 
 export interface WorkerDeps {
@@ -11,6 +12,8 @@ export interface WorkerDeps {
   db: Db;
   logger: Logger;
   connection: NativeConnection;
+  /** Owned by the caller, who closes it after the worker has stopped (activities may still use it while draining). */
+  expressions: ExpressionEvaluator;
   workflowBundlePath: string;
   /** Tests use their own queue so that workers of different test files never steal each other's tasks. */
   taskQueue?: string;
@@ -27,6 +30,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       db: deps.db,
       logger: deps.logger,
       mailer: createMailer(deps.config.SMTP_URL, deps.config.SMTP_FROM),
+      expressions: deps.expressions,
     }),
     shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
   });

@@ -11,6 +11,8 @@ import { createLogger } from '../api/logger';
 import { retryUntil } from '../api/startup';
 import { ensureWorkflowBundle } from './bundle';
 import { createWorker } from './create-worker';
+import { createExpressionEvaluator } from './expressions/evaluator';
+import { evaluatorOptions } from './expressions/limits';
 import { createWorkerHealthServer } from './health-server';
 
 async function main(): Promise<void> {
@@ -26,7 +28,15 @@ async function main(): Promise<void> {
     },
     logger,
   );
-  const worker = await createWorker({ config, db: database.db, logger, connection: connection!, workflowBundlePath });
+  const expressions = createExpressionEvaluator(evaluatorOptions(config));
+  const worker = await createWorker({
+    config,
+    db: database.db,
+    logger,
+    connection: connection!,
+    workflowBundlePath,
+    expressions,
+  });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
     const metrics = new Registry();
@@ -38,7 +48,7 @@ async function main(): Promise<void> {
 
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker running');
   await worker.run();
-  await Promise.allSettled([connection!.close(), database.close()]);
+  await Promise.allSettled([expressions.close(), connection!.close(), database.close()]);
   logger.info('worker stopped');
 }
 

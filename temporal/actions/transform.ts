@@ -1,6 +1,6 @@
 /** `transform`: a JSONata expression evaluated over `data` — pure data shaping of earlier outputs. */
 import { z } from 'zod';
-import { evaluateJsonata, jsonValueSchema } from '../jsonata';
+import { jsonValueSchema } from '../jsonata';
 import type { ActionDefinition } from './types';
 
 const config = z.strictObject({
@@ -15,10 +15,11 @@ export const transformAction = {
   name: 'transform',
   description:
     'Reshape data with a JSONata expression (https://jsonata.org), e.g. pick fields of an earlier step output. ' +
-    'Pure: no I/O; a bad expression fails the step without retries.',
+    'Pure: no I/O; a bad expression fails the step without retries. Regex literals use RE2 syntax (no ' +
+    'backreferences or lookarounds); time, memory and size are limited (see EXPRESSION_* settings).',
   config,
   output,
-  async execute(cfg) {
-    return evaluateJsonata(cfg.expression, cfg.data ?? null);
+  async execute(cfg, ctx) {
+    return ctx.expressions.evaluate(cfg.expression, cfg.data ?? null);
   },
 } satisfies ActionDefinition<'transform', typeof config, typeof output>;

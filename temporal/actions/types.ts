@@ -8,6 +8,7 @@
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
+import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
 export const ACTION_TYPES = ['send_email', 'http_request', 'transform', 'delay', 'approval'] as const;
@@ -16,6 +17,8 @@ export type ActionType = (typeof ACTION_TYPES)[number];
 export interface ActionContext {
   config: Config;
   mailer: Mailer;
+  /** JSONata, evaluated out of process under time and memory limits. */
+  expressions: ExpressionEvaluator;
   runId: string;
   stepId: string;
   /** `<run id>:<step id>`: the same on every retry of the step, so a retried side effect is recognisable. */

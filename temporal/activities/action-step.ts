@@ -15,6 +15,7 @@ import type { ActionContext } from '../actions/types';
 import type { JsonValue } from '../contract/json';
 import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
 import { failStepAttempt } from './step-failure';
+import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
 export interface ActionStepDeps {
@@ -22,6 +23,7 @@ export interface ActionStepDeps {
   db: Db;
   logger: Logger;
   mailer: Mailer;
+  expressions: ExpressionEvaluator;
 }
 
 /** Heartbeat period: well inside the workflow's heartbeat timeout (≤ 10 s). */
@@ -71,6 +73,7 @@ async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Contex
   const actionCtx: ActionContext = {
     config: deps.config,
     mailer: deps.mailer,
+    expressions: deps.expressions,
     runId: req.run_id,
     stepId: req.step_id,
     idempotencyKey: `${req.run_id}:${req.step_id}`,

@@ -5,6 +5,7 @@
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
+import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
@@ -16,6 +17,7 @@ export interface ActivityDeps {
   db: Db;
   logger: Logger;
   mailer: Mailer;
+  expressions: ExpressionEvaluator;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -8,6 +8,10 @@
  *   primary := number | constant | name '(' expr (',' expr)* ')' | '(' expr ')'
  *
  * Every failure (syntax, division by zero, a non-finite result) is NonRetryableError('invalid_input').
+ *
+ * Cost is linear in the input: one pass to tokenize (sticky regexes without nested quantifiers), one pass to parse
+ * with nesting capped at MAX_DEPTH (so no stack overflow), `^` is one Math call however large the exponent, and
+ * the input itself is capped, whoever the caller is.
  */
 import { NonRetryableError } from '../failures';
 
@@ -18,6 +22,8 @@ type Token =
   | { kind: 'end'; pos: number };
 
 const MAX_DEPTH = 64;
+/** Longest expression accepted (the tool's schema publishes the same bound to the model). */
+export const MAX_EXPRESSION_CHARS = 1000;
 
 // Maps, not object literals: a name like `constructor` must not find Object.prototype members.
 const CONSTANTS: ReadonlyMap<string, number> = new Map([
@@ -205,6 +211,7 @@ class Parser {
 
 /** Evaluates an arithmetic expression; the result is a finite number or a NonRetryableError. */
 export function evaluateArithmetic(expression: string): number {
+  if (expression.length > MAX_EXPRESSION_CHARS) fail(`longer than ${MAX_EXPRESSION_CHARS} characters`);
   if (expression.trim() === '') fail('empty');
   const value = new Parser(tokenize(expression)).parse();
   if (Number.isNaN(value)) fail('the result is not a number');

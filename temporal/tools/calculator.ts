@@ -1,13 +1,13 @@
 /** `calculator`: safe arithmetic through a small recursive-descent parser (./calc-parser.ts) — no eval. */
 import { z } from 'zod';
-import { evaluateArithmetic } from './calc-parser';
+import { evaluateArithmetic, MAX_EXPRESSION_CHARS } from './calc-parser';
 import type { ToolDefinition } from './types';
 
 const input = z.strictObject({
   expression: z
     .string()
     .min(1)
-    .max(1000)
+    .max(MAX_EXPRESSION_CHARS)
     .describe('Arithmetic: numbers, + - * / % ^ (power), parentheses, unary minus, e.g. "(2 + 3) * -4 ^ 2"'),
 });
 

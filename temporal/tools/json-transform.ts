@@ -1,6 +1,6 @@
 /** `json_transform`: a JSONata expression over the given data (same engine as the `transform` action). */
 import { z } from 'zod';
-import { evaluateJsonata, jsonValueSchema } from '../jsonata';
+import { jsonValueSchema } from '../jsonata';
 import type { ToolDefinition } from './types';
 
 const input = z.strictObject({
@@ -14,10 +14,10 @@ export const jsonTransformTool = {
   name: 'json_transform' as const,
   description:
     'Query or reshape JSON data with a JSONata expression (https://jsonata.org): filter, map, sum, join. ' +
-    'Returns { result } (null when nothing matches).',
+    'Returns { result } (null when nothing matches). Regex literals use RE2 syntax: no backreferences or lookarounds.',
   input,
   output,
-  async execute(args) {
-    return { result: await evaluateJsonata(args.expression, args.data) };
+  async execute(args, ctx) {
+    return { result: await ctx.expressions.evaluate(args.expression, args.data) };
   },
 } satisfies ToolDefinition<typeof input, typeof output>;

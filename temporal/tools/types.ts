@@ -4,12 +4,15 @@
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
+import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
 /** What a tool may use: passed in, never imported as a singleton. */
 export interface ToolContext {
   config: Config;
   mailer: Mailer;
+  /** JSONata, evaluated out of process under time and memory limits. */
+  expressions: ExpressionEvaluator;
   /** Idempotency scope of the call: `<run id>:<step id>:<call id>` during a run, a random id in tests. */
   idempotencyKey: string;
   signal?: AbortSignal;

@@ -4,6 +4,7 @@ import { loadConfig, type Config } from '../../config';
 import type { ActionContext } from '../../temporal/actions/types';
 import { createMailer, type Mailer } from '../../temporal/mail/mailer';
 import type { ToolContext } from '../../temporal/tools/types';
+import { noExpressions } from './expressions';
 
 export interface EffectsEnv {
   /** SMTP_URL (e.g. a test SMTP server's url). */
@@ -30,7 +31,13 @@ export function testMailer(config: Config): Mailer {
 
 export function toolContext(env: EffectsEnv = {}, extra: Partial<ToolContext> = {}): ToolContext {
   const config = effectsConfig(env);
-  return { config, mailer: testMailer(config), idempotencyKey: `test:${randomUUID()}`, ...extra };
+  return {
+    config,
+    mailer: testMailer(config),
+    expressions: noExpressions,
+    idempotencyKey: `test:${randomUUID()}`,
+    ...extra,
+  };
 }
 
 export function actionContext(env: EffectsEnv = {}, extra: Partial<ActionContext> = {}): ActionContext {
@@ -40,6 +47,7 @@ export function actionContext(env: EffectsEnv = {}, extra: Partial<ActionContext
   return {
     config,
     mailer: testMailer(config),
+    expressions: noExpressions,
     runId,
     stepId,
     idempotencyKey: `${runId}:${stepId}`,

@@ -14,6 +14,8 @@ import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
+import { createExpressionEvaluator } from '../../temporal/expressions/evaluator';
+import { evaluatorOptions } from '../../temporal/expressions/limits';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -97,12 +99,14 @@ export interface TestWorker {
 export async function startTestWorker(config: Config, database: Database): Promise<TestWorker> {
   quietTemporalRuntime();
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+  const expressions = createExpressionEvaluator(evaluatorOptions(config));
   const worker = await createWorker({
     config,
     db: database.db,
     logger: silentLogger,
     connection,
     workflowBundlePath: required('STEPWISE_TEST_BUNDLE'),
+    expressions,
   });
   const running = worker.run();
   return {
@@ -110,7 +114,7 @@ export async function startTestWorker(config: Config, database: Database): Promi
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
-      await connection.close();
+      await Promise.all([expressions.close(), connection.close()]);
     },
   };
 }

@@ -2,6 +2,7 @@
  * The action-step activity in MockActivityEnvironment against the real database and a real HTTP sink: it writes the
  * step's progress itself, classifies failures once, and performs no side effect for a run that already ended.
  */
+import { noExpressions } from '../helpers/expressions';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { newRunDoc, findRun, recordRunOutcome, runsCollection } from '../../db/runs';
@@ -51,6 +52,7 @@ describe('runActionStep activity', () => {
       db: database.db,
       logger: silentLogger,
       mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
+      expressions: noExpressions,
     });
   });
   afterAll(async () => {

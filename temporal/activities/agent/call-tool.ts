@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import type { JsonValue } from '../../contract/json';
 import { classify } from '../../failures';
+import type { ExpressionEvaluator } from '../../expressions/evaluator';
 import type { Mailer } from '../../mail/mailer';
 import { getTool } from '../../tools/registry';
 import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
@@ -20,6 +21,7 @@ export const TOOL_OUTPUT_LIMIT_BYTES = 16 * 1024;
 
 export interface CallToolDeps extends AgentActivityDeps {
   mailer: Mailer;
+  expressions: ExpressionEvaluator;
 }
 
 interface ToolOutcome {
@@ -72,6 +74,7 @@ export function createCallToolActivity(deps: CallToolDeps) {
         const output = await tool.execute(parsed.data, {
           config: deps.config,
           mailer: deps.mailer,
+          expressions: deps.expressions,
           // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
           idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
           signal: ctx.cancellationSignal,

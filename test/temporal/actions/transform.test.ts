@@ -1,8 +1,13 @@
 /** transform action: JSONata over earlier outputs; the output is the result itself. */
 import { getAction, validateActionConfig } from '../../../temporal/actions/registry';
 import { NonRetryableError, toApplicationFailure } from '../../../temporal/failures';
+import { actionContext } from '../../helpers/effects-context';
+import { testEvaluator } from '../../helpers/expressions';
 
 const action = getAction('transform');
+const expressions = testEvaluator();
+const ctx = actionContext({}, { expressions });
+afterAll(() => expressions.close());
 
 function runConfig(config: Record<string, unknown>) {
   const checked = validateActionConfig('transform', config, 'run');
@@ -25,17 +30,18 @@ describe('transform action', () => {
     await expect(
       action.execute(
         runConfig({ expression: '{"admins": body.users[admin].name, "total": $count(body.users)}', data: fetched }),
+        ctx,
       ),
     ).resolves.toEqual({ admins: 'Ada', total: 2 });
   });
 
   it('works without data and returns null when nothing is selected', async () => {
-    await expect(action.execute(runConfig({ expression: '1 + 2' }))).resolves.toBe(3);
-    await expect(action.execute(runConfig({ expression: 'missing.field', data: fetched }))).resolves.toBeNull();
+    await expect(action.execute(runConfig({ expression: '1 + 2' }), ctx)).resolves.toBe(3);
+    await expect(action.execute(runConfig({ expression: 'missing.field', data: fetched }), ctx)).resolves.toBeNull();
   });
 
   it('a bad expression fails the step without retries', async () => {
-    const err: unknown = await action.execute(runConfig({ expression: '$$$(' })).catch((e: unknown) => e);
+    const err: unknown = await action.execute(runConfig({ expression: '$$$(' }), ctx).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(NonRetryableError);
     expect(toApplicationFailure(err)).toMatchObject({ type: 'expression_error', nonRetryable: true });
   });

@@ -2,7 +2,7 @@
 import fc from 'fast-check';
 import { NonRetryableError, toApplicationFailure } from '../../../temporal/failures';
 import { calculatorTool } from '../../../temporal/tools/calculator';
-import { evaluateArithmetic } from '../../../temporal/tools/calc-parser';
+import { evaluateArithmetic, MAX_EXPRESSION_CHARS } from '../../../temporal/tools/calc-parser';
 
 describe('evaluateArithmetic', () => {
   it.each([
@@ -115,5 +115,50 @@ describe('calculator tool', () => {
     const input = calculatorTool.input.parse({ expression: '6 * 7' });
     await expect(calculatorTool.execute(input)).resolves.toEqual({ result: 42 });
     expect(calculatorTool.input.safeParse({ expression: '1', extra: true }).success).toBe(false);
+  });
+});
+
+describe('R10: calculator on pathological input', () => {
+  const n = MAX_EXPRESSION_CHARS;
+  /** Nanoseconds for `rounds` evaluations (errors included: a refusal is an answer too). */
+  function cost(expression: string, rounds = 300): number {
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < rounds; i++) {
+      try {
+        evaluateArithmetic(expression);
+      } catch {
+        // refused: what matters is how long it took
+      }
+    }
+    return Number(process.hrtime.bigint() - start);
+  }
+  /** A plain sum of the same length: the harmless baseline each attack is compared with. */
+  const harmless = ('1+'.repeat(n / 2) + '1').slice(0, n - 1) + '1';
+
+  it.each([
+    ['deep nesting', '('.repeat(n / 2 - 1) + '1' + ')'.repeat(n / 2 - 1)],
+    ['unclosed nesting', '('.repeat(n)],
+    ['a unary chain', '-'.repeat(n - 1) + '1'],
+    ['a power tower', ('9^'.repeat(n / 2) + '9').slice(-n)],
+    ['a long number', '9'.repeat(n - 4) + 'e999'],
+    ['huge exponents', ('1e308^1e308*'.repeat(n / 12) + '1').slice(-n)],
+    ['many function arguments', ('max(' + '1,'.repeat(n)).slice(0, n - 2) + '1)'],
+    ['nested functions', ('sqrt('.repeat(n / 5) + '1').slice(0, n)],
+    ['a bad character at the end', '1+'.repeat(n / 2 - 1) + '1#'],
+  ])('%s costs about what a same-size sum does', (_name, attack) => {
+    expect(attack.length).toBeLessThanOrEqual(n);
+    expect(harmless.length).toBe(n);
+    cost(attack, 20); // warm both paths up before measuring
+    cost(harmless, 20);
+    expect(cost(attack) / cost(harmless)).toBeLessThan(10);
+  });
+
+  it('refuses input above the length bound before parsing it', () => {
+    const huge = '1+'.repeat(1_000_000) + '1';
+    const start = process.hrtime.bigint();
+    expect(() => evaluateArithmetic(huge)).toThrow(`longer than ${n} characters`);
+    const refused = Number(process.hrtime.bigint() - start);
+    // Refusing 2 MB must cost less than parsing one 1 kB sum a few hundred times would.
+    expect(refused / cost(harmless)).toBeLessThan(1);
   });
 });

@@ -1,6 +1,8 @@
 /** json_transform: JSONata over given data; bad expressions are non-retryable, runaway ones are stopped. */
 import { NonRetryableError, toApplicationFailure } from '../../../temporal/failures';
 import { jsonTransformTool } from '../../../temporal/tools/json-transform';
+import { toolContext } from '../../helpers/effects-context';
+import { testEvaluator } from '../../helpers/expressions';
 
 const data = {
   items: [
@@ -10,8 +12,14 @@ const data = {
   ],
 };
 
+const expressions = testEvaluator();
+afterAll(() => expressions.close());
+
 async function run(expression: string, input: unknown = data) {
-  return jsonTransformTool.execute(jsonTransformTool.input.parse({ expression, data: input }));
+  return jsonTransformTool.execute(
+    jsonTransformTool.input.parse({ expression, data: input }),
+    toolContext({}, { expressions }),
+  );
 }
 
 describe('json_transform', () => {
