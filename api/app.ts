@@ -1,6 +1,6 @@
 /**
  * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
- * Order matters: request context → envelope/error mapping → JSON body → routes.
+ * Order matters: request context → envelope/error mapping → codec endpoint → JSON body → routes.
  */
 import Koa from 'koa';
 import './state';
@@ -9,6 +9,7 @@ import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { rootRouter } from './routes';
+import { codecRoutes } from './routes/codec';
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa();
@@ -16,6 +17,9 @@ export function createApp(deps: ApiDeps): Koa {
   app.silent = true;
   app.use(requestContext(deps.logger));
   app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
+  // Before the API's body parser: the codec endpoint checks its token first, then parses with its own larger limit.
+  const codec = codecRoutes(deps.config);
+  if (codec) app.use(codec.routes());
   for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
   const router = rootRouter(deps);
   app.use(router.routes());

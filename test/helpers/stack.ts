@@ -22,6 +22,12 @@ function required(name: string): string {
   return value;
 }
 
+/**
+ * The suite's payload-encryption key: every test API and worker encrypts what it puts into Temporal, as production
+ * must, so the whole suite runs through the codec. One fixed key, so configs built separately still read each other.
+ */
+export const TEST_PAYLOAD_CODEC_KEYS = 'test-k1:A6Qg0lhJwzJb5SJLkl2sDz6R697/rMc3rpp3+y6b0+w=';
+
 export const silentLogger = pino({ level: 'silent' });
 
 let runtimeInstalled = false;
@@ -49,6 +55,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MONGODB_DB: uniqueId('test_'),
     TEMPORAL_ADDRESS: required('STEPWISE_TEST_TEMPORAL_ADDRESS'),
     TEMPORAL_TASK_QUEUE: uniqueId('queue-'),
+    PAYLOAD_CODEC_KEYS: TEST_PAYLOAD_CODEC_KEYS,
     ...overrides,
   });
 }
@@ -72,7 +79,11 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
   const database = await openTestDb(config);
   // As api/server.ts does at start: every test API sees the system templates.
   await seedSystemTemplates(database.db);
-  const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    codecKeys: config.PAYLOAD_CODEC_KEYS,
+  });
   const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
   const http = request(app.callback());
   return {
