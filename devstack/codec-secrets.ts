@@ -26,7 +26,10 @@ export function ensureCodecSecrets(file: string, fromEnv: Partial<CodecSecrets> 
     PAYLOAD_CODEC_KEYS: fromEnv.keys ? stored.PAYLOAD_CODEC_KEYS : secrets.keys,
     CODEC_ACCESS_TOKEN: fromEnv.token ? stored.CODEC_ACCESS_TOKEN : secrets.token,
   };
-  if (toStore.PAYLOAD_CODEC_KEYS !== stored.PAYLOAD_CODEC_KEYS || toStore.CODEC_ACCESS_TOKEN !== stored.CODEC_ACCESS_TOKEN)
+  if (
+    toStore.PAYLOAD_CODEC_KEYS !== stored.PAYLOAD_CODEC_KEYS ||
+    toStore.CODEC_ACCESS_TOKEN !== stored.CODEC_ACCESS_TOKEN
+  )
     writeSecrets(file, toStore);
   return secrets;
 }
@@ -55,8 +58,12 @@ function writeSecrets(file: string, values: Record<string, string | undefined>):
     .join('');
   // As the demo key: 0600 from the first byte, renamed into place so a crash never leaves half a key.
   const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, `# npm run dev: payload encryption key and codec token (keep; losing the key loses old runs)\n${text}`, {
-    mode: 0o600,
-  });
+  fs.writeFileSync(
+    tmp,
+    `# npm run dev: payload encryption key and codec token (keep; losing the key loses old runs)\n${text}`,
+    {
+      mode: 0o600,
+    },
+  );
   fs.renameSync(tmp, file);
 }

@@ -70,7 +70,11 @@ export function codecRoutes(config: Config): Router | undefined {
     if (!op.success) return next();
     const payloads = body.input(ctx).body.payloads.map(payloadFromJson);
     try {
-      const out = !codec ? payloads : op.data === 'decode' ? await codec.decode(payloads) : await codec.encode(payloads);
+      const out = !codec
+        ? payloads
+        : op.data === 'decode'
+          ? await codec.decode(payloads)
+          : await codec.encode(payloads);
       ctx.status = 200;
       ctx.body = { payloads: out.map(payloadToJson) };
     } catch (err) {

@@ -78,7 +78,9 @@ export class EncryptionCodec implements PayloadCodec {
     try {
       plain = Buffer.concat([decipher.update(data.subarray(NONCE_BYTES, data.length - TAG_BYTES)), decipher.final()]);
     } catch {
-      throw new PayloadDecryptionError(`payload failed authentication with key "${keyId}" (altered, or a different key)`);
+      throw new PayloadDecryptionError(
+        `payload failed authentication with key "${keyId}" (altered, or a different key)`,
+      );
     }
     return deserialize(plain);
   }

@@ -130,7 +130,7 @@ describe('codec endpoint', () => {
     expect(fromUi.status).toBe(204);
     expect(fromUi.get('Access-Control-Allow-Origin')).toBe(UI);
     expect(fromUi.get('Access-Control-Allow-Methods')).toContain('POST');
-    const allowed = fromUi.get('Access-Control-Allow-Headers').toLowerCase();
+    const allowed = (fromUi.get('Access-Control-Allow-Headers') ?? '').toLowerCase();
     for (const h of ['content-type', 'x-namespace', 'authorization']) expect(allowed).toContain(h);
     expect(fromUi.get('Access-Control-Allow-Credentials')).toBe('true');
     expect(fromUi.get('Vary')).toContain('Origin');

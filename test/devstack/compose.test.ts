@@ -81,12 +81,10 @@ function publishedContainerPorts(service: Service): number[] {
 /** Settings whose default points at this machine (127.0.0.1/localhost) and so cannot work between containers. */
 const loopbackDefaults = (() => {
   const defaults = loadConfig({});
-  return (Object.keys(configSchema.shape) as (keyof Config)[]).filter(
-    (key) => {
-      const value = defaults[key];
-      return !key.startsWith('DEV_') && typeof value === 'string' && /127\.0\.0\.1|localhost/.test(value);
-    },
-  );
+  return (Object.keys(configSchema.shape) as (keyof Config)[]).filter((key) => {
+    const value = defaults[key];
+    return !key.startsWith('DEV_') && typeof value === 'string' && /127\.0\.0\.1|localhost/.test(value);
+  });
 })();
 
 describe('docker-compose.yml', () => {

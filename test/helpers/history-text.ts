@@ -18,7 +18,9 @@ export async function historyText(value: unknown, codec?: PayloadCodec): Promise
       const [decoded] = await codec.decode([value]);
       return historyText({ metadata: decoded!.metadata, data: decoded!.data });
     }
-    const parts = await Promise.all(Object.entries(value).map(async ([k, v]) => `${k}: ${await historyText(v, codec)}`));
+    const parts = await Promise.all(
+      Object.entries(value).map(async ([k, v]) => `${k}: ${await historyText(v, codec)}`),
+    );
     return parts.join('\n');
   }
   return String(value);

@@ -14,6 +14,9 @@ import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
+import { createDataConverter } from '../../temporal/codec/data-converter';
+import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
+import { parseCodecKeys } from '../../temporal/codec/keys';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -27,6 +30,11 @@ function required(name: string): string {
  * must, so the whole suite runs through the codec. One fixed key, so configs built separately still read each other.
  */
 export const TEST_PAYLOAD_CODEC_KEYS = 'test-k1:A6Qg0lhJwzJb5SJLkl2sDz6R697/rMc3rpp3+y6b0+w=';
+
+/** The suite key's codec, to read what a test worker wrote (e.g. a fetched history) as the Web UI would. */
+export const testCodec = () => new EncryptionCodec(parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys);
+/** For replay workers: histories recorded by the suite are encrypted with its key; older ones are plain JSON. */
+export const testDataConverter = () => createDataConverter(parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys);
 
 export const silentLogger = pino({ level: 'silent' });
 

@@ -38,7 +38,9 @@ describe('payload encryption in Temporal', () => {
     const tpl = await actionTemplates(api.database.db, user.id);
     const workflowId = await createWorkflow(api, user, {
       name,
-      steps: [{ id: 'echo', template_id: tpl.transform._id, config: { expression: '"seen " & $', data: '{{input.note}}' } }],
+      steps: [
+        { id: 'echo', template_id: tpl.transform._id, config: { expression: '"seen " & $', data: '{{input.note}}' } },
+      ],
     });
     const runId = await startRun(api, user, workflowId, { note: marker });
     const status = await waitForStatus(api, user, runId, isTerminal);
