@@ -5,8 +5,17 @@
  * fail). The API's own reads (status, progress query) still work, through the same codec.
  */
 import { Client, Connection } from '@temporalio/client';
+import { Worker } from '@temporalio/worker';
 import { historyText } from '../helpers/history-text';
-import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type TestWorker } from '../helpers/stack';
+import {
+  startTestApi,
+  startTestWorker,
+  testConfig,
+  testDataConverter,
+  uniqueId,
+  type TestApi,
+  type TestWorker,
+} from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, startRun, waitForStatus, isTerminal } from '../helpers/workflows';
 import { EncryptionCodec, ENCRYPTED_ENCODING } from '../../temporal/codec/encryption-codec';
@@ -72,5 +81,14 @@ describe('payload encryption in Temporal', () => {
     expect(decoded).toContain(`seen ${marker}`);
     expect(decoded).toContain(name);
     expect(decoded).not.toContain(ENCRYPTED_ENCODING);
+
+    // An encrypted history replays with the worker's codec, and cannot be replayed (read) without it.
+    const codePath = process.env.STEPWISE_TEST_BUNDLE!;
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath }, dataConverter: testDataConverter() }, history, runId),
+    ).resolves.toBeUndefined();
+    await expect(Worker.runReplayHistory({ workflowBundle: { codePath } }, history, runId)).rejects.toThrow(
+      /binary\/encrypted/,
+    );
   });
 });
