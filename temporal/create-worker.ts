@@ -23,7 +23,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
     workflowBundle: { codePath: deps.workflowBundlePath },
-    // Payload codecs run in the worker's main thread, outside the sandbox: the bundle needs nothing for them.
+    // Payload codecs run in the worker's main thread, outside the sandbox; the failure converter is in the bundle too.
     dataConverter: createDataConverter(deps.config.PAYLOAD_CODEC_KEYS),
     activities: createActivities({
       config: deps.config,

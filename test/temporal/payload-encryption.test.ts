@@ -10,6 +10,7 @@ import { historyText } from '../helpers/history-text';
 import {
   startTestApi,
   startTestWorker,
+  testCodec,
   testConfig,
   testDataConverter,
   uniqueId,
@@ -82,13 +83,54 @@ describe('payload encryption in Temporal', () => {
     expect(decoded).toContain(name);
     expect(decoded).not.toContain(ENCRYPTED_ENCODING);
 
-    // An encrypted history replays with the worker's codec, and cannot be replayed (read) without it.
+    // An encrypted history replays with the worker's codec, and cannot be replayed (read) without it: the workflow
+    // task fails on the input it cannot decode.
     const codePath = process.env.STEPWISE_TEST_BUNDLE!;
     await expect(
       Worker.runReplayHistory({ workflowBundle: { codePath }, dataConverter: testDataConverter() }, history, runId),
     ).resolves.toBeUndefined();
     await expect(Worker.runReplayHistory({ workflowBundle: { codePath } }, history, runId)).rejects.toThrow(
-      /binary\/encrypted/,
+      /workflow task failure/,
     );
   });
+  it("a failure's message (which quotes the data it failed on) is encrypted too; the API still reports it", async () => {
+    const marker = `secret-${uniqueId()}`;
+    const tpl = await actionTemplates(api.database.db, user.id);
+    const workflowId = await createWorkflow(api, user, {
+      name: 'fails',
+      steps: [
+        {
+          id: 'boom',
+          template_id: tpl.transform._id,
+          config: { expression: '$error("cannot use " & $)', data: '{{input.note}}' },
+        },
+      ],
+    });
+    const runId = await startRun(api, user, workflowId, { note: marker });
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('failed');
+    expect(status.error?.message).toContain(marker);
+    // The API's client reads Temporal's failure back with the message restored.
+    const failure = await api.temporal.workflow
+      .getHandle(runId)
+      .result()
+      .then(
+        () => undefined,
+        (err: unknown) => err,
+      );
+    expect(JSON.stringify(failureMessages(failure))).toContain(marker);
+
+    const history = await bare.workflow.getHandle(runId).fetchHistory();
+    const stored = await historyText(history);
+    expect(stored).toContain('Encoded failure');
+    expect(stored).not.toContain(marker);
+    expect(await historyText(history, testCodec())).toContain(marker);
+  });
 });
+
+/** The messages of an error and its causes. */
+function failureMessages(err: unknown): string[] {
+  const out: string[] = [];
+  for (let e = err; e instanceof Error; e = e.cause) out.push(e.message);
+  return out;
+}
