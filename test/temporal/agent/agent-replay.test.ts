@@ -53,7 +53,10 @@ const SCENARIOS: Record<string, { script: Script; agent: Omit<AgentCase, 'model'
 
 async function record(): Promise<void> {
   const llm = await startLlmServer();
-  const api = await startTestApi(testConfig({ OPENAI_API_KEY: 'sk-test-replay-000000', OPENAI_BASE_URL: llm.baseUrl }));
+  // Without payload encryption, so the committed histories read (and can be tampered with) as plain JSON.
+  const api = await startTestApi(
+    testConfig({ OPENAI_API_KEY: 'sk-test-replay-000000', OPENAI_BASE_URL: llm.baseUrl, PAYLOAD_CODEC_KEYS: '' }),
+  );
   const worker = await startTestWorker(api.config, api.database);
   try {
     const user = await createTestUser(api.database.db);
