@@ -175,6 +175,9 @@ describe('npm run dev', () => {
     expect(token.length).toBeGreaterThanOrEqual(32);
     const codecUrl = `http://127.0.0.1:${ports.API_PORT}/codec/${token}`;
     expect(names.find((n) => n.includes('server start-dev'))).toContain(`--ui-codec-endpoint ${codecUrl} `);
+    // What the Web UI itself is configured with (and so what every visitor's browser calls).
+    const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+    expect(settings.Codec?.Endpoint).toBe(codecUrl);
     expect(run.output()).not.toContain(token);
     const sealed = await new EncryptionCodec(keys).encode([defaultPayloadConverter.toPayload('hello')]);
     const decoded = await fetch(`${codecUrl}/decode`, {
