@@ -202,6 +202,11 @@ describe('docker-compose.yml', () => {
     expect(requiredVariables(String(compose.services.api?.environment?.CODEC_ACCESS_TOKEN))).toEqual([
       'CODEC_ACCESS_TOKEN',
     ]);
+    // The UI hands that URL, token included, to whoever opens it: published on the host's loopback only.
+    const uiPort = args[args.indexOf('--ui-port') + 1];
+    expect((temporal.ports ?? []).filter((p) => String(p).endsWith(`:${uiPort}`))).toEqual([
+      `127.0.0.1:${uiPort}:${uiPort}`,
+    ]);
     // The worker never serves the codec: it does not get the token.
     expect(envOf('worker').CODEC_ACCESS_TOKEN).toBeUndefined();
   });
