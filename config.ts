@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { parseHostEntry } from './temporal/net/address-policy';
+import { parseCodecKeys } from './temporal/codec/keys';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -62,6 +63,27 @@ export const configSchema = z.object({
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('stepwise'),
   TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
+  /**
+   * Payload encryption (temporal/codec): `keyid:base64-32-bytes`, comma-separated. The first key encrypts, every key
+   * decrypts (rotation: put the new key first, keep the old ones while their histories are kept). Required in production.
+   */
+  PAYLOAD_CODEC_KEYS: z
+    .string()
+    .default('')
+    .transform((value, ctx) => {
+      const { keys, problems } = parseCodecKeys(value);
+      for (const message of problems) ctx.addIssue({ code: 'custom', message });
+      return keys;
+    }),
+  /**
+   * The Temporal Web UI's credential for the API's codec endpoint (/codec/<token>): whoever holds it reads every
+   * tenant's payloads. Unset: the endpoint answers 404.
+   */
+  CODEC_ACCESS_TOKEN: z
+    .string()
+    .min(32, 'at least 32 characters (openssl rand -hex 32)')
+    .regex(/^[A-Za-z0-9_-]+$/, 'letters, digits, "_" and "-" only: it is part of a URL')
+    .optional(),
   /** A prebuilt workflow bundle (npm run build:workflows); without it the worker bundles once and caches. */
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
   /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
@@ -131,6 +153,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = configSchema.safeParse(cleaned);
   if (!parsed.success) {
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  }
+  // Refusing beats warning: a production stack that silently writes tenants' data in clear into Temporal's history
+  // would stay that way for every run it keeps.
+  if (parsed.data.NODE_ENV === 'production' && parsed.data.PAYLOAD_CODEC_KEYS.length === 0) {
+    throw new ConfigError([
+      'PAYLOAD_CODEC_KEYS: required in production (payloads would sit in Temporal in clear); e.g. PAYLOAD_CODEC_KEYS=k1:$(openssl rand -base64 32)',
+    ]);
   }
   return parsed.data;
 }

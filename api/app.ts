@@ -1,6 +1,7 @@
 /**
  * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
- * Order matters: request context → security headers and CORS → envelope/error mapping → JSON body → routes.
+ * Order matters: request context → security headers → envelope/error mapping → codec endpoint (its own CORS and
+ * body limit) → CORS → JSON body → routes.
  */
 import Koa from 'koa';
 import './state';
@@ -10,6 +11,7 @@ import { errorMiddleware } from './middleware/errors';
 import { requestContext } from './middleware/request-context';
 import { corsPolicy, securityHeaders } from './middleware/security-headers';
 import { rootRouter } from './routes';
+import { codecRoutes } from './routes/codec';
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa();
@@ -18,9 +20,13 @@ export function createApp(deps: ApiDeps): Koa {
   app.use(requestContext(deps.logger));
   // Before the error mapping, so every answer (errors and 404s included) carries the headers.
   app.use(securityHeaders());
+  app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
+  // Before the API's body parser: the codec endpoint checks its token first, then parses with its own larger limit.
+  // Before the API's CORS too: the codec answers the Web UI's origin, whatever CORS_ORIGINS says.
+  const codec = codecRoutes(deps.config);
+  if (codec) app.use(codec.routes());
   const corsMiddleware = corsPolicy(deps.config);
   if (corsMiddleware) app.use(corsMiddleware);
-  app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
   for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
   const router = rootRouter(deps);
   app.use(router.routes());

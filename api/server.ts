@@ -13,10 +13,17 @@ import { retryUntil } from './startup';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'api');
+  if (config.PAYLOAD_CODEC_KEYS.length === 0) {
+    logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
+  }
   const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
   await retryUntil('MongoDB indexes', () => ensureIndexes(database.db), logger);
   await retryUntil('system templates', () => seedSystemTemplates(database.db), logger);
-  const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    codecKeys: config.PAYLOAD_CODEC_KEYS,
+  });
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const app = createApp({ config, db: database.db, temporal, logger, metrics });

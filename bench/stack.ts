@@ -13,6 +13,7 @@ import { repoRoot } from '../devstack/paths';
 import { freePort, startProcess, waitFor, waitForLog, type Managed } from '../devstack/process';
 import { startMongo, startTemporal } from '../devstack/servers';
 import { ensureWorkflowBundle } from '../temporal/bundle';
+import { generateCodecKey } from '../temporal/codec/keys';
 
 export interface BenchStack {
   dir: string;
@@ -76,6 +77,8 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise
       TEMPORAL_TASK_QUEUE: stepwiseQueue,
       WORKFLOW_BUNDLE_PATH: bundle,
       WORKER_HEALTH_PORT: String(healthPort),
+      // Production refuses to start without payload encryption; the benchmark measures it as deployed.
+      PAYLOAD_CODEC_KEYS: generateCodecKey(),
       API_PORT: String(apiPort),
       // The benchmark measures the engine, not the limiter: limits far above what it sends.
       RATE_LIMIT_PER_MINUTE: '100000000',

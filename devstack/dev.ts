@@ -7,6 +7,7 @@ import path from 'node:path';
 import { isSet, loadConfig, ConfigError, type Config } from '../config';
 import { connectDatabase } from '../db/client';
 import { ensureWorkflowBundle } from '../temporal/bundle';
+import { ensureCodecSecrets } from './codec-secrets';
 import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
 import { devStatePaths } from './paths';
 import { assertPortsFree, type PortClaim } from './ports';
@@ -71,6 +72,15 @@ async function main(): Promise<void> {
     await assertPortsFree(portClaims(config, startTemporalHere, startMongoHere));
 
     const env: NodeJS.ProcessEnv = { ...process.env };
+    // Runs are encrypted in Temporal in development too, with a key kept in the state folder; the Web UI reads them
+    // through the API's codec endpoint, whose token is in the UI's codec URL.
+    const secrets = ensureCodecSecrets(paths.codecSecretsFile, {
+      keys: isSet('PAYLOAD_CODEC_KEYS') ? process.env.PAYLOAD_CODEC_KEYS : undefined,
+      token: isSet('CODEC_ACCESS_TOKEN') ? process.env.CODEC_ACCESS_TOKEN : undefined,
+    });
+    env.PAYLOAD_CODEC_KEYS = secrets.keys;
+    env.CODEC_ACCESS_TOKEN = secrets.token;
+    const apiUrl = `http://${config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST}:${config.API_PORT}`;
     const logs = ['api', 'worker'];
     let temporalUi = config.TEMPORAL_UI_URL;
     if (!startTemporalHere) {
@@ -82,6 +92,7 @@ async function main(): Promise<void> {
           uiPort: config.DEV_TEMPORAL_UI_PORT,
           dbFile: path.join(paths.dataDir, 'temporal.db'),
           logFile: path.join(paths.logsDir, 'temporal.log'),
+          uiCodecEndpoint: `${apiUrl}/codec/${secrets.token}`,
           onSpawn: track,
         },
         log,
@@ -132,7 +143,6 @@ async function main(): Promise<void> {
       );
     }
 
-    const apiUrl = `http://${config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST}:${config.API_PORT}`;
     await waitFor('the API to be ready', () => supervisor.isStopping || httpOk(`${apiUrl}/readyz`), {
       timeoutMs: 90_000,
       intervalMs: 250,
@@ -163,6 +173,10 @@ async function main(): Promise<void> {
     log(`  API docs         ${apiUrl}/docs`);
     log(`  Health           ${apiUrl}/readyz   metrics ${apiUrl}/metrics`);
     log(`  Temporal Web UI  ${temporalUi}`);
+    log(
+      `  Encryption       payloads encrypted in Temporal; key and codec token kept in ${displayPath(paths.codecSecretsFile)}`,
+    );
+    if (!startTemporalHere) log(`  Codec endpoint   ${apiUrl}/codec/<CODEC_ACCESS_TOKEN> (give it to your Web UI)`);
     if (demo) {
       log(
         `  Demo API key     ${demo.key}   (user "${DEMO_USER_NAME}"; ${demo.created ? 'new, ' : ''}kept in ${displayPath(paths.demoKeyFile)})`,

@@ -14,6 +14,8 @@ export interface DevStatePaths {
   logsDir: string;
   /** The demo user's plaintext key (mode 0600): only its hash is in the database, so this is the one copy. */
   demoKeyFile: string;
+  /** PAYLOAD_CODEC_KEYS and CODEC_ACCESS_TOKEN the dev stack generated (mode 0600): lose the key, lose old runs. */
+  codecSecretsFile: string;
 }
 
 /**
@@ -26,5 +28,6 @@ export function devStatePaths(stateDirOverride?: string): DevStatePaths {
     dataDir: path.join(root, 'data'),
     logsDir: path.join(root, 'logs'),
     demoKeyFile: path.join(root, 'demo-key'),
+    codecSecretsFile: path.join(root, 'codec-secrets'),
   };
 }

@@ -18,6 +18,8 @@ export interface TemporalServerOptions {
   dbFile?: string;
   logFile: string;
   headless?: boolean;
+  /** The Web UI's remote codec (the API's /codec/<token>): the UI shows decrypted payloads through it. */
+  uiCodecEndpoint?: string;
   /** Called synchronously right after the spawn, so a supervisor can stop the server even while it starts. */
   onSpawn?: (proc: Managed) => void;
 }
@@ -33,6 +35,7 @@ export async function startTemporal(opts: TemporalServerOptions, log: Log): Prom
     fs.mkdirSync(path.dirname(opts.dbFile), { recursive: true });
     args.push('--db-filename', opts.dbFile);
   }
+  if (opts.uiCodecEndpoint && !opts.headless) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
   const proc = startProcess({ name: 'temporal', command: bin, args, logFile: opts.logFile });
   opts.onSpawn?.(proc);

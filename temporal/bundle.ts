@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { FAILURE_CONVERTER_PATH } from './codec/data-converter';
 
 const temporalDir = __dirname;
 /** Everything the workflow sandbox may import (see the lint boundary on temporal/workflows). */
@@ -31,6 +32,8 @@ export async function ensureWorkflowBundle(bundleDir = DEFAULT_BUNDLE_DIR): Prom
   if (fs.existsSync(file)) return file;
   const { code } = await bundleWorkflowCode({
     workflowsPath: require.resolve('./workflows'),
+    // The same failure converter as the worker's and the client's (see contract/failure-converter.ts).
+    failureConverterPath: FAILURE_CONVERTER_PATH,
     logger: new DefaultLogger('WARN'),
   });
   fs.mkdirSync(bundleDir, { recursive: true });

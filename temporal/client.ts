@@ -3,15 +3,19 @@
  * and reconnects by itself when it comes back.
  */
 import { Client, Connection } from '@temporalio/client';
+import { createDataConverter } from './codec/data-converter';
+import type { CodecKey } from './codec/keys';
 
 export interface TemporalClientOptions {
   address: string;
   namespace: string;
+  /** PAYLOAD_CODEC_KEYS: what the client writes is encrypted with the first, what it reads opens with any. */
+  codecKeys: readonly CodecKey[];
 }
 
 export function createTemporalClient(opts: TemporalClientOptions): Client {
   const connection = Connection.lazy({ address: opts.address, connectTimeout: 2_000 });
-  return new Client({ connection, namespace: opts.namespace });
+  return new Client({ connection, namespace: opts.namespace, dataConverter: createDataConverter(opts.codecKeys) });
 }
 
 /** Readiness probe: the frontend answers within a short deadline. */

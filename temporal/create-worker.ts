@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../config';
 import { createActivities } from './activities';
 import type { ExpressionEvaluator } from './expressions/evaluator';
+import { createDataConverter } from './codec/data-converter';
 import { createMailer } from './mail/mailer';
 
 export interface WorkerDeps {
@@ -25,6 +26,8 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.taskQueue ?? deps.config.TEMPORAL_TASK_QUEUE,
     workflowBundle: { codePath: deps.workflowBundlePath },
+    // Payload codecs run in the worker's main thread, outside the sandbox; the failure converter is in the bundle too.
+    dataConverter: createDataConverter(deps.config.PAYLOAD_CODEC_KEYS),
     activities: createActivities({
       config: deps.config,
       db: deps.db,

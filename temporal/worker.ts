@@ -18,6 +18,9 @@ import { createWorkerHealthServer } from './health-server';
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
   const logger = createLogger(config.LOG_LEVEL, 'worker');
+  if (config.PAYLOAD_CODEC_KEYS.length === 0) {
+    logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
+  }
   const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
   const workflowBundlePath = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
   let connection: NativeConnection | undefined;

@@ -15,6 +15,7 @@ import {
 } from '../errors';
 import { respond, respondError } from '../envelope';
 import { classifyInfraError } from '../infra-errors';
+import { redactPath } from './request-context';
 
 export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middleware {
   return async (ctx, next) => {
@@ -22,7 +23,7 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
       await next();
       // Unrouted requests, and the 405/501 that the router's allowedMethods() sets without a body.
       if (ctx.body === undefined || ctx.body === null) {
-        if (ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${ctx.path}`);
+        if (ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${redactPath(ctx.path)}`);
         if (ctx.status === 405) throw new MethodNotAllowedError(ctx.response.get('Allow').split(/,\s*/));
         if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `method ${ctx.method} is not supported`);
       }

@@ -5,6 +5,12 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** The codec endpoint's path carries its access token (/codec/<token>/decode): logs get the path without it. */
+const CODEC_TOKEN_PATH = /^\/codec\/[^/]+\/(?=[^/]+$)/;
+
+export function redactPath(path: string): string {
+  return path.replace(CODEC_TOKEN_PATH, '/codec/[redacted]/');
+}
 
 export function requestContext(logger: Logger): Middleware {
   return async (ctx, next) => {
@@ -21,7 +27,7 @@ export function requestContext(logger: Logger): Middleware {
       ctx.state.log.info(
         {
           method: ctx.method,
-          path: ctx.path,
+          path: redactPath(ctx.path),
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           user_id: ctx.state.user?.id,

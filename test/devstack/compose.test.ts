@@ -37,9 +37,29 @@ function composeSchemaValidator(): ValidateFunction {
   return new Ajv({ allErrors: true, strict: false }).compile(schema);
 }
 
-/** Compose's `${VAR:-default}` as `docker compose` would resolve it with VAR unset. */
+/** Values a user puts in .env for the variables the file requires (`${VAR:?message}`). */
+const REQUIRED_SAMPLES: Record<string, string> = {
+  PAYLOAD_CODEC_KEYS: `k1:${Buffer.alloc(32, 7).toString('base64')}`,
+  CODEC_ACCESS_TOKEN: 'c'.repeat(64),
+};
+
+/**
+ * Compose's `${VAR:-default}` as `docker compose` would resolve it with VAR unset, and `${VAR:?message}` (required:
+ * Compose stops with the message when unset) with the sample a user would have set.
+ */
 function interpolate(value: string): string {
-  return value.replace(/\$\{\w+(?::?-([^}]*))?\}/g, (_m, fallback: string | undefined) => fallback ?? '');
+  return value
+    .replace(/\$\{(\w+):?\?[^}]*\}/g, (_m, name: string) => {
+      const sample = REQUIRED_SAMPLES[name];
+      if (sample === undefined) throw new Error(`no sample value for the required variable ${name}`);
+      return sample;
+    })
+    .replace(/\$\{\w+(?::?-([^}]*))?\}/g, (_m, fallback: string | undefined) => fallback ?? '');
+}
+
+/** Names of the variables the file requires the user to set. */
+function requiredVariables(value: string): string[] {
+  return [...value.matchAll(/\$\{(\w+):?\?[^}]*\}/g)].map((m) => m[1]!);
 }
 
 function envOf(service: string): Record<string, string> {
@@ -61,9 +81,10 @@ function publishedContainerPorts(service: Service): number[] {
 /** Settings whose default points at this machine (127.0.0.1/localhost) and so cannot work between containers. */
 const loopbackDefaults = (() => {
   const defaults = loadConfig({});
-  return (Object.keys(configSchema.shape) as (keyof Config)[]).filter(
-    (key) => !key.startsWith('DEV_') && /127\.0\.0\.1|localhost/.test(String(defaults[key] ?? '')),
-  );
+  return (Object.keys(configSchema.shape) as (keyof Config)[]).filter((key) => {
+    const value = defaults[key];
+    return !key.startsWith('DEV_') && typeof value === 'string' && /127\.0\.0\.1|localhost/.test(value);
+  });
 })();
 
 describe('docker-compose.yml', () => {
@@ -153,6 +174,41 @@ describe('docker-compose.yml', () => {
       for (const dep of [mongoName, temporalName])
         expect(service().depends_on?.[dep]?.condition).toBe('service_healthy');
     });
+  });
+
+  it('encrypts payloads: the API and the worker get PAYLOAD_CODEC_KEYS, required (no plaintext fallback)', () => {
+    for (const name of ['api', 'worker']) {
+      const raw = String(compose.services[name]?.environment?.PAYLOAD_CODEC_KEYS ?? '');
+      expect(requiredVariables(raw)).toEqual(['PAYLOAD_CODEC_KEYS']);
+      expect(loadConfig(envOf(name)).PAYLOAD_CODEC_KEYS).toHaveLength(1);
+    }
+    // And production really refuses to start without them (the reason they are required here).
+    const { PAYLOAD_CODEC_KEYS: _keys, ...withoutKeys } = envOf('api');
+    expect(() => loadConfig(withoutKeys)).toThrow(/PAYLOAD_CODEC_KEYS: required in production/);
+  });
+
+  it("points the Web UI at the API's codec endpoint, with the token the API checks", () => {
+    const [, temporal] = serviceByImage('temporalio/temporal:');
+    const args = temporal.command ?? [];
+    expect(args).toContain('--ui-codec-endpoint');
+    const raw = args[args.indexOf('--ui-codec-endpoint') + 1]!;
+    expect(requiredVariables(raw)).toEqual(['CODEC_ACCESS_TOKEN']);
+    const endpoint = new URL(interpolate(raw));
+    const api = loadConfig(envOf('api'));
+    // The browser calls it: the API's port as published on the host, and the token the API is configured with.
+    expect(publishedContainerPorts(compose.services.api!)).toContain(Number(endpoint.port));
+    expect(endpoint.port).toBe(String(api.API_PORT));
+    expect(endpoint.pathname).toBe(`/codec/${api.CODEC_ACCESS_TOKEN}`);
+    expect(requiredVariables(String(compose.services.api?.environment?.CODEC_ACCESS_TOKEN))).toEqual([
+      'CODEC_ACCESS_TOKEN',
+    ]);
+    // The UI hands that URL, token included, to whoever opens it: published on the host's loopback only.
+    const uiPort = args[args.indexOf('--ui-port') + 1];
+    expect((temporal.ports ?? []).filter((p) => String(p).endsWith(`:${uiPort}`))).toEqual([
+      `127.0.0.1:${uiPort}:${uiPort}`,
+    ]);
+    // The worker never serves the codec: it does not get the token.
+    expect(envOf('worker').CODEC_ACCESS_TOKEN).toBeUndefined();
   });
 
   it('publishes the API port and health-checks its /readyz', () => {

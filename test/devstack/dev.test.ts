@@ -7,9 +7,13 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { connectDatabase } from '../../db/client';
 import { authenticateKey, findUserByName } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
+import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
+import { parseCodecKeys } from '../../temporal/codec/keys';
+import { payloadFromJson, payloadToJson, type JsonPayload } from '../../temporal/codec/payload-json';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
 import { repoRoot, runTs } from '../helpers/run-node';
 import { uniqueId } from '../helpers/stack';
@@ -157,6 +161,34 @@ describe('npm run dev', () => {
     for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'temporal/worker.ts']) {
       expect(names.filter((n) => n.includes(part))).toHaveLength(1);
     }
+
+    // Payloads are encrypted with a key the stack generated and keeps (0600); the Web UI was started with the API's
+    // codec endpoint and its token, and that endpoint decrypts what this key sealed, for the UI's origin.
+    const secretsFile = path.join(stateDir, 'codec-secrets');
+    expect(fs.statSync(secretsFile).mode & 0o777).toBe(0o600);
+    const secrets = Object.fromEntries(
+      [...fs.readFileSync(secretsFile, 'utf8').matchAll(/^(\w+)=(.+)$/gm)].map((m) => [m[1]!, m[2]!]),
+    );
+    const keys = parseCodecKeys(secrets.PAYLOAD_CODEC_KEYS ?? '').keys;
+    const token = secrets.CODEC_ACCESS_TOKEN ?? '';
+    expect(keys).toHaveLength(1);
+    expect(token.length).toBeGreaterThanOrEqual(32);
+    const codecUrl = `http://127.0.0.1:${ports.API_PORT}/codec/${token}`;
+    expect(names.find((n) => n.includes('server start-dev'))).toContain(`--ui-codec-endpoint ${codecUrl} `);
+    // What the Web UI itself is configured with (and so what every visitor's browser calls).
+    const settings = (await (await fetch(`${uiUrl}/api/v1/settings`)).json()) as { Codec?: { Endpoint?: string } };
+    expect(settings.Codec?.Endpoint).toBe(codecUrl);
+    expect(run.output()).not.toContain(token);
+    const sealed = await new EncryptionCodec(keys).encode([defaultPayloadConverter.toPayload('hello')]);
+    const decoded = await fetch(`${codecUrl}/decode`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Namespace': 'default', Origin: uiUrl! },
+      body: JSON.stringify({ payloads: sealed.map(payloadToJson) }),
+    });
+    expect(decoded.status).toBe(200);
+    expect(decoded.headers.get('access-control-allow-origin')).toBe(uiUrl);
+    const body = (await decoded.json()) as { payloads: JsonPayload[] };
+    expect(defaultPayloadConverter.fromPayload(payloadFromJson(body.payloads[0]!))).toBe('hello');
 
     await stopAndExpectNothingLeft(run);
     for (const port of Object.values(ports)) expect(await isPortOpen(port)).toBe(false);

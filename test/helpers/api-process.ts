@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../config';
+import { formatCodecKeys } from '../../temporal/codec/keys';
 import { freePort } from '../../devstack/process';
 
 export interface ApiProcess {
@@ -39,6 +40,7 @@ export async function spawnApi(config: Config, extraEnv: Record<string, string> 
     TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
     TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
     TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+    PAYLOAD_CODEC_KEYS: formatCodecKeys(config.PAYLOAD_CODEC_KEYS),
     RUN_STATUS_CHECK_AFTER_SECONDS: String(config.RUN_STATUS_CHECK_AFTER_SECONDS),
     RATE_LIMIT_PER_MINUTE: String(config.RATE_LIMIT_PER_MINUTE),
     RATE_LIMIT_RUNS_PER_MINUTE: String(config.RATE_LIMIT_RUNS_PER_MINUTE),

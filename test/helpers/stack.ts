@@ -16,6 +16,9 @@ import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
 import { createExpressionEvaluator } from '../../temporal/expressions/evaluator';
 import { evaluatorOptions } from '../../temporal/expressions/limits';
+import { createDataConverter } from '../../temporal/codec/data-converter';
+import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
+import { parseCodecKeys } from '../../temporal/codec/keys';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -23,6 +26,17 @@ function required(name: string): string {
     throw new Error(`${name} is not set: run the suite with "npm test" (its global setup starts the servers)`);
   return value;
 }
+
+/**
+ * The suite's payload-encryption key: every test API and worker encrypts what it puts into Temporal, as production
+ * must, so the whole suite runs through the codec. One fixed key, so configs built separately still read each other.
+ */
+export const TEST_PAYLOAD_CODEC_KEYS = 'test-k1:A6Qg0lhJwzJb5SJLkl2sDz6R697/rMc3rpp3+y6b0+w=';
+
+/** The suite key's codec, to read what a test worker wrote (e.g. a fetched history) as the Web UI would. */
+export const testCodec = () => new EncryptionCodec(parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys);
+/** For replay workers: histories recorded by the suite are encrypted with its key; older ones are plain JSON. */
+export const testDataConverter = () => createDataConverter(parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys);
 
 export const silentLogger = pino({ level: 'silent' });
 
@@ -51,6 +65,7 @@ export function testConfig(overrides: Record<string, string> = {}): Config {
     MONGODB_DB: uniqueId('test_'),
     TEMPORAL_ADDRESS: required('STEPWISE_TEST_TEMPORAL_ADDRESS'),
     TEMPORAL_TASK_QUEUE: uniqueId('queue-'),
+    PAYLOAD_CODEC_KEYS: TEST_PAYLOAD_CODEC_KEYS,
     ...overrides,
   });
 }
@@ -74,7 +89,11 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
   const database = await openTestDb(config);
   // As api/server.ts does at start: every test API sees the system templates.
   await seedSystemTemplates(database.db);
-  const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    codecKeys: config.PAYLOAD_CODEC_KEYS,
+  });
   const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
   const http = request(app.callback());
   return {

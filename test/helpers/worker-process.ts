@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../config';
+import { formatCodecKeys } from '../../temporal/codec/keys';
 
 export interface WorkerProcess {
   pid: number;
@@ -31,6 +32,7 @@ export function spawnWorker(config: Config, extraEnv: Record<string, string> = {
     TEMPORAL_ADDRESS: config.TEMPORAL_ADDRESS,
     TEMPORAL_NAMESPACE: config.TEMPORAL_NAMESPACE,
     TEMPORAL_TASK_QUEUE: config.TEMPORAL_TASK_QUEUE,
+    PAYLOAD_CODEC_KEYS: formatCodecKeys(config.PAYLOAD_CODEC_KEYS),
     WORKER_SHUTDOWN_GRACE_SECONDS: '0',
     ...(process.env.STEPWISE_TEST_BUNDLE ? { WORKFLOW_BUNDLE_PATH: process.env.STEPWISE_TEST_BUNDLE } : {}),
     ...extraEnv,

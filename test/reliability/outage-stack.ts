@@ -81,7 +81,11 @@ export async function startMongoOutageStack(
   const user = await createTestUser(database.db);
   const apiProc = await spawnApi(config);
   await apiProc.ready;
-  const temporal = createTemporalClient({ address: config.TEMPORAL_ADDRESS, namespace: config.TEMPORAL_NAMESPACE });
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    codecKeys: config.PAYLOAD_CODEC_KEYS,
+  });
   const api: TestApi = {
     config,
     database,

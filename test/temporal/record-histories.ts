@@ -43,7 +43,11 @@ async function main(): Promise<void> {
     '/flaky': [{ status: 503 }, { status: 200, body: { ok: true } }],
     '/gone': { status: 404 },
   });
-  const api = await startTestApi(testConfig({ SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host }));
+  // Recorded without payload encryption: committed histories stay readable in review and editable by the replay
+  // test's tampering case (test/temporal/payload-encryption.test.ts replays an encrypted history live).
+  const api = await startTestApi(
+    testConfig({ SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host, PAYLOAD_CODEC_KEYS: '' }),
+  );
   const worker = await startTestWorker(api.config, api.database);
   try {
     const user = await createTestUser(api.database.db);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { Worker } from '@temporalio/worker';
 import { historyFromJson as historyFromJSON } from '../helpers/history';
+import { testDataConverter } from '../helpers/stack';
 import type { RunSnapshot } from '../../temporal/contract/run';
 
 const DIR = path.join(__dirname, 'histories');
@@ -25,7 +26,12 @@ function load(name: string): JsonHistory {
   return JSON.parse(fs.readFileSync(path.join(DIR, name), 'utf8')) as JsonHistory;
 }
 
-const bundle = () => ({ workflowBundle: { codePath: process.env.STEPWISE_TEST_BUNDLE! } });
+// With the suite's codec, as the worker has it: committed histories are plain JSON (they pass through), and any
+// re-recorded with encryption on still replay.
+const bundle = () => ({
+  workflowBundle: { codePath: process.env.STEPWISE_TEST_BUNDLE! },
+  dataConverter: testDataConverter(),
+});
 
 describe('replay of committed run histories', () => {
   // run-*.json are this test's; other prefixes belong to other replay tests (e.g. agent-*.json).

@@ -6,12 +6,14 @@
  * failure reasons.
  */
 import { createAgentWorkflow, getTranscript, insertAgentTemplate, runAgent } from '../../helpers/agent-runs';
+import { historyText } from '../../helpers/history-text';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import {
   startTestApi,
   startTestWorker,
+  testCodec,
   testConfig,
   uniqueId,
   type TestApi,
@@ -24,14 +26,6 @@ const OPENAI_KEY = 'sk-test-agentloop-openai-0123456789';
 const ANTHROPIC_KEY = 'sk-ant-test-agentloop-0123456789';
 
 type Msg = { role: string; content: string; tool_calls?: unknown };
-
-/** Every string in a history, payload bytes decoded: what a key leak would have to show up in. */
-function historyText(value: unknown): string {
-  if (value instanceof Uint8Array) return Buffer.from(value).toString('utf8');
-  if (Array.isArray(value)) return value.map(historyText).join('\n');
-  if (value !== null && typeof value === 'object') return Object.values(value).map(historyText).join('\n');
-  return String(value);
-}
 
 async function until(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -222,7 +216,8 @@ describe('agent steps on the run workflow', () => {
     expect(JSON.stringify(status)).not.toContain(OPENAI_KEY);
     expect(status.steps[0]).toMatchObject({ status: 'failed', attempts: 1 });
     const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
-    const text = historyText(history);
+    // Decrypted, as the Web UI shows it through the codec endpoint: the key must not be there either.
+    const text = await historyText(history, testCodec());
     expect(text).toContain('OPENAI_API_KEY'); // the failure message is in there…
     expect(text).not.toContain(OPENAI_KEY); // …the key is not
   });
@@ -342,7 +337,7 @@ describe('agent steps on the run workflow', () => {
     expect(status.status).toBe('completed');
     expect(status.outputs.ask).toBe(answer);
     expect((await getTranscript(api, user, runId)).final_answer).toBe(answer);
-    const history = historyText(await api.temporal.workflow.getHandle(runId).fetchHistory());
+    const history = await historyText(await api.temporal.workflow.getHandle(runId).fetchHistory(), testCodec());
     expect(history).toContain('stepwise_blob');
     expect(history).not.toContain('The end.');
   });

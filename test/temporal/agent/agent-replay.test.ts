@@ -11,7 +11,7 @@ import { temporal } from '@temporalio/proto';
 import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { runAgent, type AgentCase } from '../../helpers/agent-runs';
 import { startLlmServer, type Script } from '../../helpers/llm-server';
-import { startTestApi, startTestWorker, testConfig, uniqueId } from '../../helpers/stack';
+import { startTestApi, startTestWorker, testConfig, testDataConverter, uniqueId } from '../../helpers/stack';
 import { createTestUser } from '../../helpers/users';
 
 const DIR = path.resolve(__dirname, '..', 'histories');
@@ -53,7 +53,10 @@ const SCENARIOS: Record<string, { script: Script; agent: Omit<AgentCase, 'model'
 
 async function record(): Promise<void> {
   const llm = await startLlmServer();
-  const api = await startTestApi(testConfig({ OPENAI_API_KEY: 'sk-test-replay-000000', OPENAI_BASE_URL: llm.baseUrl }));
+  // Without payload encryption, so the committed histories read (and can be tampered with) as plain JSON.
+  const api = await startTestApi(
+    testConfig({ OPENAI_API_KEY: 'sk-test-replay-000000', OPENAI_BASE_URL: llm.baseUrl, PAYLOAD_CODEC_KEYS: '' }),
+  );
   const worker = await startTestWorker(api.config, api.database);
   try {
     const user = await createTestUser(api.database.db);
@@ -93,7 +96,11 @@ describe('replay of committed agent-step histories', () => {
     for (const file of files) {
       const history = fromJson(fs.readFileSync(path.join(DIR, file), 'utf8'));
       // Throws a DeterminismViolationError when the code no longer issues the recorded commands.
-      await Worker.runReplayHistory({ workflowBundle: { codePath: bundle } }, history, file);
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: bundle }, dataConverter: testDataConverter() },
+        history,
+        file,
+      );
     }
   });
 
@@ -106,7 +113,11 @@ describe('replay of committed agent-step histories', () => {
     const toolCall = json.events.find((e) => e.activityTaskScheduledEventAttributes?.activityType.name === 'callTool');
     toolCall!.activityTaskScheduledEventAttributes!.activityType.name = 'callModel';
     await expect(
-      Worker.runReplayHistory({ workflowBundle: { codePath: bundle } }, fromJson(JSON.stringify(json)), 'tampered'),
+      Worker.runReplayHistory(
+        { workflowBundle: { codePath: bundle }, dataConverter: testDataConverter() },
+        fromJson(JSON.stringify(json)),
+        'tampered',
+      ),
     ).rejects.toThrow(/[Nn]ondeterminism/);
   });
 });
