@@ -9,14 +9,20 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import { isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { countActiveRuns, isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
 import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
-import { ConflictError, NotFoundError, ServiceUnavailableError, UnprocessableError } from '../errors';
+import {
+  ConcurrentRunsExceededError,
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  UnprocessableError,
+} from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot } from './snapshot';
@@ -27,6 +33,8 @@ export const MAX_SNAPSHOT_BYTES = 200 * 1024;
 const START_DEADLINE_MS = 5_000;
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
 const STALE_START_MS = 30_000;
+/** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
+const CONCURRENT_RETRY_AFTER_SECONDS = 10;
 
 export interface StartRunDeps {
   config: Config;
@@ -102,12 +110,26 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   });
   try {
     await runsCollection(deps.db).insertOne(doc);
+    await refuseBeyondConcurrentLimit(deps, doc);
     await startExecution(deps, doc, { removeOnFailure: true });
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
   }
   return accepted(req, doc);
+}
+
+/**
+ * USER_MAX_CONCURRENT_RUNS, counted after the run's record is inserted (so it counts itself): concurrent starts each
+ * see the others' records, and at worst all of them back off — the limit is never overshot. A refused run's record
+ * is removed again before Temporal ever hears of it.
+ */
+async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
+  const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
+  const active = await countActiveRuns(deps.db, doc.owner_id);
+  if (active <= limit) return;
+  await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
+  throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
 }
 
 function accepted(req: StartRunRequest, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {
