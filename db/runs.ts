@@ -145,9 +145,23 @@ export function newRunDoc(args: {
   };
 }
 
-/** How many of the owner's runs have not ended (index by_owner_status). Derived from the stored runs, not a counter. */
-export async function countActiveRuns(db: Db, ownerId: string): Promise<number> {
-  return runsCollection(db).countDocuments({ owner_id: ownerId, status: notTerminal });
+/**
+ * How many of the owner's runs have not ended (index by_owner_status); with `before`, only those created earlier
+ * (by created_at, then _id). Derived from the stored runs, not a counter that a crash could leave wrong.
+ */
+export async function countActiveRuns(
+  db: Db,
+  ownerId: string,
+  before?: Pick<RunDoc, '_id' | 'created_at'>,
+): Promise<number> {
+  const filter: Filter<RunDoc> = { owner_id: ownerId, status: notTerminal };
+  if (before) {
+    filter.$or = [
+      { created_at: { $lt: before.created_at } },
+      { created_at: before.created_at, _id: { $lt: before._id } },
+    ];
+  }
+  return runsCollection(db).countDocuments(filter);
 }
 
 /** Fields the status view needs (everything but the snapshot). */

@@ -35,6 +35,9 @@ const START_DEADLINE_MS = 5_000;
 const STALE_START_MS = 30_000;
 /** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
 const CONCURRENT_RETRY_AFTER_SECONDS = 10;
+/** Re-counts of a start that is within the limit by creation order while later concurrent starts back off. */
+const CONCURRENT_RECOUNTS = 5;
+const CONCURRENT_RECOUNT_MS = 100;
 
 export interface StartRunDeps {
   config: Config;
@@ -120,14 +123,21 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
 }
 
 /**
- * USER_MAX_CONCURRENT_RUNS, counted after the run's record is inserted (so it counts itself): concurrent starts each
- * see the others' records, and at worst all of them back off — the limit is never overshot. A refused run's record
- * is removed again before Temporal ever hears of it.
+ * USER_MAX_CONCURRENT_RUNS, counted after the run's record is inserted (so it counts itself). A start goes ahead only
+ * when the count, its own record included, is within the limit: of concurrent starts the last to count sees every
+ * other record, so the limit is never overshot (no transaction needed). So that a burst does not make every start
+ * back off, a start that is among the first `limit` of the user's runs in flight (by creation) re-counts briefly
+ * while the later ones remove their records; the later ones are refused at once. A refused run's record is removed
+ * before Temporal ever hears of it.
  */
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
-  const active = await countActiveRuns(deps.db, doc.owner_id);
-  if (active <= limit) return;
+  for (let recount = 0; ; recount++) {
+    if ((await countActiveRuns(deps.db, doc.owner_id)) <= limit) return;
+    const ahead = await countActiveRuns(deps.db, doc.owner_id, doc);
+    if (ahead >= limit || recount >= CONCURRENT_RECOUNTS) break;
+    await new Promise((resolve) => setTimeout(resolve, CONCURRENT_RECOUNT_MS));
+  }
   await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
   throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
 }
