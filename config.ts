@@ -31,7 +31,7 @@ export const configSchema = z.object({
   RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(1200),
   /**
-   * Spending limits (see README "Budgets"). The run limits are the default and the ceiling of a workflow's
+   * Spending limits (docs/runs.md "Budgets"). The run limits are the default and the ceiling of a workflow's
    * `config.budget`; the run snapshot carries the effective values, so a change here never alters a run in flight.
    */
   RUN_MAX_TOKENS: z.coerce.number().int().positive().default(1_000_000),
