@@ -49,6 +49,14 @@ export const configSchema = z.object({
       ),
     )
     .default([]),
+  /**
+   * Spending limits (docs/runs.md "Budgets"). The run limits are the default and the ceiling of a workflow's
+   * `config.budget`; the run snapshot carries the effective values, so a change here never alters a run in flight.
+   */
+  RUN_MAX_TOKENS: z.coerce.number().int().positive().default(1_000_000),
+  RUN_MAX_MODEL_CALLS: z.coerce.number().int().positive().default(200),
+  USER_MAX_CONCURRENT_RUNS: z.coerce.number().int().positive().default(50),
+  USER_MAX_TOKENS_PER_DAY: z.coerce.number().int().positive().default(10_000_000),
 
   MONGODB_URI: z
     .string()

@@ -68,6 +68,17 @@ export class TooManyRequestsError extends ApiError {
     });
   }
 }
+/** A user already has USER_MAX_CONCURRENT_RUNS runs that have not ended. */
+export class ConcurrentRunsExceededError extends ApiError {
+  constructor(limit: number, retryAfterSeconds: number) {
+    super(
+      429,
+      'concurrent_runs_exceeded',
+      `you already have ${limit} runs that have not ended (the limit); start again when one has ended`,
+      { 'Retry-After': String(retryAfterSeconds) },
+    );
+  }
+}
 export class ServiceUnavailableError extends ApiError {
   constructor(what: string) {
     super(503, 'unavailable', `${what} is unreachable; try again shortly`, { 'Retry-After': '5' });

@@ -20,11 +20,17 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { system_key: 1 }, unique: true, sparse: true, name: 'system_key_unique' },
   ],
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
-  runs: [{ key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' }],
   // Claims of run-start idempotency keys (db/idempotency.ts): unique by _id; expired by TTL.
   idempotency_keys: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
+  // USER_MAX_CONCURRENT_RUNS counts a user's runs that have not ended (api/commands/run-quota.ts).
+  runs: [
+    { key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' },
+    { key: { owner_id: 1, status: 1 }, name: 'by_owner_status' },
+  ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
+  // Tokens per user and UTC day (db/usage.ts): one document per (owner, day), found by _id; expired by TTL.
+  usage: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
   // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.
   rate_limits: [
     { key: { key: 1 }, unique: true, name: 'key_unique' },

@@ -11,6 +11,7 @@ import type { RunOutcome, StepError } from '../temporal/contract/steps';
 import {
   TERMINAL_RUN_STATUSES,
   type OutputRef,
+  type RunBudget,
   type RunError,
   type RunSnapshot,
   type RunStatus,
@@ -70,6 +71,8 @@ export interface RunDoc {
   idempotency_key: string | null;
   /** The workflow input, kept so that a start interrupted by a crash can be completed by a retried request. */
   snapshot: RunSnapshot;
+  /** The run's budget (a copy of snapshot.budget for the status view, which leaves the snapshot out); absent in older runs. */
+  budget?: RunBudget | null;
   temporal: RunTemporalRef;
   /** The last comparison with Temporal (read-repair): whether the run is progressing. */
   liveness: RunLiveness | null;
@@ -130,6 +133,7 @@ export function newRunDoc(args: {
       completed_at: null,
     })),
     error: null,
+    budget: snapshot.budget ?? null,
     idempotency_key: args.idempotencyKey ?? null,
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
@@ -139,6 +143,25 @@ export function newRunDoc(args: {
     updated_at: now,
     completed_at: null,
   };
+}
+
+/**
+ * How many of the owner's runs have not ended (index by_owner_status); with `before`, only those created earlier
+ * (by created_at, then _id). Derived from the stored runs, not a counter that a crash could leave wrong.
+ */
+export async function countActiveRuns(
+  db: Db,
+  ownerId: string,
+  before?: Pick<RunDoc, '_id' | 'created_at'>,
+): Promise<number> {
+  const filter: Filter<RunDoc> = { owner_id: ownerId, status: notTerminal };
+  if (before) {
+    filter.$or = [
+      { created_at: { $lt: before.created_at } },
+      { created_at: before.created_at, _id: { $lt: before._id } },
+    ];
+  }
+  return runsCollection(db).countDocuments(filter);
 }
 
 /** Fields the status view needs (everything but the snapshot). */

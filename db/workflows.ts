@@ -24,6 +24,8 @@ export interface WorkflowConfigDoc {
   timeout_seconds?: number;
   retry?: RetrySettings;
   step_timeout_seconds?: number;
+  /** Lowers the server's run budget (RUN_MAX_TOKENS, RUN_MAX_MODEL_CALLS) for this workflow's runs. */
+  budget?: { max_tokens?: number; max_model_calls?: number };
 }
 
 export interface WorkflowDoc {

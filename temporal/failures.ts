@@ -20,6 +20,7 @@ export const FAILURE_CODES = [
   'smtp_rejected',
   'smtp_auth',
   'not_supported',
+  'budget_exceeded',
   // retried within the step's attempt budget
   'http_5xx',
   'http_429',

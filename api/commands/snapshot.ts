@@ -8,6 +8,7 @@ import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../temporal/contract/agent';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RetrySettings, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
+import { effectiveBudget, type BudgetConfig } from './budget';
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_ACTION_TIMEOUT_SECONDS = 60;
@@ -18,7 +19,7 @@ export function buildSnapshot(args: {
   workflow: WorkflowDoc;
   templates: Map<string, TemplateDoc>;
   input: JsonObject;
-  config: Pick<Config, 'LLM_DEFAULT_MODEL'>;
+  config: Pick<Config, 'LLM_DEFAULT_MODEL'> & BudgetConfig;
   now: Date;
 }): RunSnapshot {
   const { workflow } = args;
@@ -29,6 +30,7 @@ export function buildSnapshot(args: {
     owner_id: workflow.owner_id,
     input: args.input,
     steps: workflow.steps.map((step) => stepSnapshot(step, templateOf(args.templates, step), workflow, args.config)),
+    budget: effectiveBudget(args.config, workflow.config),
     created_at: args.now.toISOString(),
   };
 }

@@ -9,14 +9,20 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import { isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { countActiveRuns, isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
 import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
-import { ConflictError, NotFoundError, ServiceUnavailableError, UnprocessableError } from '../errors';
+import {
+  ConcurrentRunsExceededError,
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  UnprocessableError,
+} from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot } from './snapshot';
@@ -27,6 +33,11 @@ export const MAX_SNAPSHOT_BYTES = 200 * 1024;
 const START_DEADLINE_MS = 5_000;
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
 const STALE_START_MS = 30_000;
+/** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
+const CONCURRENT_RETRY_AFTER_SECONDS = 10;
+/** Re-counts of a start that is within the limit by creation order while later concurrent starts back off. */
+const CONCURRENT_RECOUNTS = 5;
+const CONCURRENT_RECOUNT_MS = 100;
 
 export interface StartRunDeps {
   config: Config;
@@ -102,12 +113,33 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   });
   try {
     await runsCollection(deps.db).insertOne(doc);
+    await refuseBeyondConcurrentLimit(deps, doc);
     await startExecution(deps, doc, { removeOnFailure: true });
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
   }
   return accepted(req, doc);
+}
+
+/**
+ * USER_MAX_CONCURRENT_RUNS, counted after the run's record is inserted (so it counts itself). A start goes ahead only
+ * when the count, its own record included, is within the limit: of concurrent starts the last to count sees every
+ * other record, so the limit is never overshot (no transaction needed). So that a burst does not make every start
+ * back off, a start that is among the first `limit` of the user's runs in flight (by creation) re-counts briefly
+ * while the later ones remove their records; the later ones are refused at once. A refused run's record is removed
+ * before Temporal ever hears of it.
+ */
+async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
+  const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
+  for (let recount = 0; ; recount++) {
+    if ((await countActiveRuns(deps.db, doc.owner_id)) <= limit) return;
+    const ahead = await countActiveRuns(deps.db, doc.owner_id, doc);
+    if (ahead >= limit || recount >= CONCURRENT_RECOUNTS) break;
+    await new Promise((resolve) => setTimeout(resolve, CONCURRENT_RECOUNT_MS));
+  }
+  await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
+  throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
 }
 
 function accepted(req: StartRunRequest, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {

@@ -19,6 +19,20 @@ const usageView = z.strictObject({
   output_tokens: z.number().int(),
 });
 
+const budgetView = z
+  .strictObject({
+    max_tokens: z.number().int(),
+    max_model_calls: z.number().int(),
+    tokens_used: z.number().int().meta({ description: 'Input + output tokens of the run so far.' }),
+    model_calls_used: z.number().int(),
+  })
+  .nullable()
+  .meta({
+    description:
+      'The run budget and its use; a run that would exceed it fails with `error.reason: budget_exceeded`. ' +
+      'Null for runs started before budgets existed.',
+  });
+
 const stepErrorView = z.strictObject({ reason: z.string(), message: z.string() });
 
 export const runStepView = z.strictObject({
@@ -62,6 +76,7 @@ export const runView = z
       .nullable()
       .meta({ description: 'Why a failed, cancelled or timed-out run ended, and at which step.' }),
     usage: usageView.meta({ description: 'LLM usage summed over the steps.' }),
+    budget: budgetView,
     progress: z
       .strictObject({ stalled: z.boolean(), message: z.string().nullable(), checked_at: isoTimestamp.nullable() })
       .meta({ description: 'Whether the run is progressing, as last checked against Temporal.' }),
@@ -126,6 +141,7 @@ export function presentRun(
     !TERMINAL_RUN_STATUSES.includes(run.status) &&
     run.liveness?.stalled === true &&
     run.liveness.checked_at.getTime() >= run.updated_at.getTime();
+  const usage = sumUsage(run.steps.map((s) => s.usage));
   return {
     run_id: run._id,
     workflow_id: run.workflow_id,
@@ -149,7 +165,15 @@ export function presentRun(
       completed_at: isoOrNull(s.completed_at),
     })),
     error: run.error,
-    usage: sumUsage(run.steps.map((s) => s.usage)),
+    usage,
+    budget: run.budget
+      ? {
+          max_tokens: run.budget.max_tokens,
+          max_model_calls: run.budget.max_model_calls,
+          tokens_used: usage.input_tokens + usage.output_tokens,
+          model_calls_used: usage.llm_calls,
+        }
+      : null,
     progress: {
       stalled,
       message: stalled ? (run.liveness?.message ?? null) : null,

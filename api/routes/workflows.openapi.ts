@@ -1,7 +1,7 @@
 /** OpenAPI paths of /api/v1/workflows and their runs, from the schemas the routes validate with. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
 import { runSummaryView, runView } from '../presenters/run';
 import { workflowView } from '../presenters/workflow';
 import {
@@ -89,11 +89,22 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
     post: {
       tags: runTags,
       summary: 'Start a run',
-      description: 'The optional `input` is validated against config.input_schema. Rate limited per key.',
+      description:
+        'The optional `input` is validated against config.input_schema. Rate limited per key, and refused with 429 ' +
+        '`concurrent_runs_exceeded` while you have USER_MAX_CONCURRENT_RUNS runs that have not ended.',
       security: BEARER,
       requestParams: { path: workflowIdParams, header: idempotencyHeader },
       requestBody: { content: { 'application/json': { schema: startRunBody } } },
-      responses: { ...ok(202, 'The run was accepted', started), ...errors(400, 401, 404, 409, 413, 415, 422) },
+      responses: {
+        ...ok(202, 'The run was accepted', started),
+        ...errors(400, 401, 404, 409, 413, 415, 422),
+        '429': {
+          ...errorResponse(429),
+          description:
+            'Too many run starts per minute (`rate_limited`), or `concurrent_runs_exceeded`: you already have ' +
+            'USER_MAX_CONCURRENT_RUNS runs that have not ended. Retry after `Retry-After` seconds.',
+        },
+      },
     },
   },
   '/api/v1/workflows/runs/{runId}/status': {

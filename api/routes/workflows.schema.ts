@@ -13,6 +13,9 @@ export const MAX_RUN_TIMEOUT_SECONDS = 30 * 24 * 3600;
 /** Per-attempt timeout bounds of one step. */
 export const MAX_STEP_TIMEOUT_SECONDS = 24 * 3600;
 export const MAX_ATTEMPTS = 10;
+/** Shape bounds of config.budget; the server's RUN_MAX_* settings are the real ceiling (api/commands/budget.ts). */
+export const MAX_BUDGET_TOKENS = 1_000_000_000;
+export const MAX_BUDGET_MODEL_CALLS = 100_000;
 
 const slug = z
   .string()
@@ -53,6 +56,23 @@ export const workflowStepBody = z.strictObject({
   timeout_seconds: z.number().int().min(1).max(MAX_STEP_TIMEOUT_SECONDS).optional(),
 });
 
+const budget = z.strictObject({
+  max_tokens: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_BUDGET_TOKENS)
+    .optional()
+    .meta({ description: 'Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS).' }),
+  max_model_calls: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_BUDGET_MODEL_CALLS)
+    .optional()
+    .meta({ description: 'Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS).' }),
+});
+
 export const workflowConfigBody = z.strictObject({
   input_schema: jsonObject.optional().meta({ description: 'JSON Schema the run input must satisfy.' }),
   timeout_seconds: z
@@ -70,6 +90,11 @@ export const workflowConfigBody = z.strictObject({
     .max(MAX_STEP_TIMEOUT_SECONDS)
     .optional()
     .meta({ description: 'Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents).' }),
+  budget: budget.optional().meta({
+    description:
+      "Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. " +
+      "Values above the server's maximum are refused.",
+  }),
 });
 
 export const createWorkflowBody = z.strictObject({

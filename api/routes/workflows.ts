@@ -15,6 +15,7 @@ import {
   workflowsCollection,
   type WorkflowDoc,
 } from '../../db/workflows';
+import { checkWorkflowBudget } from '../commands/budget';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';
@@ -125,6 +126,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       created_at: now,
       updated_at: now,
     };
+    checkWorkflowBudget(deps.config, doc.config);
     await checkWorkflow(deps.db, owner, doc);
     await insertWorkflow(deps.db, doc);
     respond(ctx, 201, presentWorkflow(doc));
@@ -148,6 +150,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       steps: body.steps ?? current.steps,
       config: body.config ?? current.config,
     };
+    checkWorkflowBudget(deps.config, next.config);
     await checkWorkflow(deps.db, owner, next);
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);

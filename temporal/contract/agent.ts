@@ -4,7 +4,7 @@
  * Workflow-safe: types and constants only.
  */
 import type { JsonValue } from './json';
-import type { OutputRef, Usage } from './run';
+import type { OutputRef, RunBudget, Usage } from './run';
 
 /** Turn limit of an agent step when neither its template nor the step sets one. */
 export const DEFAULT_MAX_TURNS = 8;
@@ -13,6 +13,20 @@ export const DEFAULT_MAX_TURNS = 8;
 export interface AgentStepContext {
   runId: string;
   stepId: string;
+  /** The run's owner: model calls count against this user's daily token budget. */
+  ownerId: string;
+  /** The run's spending so far, shared by all its agent steps (the loop adds each call and checks the budget). */
+  spend: RunSpend;
+}
+
+/**
+ * Model calls and tokens a run has used so far, kept in workflow state: rebuilt from history on replay, so a crash
+ * cannot reset it. Without `budget` (runs from before budgets) nothing is checked.
+ */
+export interface RunSpend {
+  budget?: RunBudget;
+  model_calls: number;
+  tokens: number;
 }
 
 /** What an agent step hands back to the run workflow. */

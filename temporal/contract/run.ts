@@ -48,6 +48,16 @@ export interface ActionStepSnapshot extends StepSnapshotBase {
 
 export type StepSnapshot = AgentStepSnapshot | ActionStepSnapshot;
 
+/** The spending limits of one run, summed over all its steps' model calls. */
+export interface RunBudget {
+  /** Input + output tokens. */
+  max_tokens: number;
+  max_model_calls: number;
+}
+
+/** ApplicationFailure type (and the run's error reason) when a run or a user has spent their budget. */
+export const BUDGET_EXCEEDED_FAILURE_TYPE = 'budget_exceeded';
+
 export interface RunSnapshot {
   run_id: string;
   workflow_id: string;
@@ -55,6 +65,8 @@ export interface RunSnapshot {
   owner_id: string;
   input: JsonObject;
   steps: StepSnapshot[];
+  /** The run's effective budget. Absent in runs started before budgets existed: those run (and replay) unchecked. */
+  budget?: RunBudget;
   created_at: string;
 }
 

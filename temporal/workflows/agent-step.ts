@@ -10,6 +10,9 @@
  * `output_schema`, an answer that does not validate gets one extra repair turn; a second miss fails the step with
  * reason `invalid_output`.
  *
+ * Budget: before each model call the run's budget (summed over all its steps, see ./budget.ts) must allow it, and
+ * a call that pushes the run's tokens over the budget fails the step with reason `budget_exceeded`.
+ *
  * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
  */
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
@@ -17,6 +20,7 @@ import type { Activities } from '../activities';
 import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
+import { assertBudgetAllowsCall, recordCall } from './budget';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -49,8 +53,10 @@ export async function runAgentStep(
   let repairsUsed = 0;
 
   for (let turn = 1; ; turn++) {
+    assertBudgetAllowsCall(ctx.spend, usage);
     const result = await callModel({
       ...common,
+      owner_id: ctx.ownerId,
       timeout_ms: timeoutMs,
       turn,
       seq,
@@ -75,6 +81,7 @@ export async function runAgentStep(
     usage.llm_calls += 1;
     usage.input_tokens += result.usage.input_tokens;
     usage.output_tokens += result.usage.output_tokens;
+    recordCall(ctx.spend, result.usage, usage);
 
     switch (result.kind) {
       case 'final':

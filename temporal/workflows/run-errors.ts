@@ -2,7 +2,7 @@
 import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio/workflow';
 import { REJECTED_FAILURE_TYPE } from '../contract/messages';
 import { RenderError } from '../contract/render';
-import type { RunError } from '../contract/run';
+import { BUDGET_EXCEEDED_FAILURE_TYPE, type RunError } from '../contract/run';
 
 /** ApplicationFailure types that are reasons of their own (others are `non_retryable`). */
 const REASON_BY_TYPE: Record<string, string> = {
@@ -11,6 +11,12 @@ const REASON_BY_TYPE: Record<string, string> = {
   turn_limit: 'turn_limit',
   invalid_output: 'invalid_output',
   agent_unavailable: 'agent_unavailable',
+  [BUDGET_EXCEEDED_FAILURE_TYPE]: 'budget_exceeded',
+};
+
+/** Failure types of an activity that are the run's reason themselves (the user's daily token budget). */
+const ACTIVITY_REASON_BY_TYPE: Record<string, string> = {
+  [BUDGET_EXCEEDED_FAILURE_TYPE]: 'budget_exceeded',
 };
 
 export function toRunError(stepId: string, err: unknown): RunError {
@@ -19,6 +25,8 @@ export function toRunError(stepId: string, err: unknown): RunError {
     const cause = err.cause;
     const message = cause?.message || err.message;
     const code = cause instanceof ApplicationFailure && cause.type ? { code: cause.type } : {};
+    const own = cause instanceof ApplicationFailure && cause.type ? ACTIVITY_REASON_BY_TYPE[cause.type] : undefined;
+    if (own) return { step_id: stepId, reason: own, message, ...code };
     if (cause instanceof TimeoutFailure || err.retryState === 'TIMEOUT') {
       return { step_id: stepId, reason: 'timeout', message: message || 'the step timed out', ...code };
     }

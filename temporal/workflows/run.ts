@@ -18,6 +18,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import type { RunSpend } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import { approveUpdate, progressQuery, type ApprovalDecision } from '../contract/messages';
 import { render, type RenderContext } from '../contract/render';
@@ -52,6 +53,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   let runStatus: RunStatus = 'running';
   let current: string | null = null;
   const gate: ApprovalGate = { waitingFor: null, decision: undefined };
+  // Shared by every agent step: the run budget counts across steps, failed ones included.
+  const spend: RunSpend = { budget: snapshot.budget, model_calls: 0, tokens: 0 };
 
   setHandler(progressQuery, () => ({ status: runStatus, current_step: current, steps: { ...stepStatus } }));
   setHandler(
@@ -95,7 +98,14 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     stepStatus[step.id] = 'running';
     try {
       const ctx: RenderContext = { input: snapshot.input, steps: outputs };
-      const result = await runStep(step, ctx, { runId, gate, project, setStatus: (s) => (runStatus = s) });
+      const result = await runStep(step, ctx, {
+        runId,
+        ownerId: snapshot.owner_id,
+        spend,
+        gate,
+        project,
+        setStatus: (s) => (runStatus = s),
+      });
       outputs[step.id] = result.output;
       if (result.usage) {
         usage.llm_calls += result.usage.llm_calls;
@@ -149,6 +159,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
 
 interface StepDeps {
   runId: string;
+  ownerId: string;
+  spend: RunSpend;
   gate: ApprovalGate;
   project(stepId: string, event: StepEvent): Promise<void>;
   setStatus(status: RunStatus): void;
@@ -164,7 +176,12 @@ async function runStep(step: StepSnapshot, ctx: RenderContext, deps: StepDeps): 
     case 'agent': {
       const input = render(step.input, ctx);
       await deps.project(step.id, { kind: 'running' });
-      const outcome = await runAgentStep(step, input, { runId: deps.runId, stepId: step.id });
+      const outcome = await runAgentStep(step, input, {
+        runId: deps.runId,
+        stepId: step.id,
+        ownerId: deps.ownerId,
+        spend: deps.spend,
+      });
       await deps.project(step.id, {
         kind: 'completed',
         output: outcome.output,

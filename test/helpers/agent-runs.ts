@@ -23,6 +23,8 @@ export interface AgentCase {
   step?: JsonObject;
   max_attempts?: number;
   timeout_seconds?: number;
+  /** The workflow's `config` (e.g. `budget`). */
+  workflow_config?: JsonObject;
 }
 
 export const DEFAULT_QUESTION = 'What is 6 times 7?';
@@ -57,6 +59,7 @@ export async function createAgentWorkflow(api: TestApi, user: TestUser, c: Agent
         ...c.step,
       },
     ],
+    ...(c.workflow_config ? { config: c.workflow_config } : {}),
   });
 }
 

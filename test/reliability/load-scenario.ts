@@ -46,6 +46,9 @@ export class LoadHarness {
       RATE_LIMIT_PER_MINUTE: '100000000',
       RATE_LIMIT_IP_PER_MINUTE: '100000000',
       RATE_LIMIT_RUNS_PER_MINUTE: String(RUNS_PER_MINUTE),
+      // No worker runs here, so every accepted run stays queued: the concurrent-runs limit must stay out of the way
+      // of the per-minute budget this scenario measures.
+      USER_MAX_CONCURRENT_RUNS: '100000',
     });
     this.database = await openTestDb(config);
     this.user = await createTestUser(this.database.db);

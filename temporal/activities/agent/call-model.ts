@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
 import { markStepRunning, setStepProgress } from '../../../db/runs';
+import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import {
   putTranscriptEntry,
   readTranscript,
@@ -59,6 +60,21 @@ function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[
     seen.add(id);
     return id === call.id ? call : { ...call, id };
   });
+}
+
+/**
+ * The user's tokens today (UTC) must be below USER_MAX_TOKENS_PER_DAY before a call. Calls in flight at once may
+ * overshoot by their own usage; the next call after them is refused.
+ */
+async function assertDailyBudget(deps: AgentActivityDeps, ownerId: string): Promise<void> {
+  const limit = deps.config.USER_MAX_TOKENS_PER_DAY;
+  const used = await tokensUsedOn(deps.db, ownerId, new Date());
+  if (used >= limit) {
+    throw new NonRetryableError(
+      'budget_exceeded',
+      `daily token budget exceeded: USER_MAX_TOKENS_PER_DAY is ${limit} and ${used} tokens were used today (UTC)`,
+    );
+  }
 }
 
 export function createCallModelActivity(deps: AgentActivityDeps) {
@@ -115,6 +131,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       if (setup?.kind !== 'setup')
         throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
 
+      if (req.owner_id !== undefined) await assertDailyBudget(deps, req.owner_id);
       const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
       // The status shows the turn in flight (and the usage of the calls before it) while the model thinks.
       await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
@@ -131,6 +148,15 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
+      if (req.owner_id !== undefined) {
+        // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
+        await addCallTokens(deps.db, {
+          ownerId: req.owner_id,
+          callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
+          tokens: result.usage.input_tokens + result.usage.output_tokens,
+          at: new Date(),
+        });
+      }
       const toolCalls = uniqueCallIds(result.toolCalls, assistantSeq);
       const base = { next_seq: seq, usage: result.usage };
       let outcome: CallModelResult;

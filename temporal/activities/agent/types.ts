@@ -22,6 +22,8 @@ export interface AgentSetup {
 export interface CallModelInput {
   run_id: string;
   step_id: string;
+  /** The run's owner, whose daily token budget the call counts against (absent in histories from before budgets). */
+  owner_id?: string;
   /** 1-based model call number within the step. */
   turn: number;
   /** The first transcript seq this call may write (the workflow's cursor). */

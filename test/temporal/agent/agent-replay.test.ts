@@ -3,7 +3,9 @@
  * agent loop that alters the commands it issues (without `patched()`) fails here instead of breaking runs in flight.
  *
  * The histories are recorded from real runs: `STEPWISE_RECORD_HISTORIES=1 npx jest test/temporal/agent/agent-replay`
- * re-records them (tool round trip, output_schema repair, turn limit) into test/temporal/histories/agent-*.json.
+ * re-records them (tool round trip, output_schema repair, turn limit, run budget) into
+ * test/temporal/histories/agent-*.json; `STEPWISE_RECORD_HISTORIES=budget-exceeded` re-records only the named ones
+ * (so that the histories from before a change stay as they were recorded).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,7 +17,7 @@ import { startTestApi, startTestWorker, testConfig, testDataConverter, uniqueId 
 import { createTestUser } from '../../helpers/users';
 
 const DIR = path.resolve(__dirname, '..', 'histories');
-const RECORD = process.env.STEPWISE_RECORD_HISTORIES === '1';
+const RECORD = process.env.STEPWISE_RECORD_HISTORIES;
 const { History } = temporal.api.history.v1;
 
 // protobufjs' own object form (enum names, int64 and bytes as strings). The SDK's historyToJSON/historyFromJSON are
@@ -49,6 +51,11 @@ const SCENARIOS: Record<string, { script: Script; agent: Omit<AgentCase, 'model'
     }),
     agent: { max_turns: 2 },
   },
+  // A run budget stops the loop before the third model call (recorded with budgets: owner_id in callModel's input).
+  'budget-exceeded': {
+    script: (_req, i) => ({ toolCalls: [{ name: 'calculator', args: { expression: `${i}*2` } }] }),
+    agent: { max_turns: 6, workflow_config: { budget: { max_model_calls: 2 } } },
+  },
 };
 
 async function record(): Promise<void> {
@@ -61,7 +68,9 @@ async function record(): Promise<void> {
   try {
     const user = await createTestUser(api.database.db);
     fs.mkdirSync(DIR, { recursive: true });
+    const only = RECORD === '1' ? null : new Set(RECORD?.split(','));
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
+      if (only && !only.has(name)) continue;
       const script = llm.script(uniqueId('gpt-'), scenario.script);
       const { runId } = await runAgent(api, user, { ...scenario.agent, model: `openai:${script.model}` });
       const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
@@ -102,6 +111,21 @@ describe('replay of committed agent-step histories', () => {
         file,
       );
     }
+  });
+
+  it('the run budget is part of what replays: without it the code would call the model again', async () => {
+    const bundle = process.env.STEPWISE_TEST_BUNDLE!;
+    const json = JSON.parse(fs.readFileSync(path.join(DIR, 'agent-budget-exceeded.json'), 'utf8')) as {
+      events: { workflowExecutionStartedEventAttributes?: { input: { payloads: { data: string }[] } } }[];
+    };
+    const payload = json.events[0]!.workflowExecutionStartedEventAttributes!.input.payloads[0]!;
+    const snapshot = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as { budget?: unknown };
+    expect(snapshot.budget).toMatchObject({ max_model_calls: 2 });
+    delete snapshot.budget;
+    payload.data = Buffer.from(JSON.stringify(snapshot)).toString('base64');
+    await expect(
+      Worker.runReplayHistory({ workflowBundle: { codePath: bundle } }, fromJson(JSON.stringify(json)), 'unbudgeted'),
+    ).rejects.toThrow(/[Nn]ondeterminism/);
   });
 
   it('fails the replay of a history whose commands the code does not issue (the check bites)', async () => {
