@@ -3,13 +3,13 @@
  * are visible to the owner, known tools, references only to earlier steps and to fields of `config.input_schema`,
  * per-action config rules. Every problem names the step and the field (`steps[1] (notify).config.to: required`).
  */
-import { Ajv2020 } from 'ajv/dist/2020';
 import type { Db } from 'mongodb';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import type { WorkflowConfigDoc, WorkflowStepDoc } from '../../db/workflows';
 import { validateActionConfig } from '../../temporal/actions/registry';
 import type { JsonObject } from '../../temporal/contract/json';
 import { collectReferences, RenderError, type PathSegment } from '../../temporal/contract/render';
+import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
 
@@ -21,11 +21,6 @@ export interface CheckedWorkflow {
   templates: Map<string, TemplateDoc>;
 }
 
-/** A fresh Ajv per call is cheap enough for writes and starts, and keeps no state between users' schemas. */
-export function newAjv(): Ajv2020 {
-  return new Ajv2020({ allErrors: true, strict: false });
-}
-
 /** Throws BadRequestError listing every problem; returns the templates on success. */
 export async function checkWorkflow(
   db: Db,
@@ -34,13 +29,7 @@ export async function checkWorkflow(
 ): Promise<CheckedWorkflow> {
   const problems: string[] = [];
   const schema = def.config.input_schema;
-  if (schema) {
-    try {
-      newAjv().compile(schema);
-    } catch (err) {
-      problems.push(`config.input_schema: not a valid JSON Schema (${err instanceof Error ? err.message : 'invalid'})`);
-    }
-  }
+  if (schema) problems.push(...describeSchemaProblems(schema, 'config.input_schema'));
 
   const templates = await findVisibleTemplates(
     db,
@@ -57,15 +46,7 @@ export async function checkWorkflow(
     } else {
       problems.push(...checkKind(step, template, where));
     }
-    if (step.output_schema) {
-      try {
-        newAjv().compile(step.output_schema);
-      } catch (err) {
-        problems.push(
-          `${where}.output_schema: not a valid JSON Schema (${err instanceof Error ? err.message : 'invalid'})`,
-        );
-      }
-    }
+    if (step.output_schema) problems.push(...describeSchemaProblems(step.output_schema, `${where}.output_schema`));
     for (const [j, tool] of (step.tools ?? []).entries()) {
       if (!isToolName(tool)) problems.push(`${where}.tools[${j}]: unknown tool "${tool}"`);
     }

@@ -6,7 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import type { WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import { BadRequestError } from '../errors';
-import { newAjv } from './check-workflow';
+import { compileUserSchema } from '../../temporal/schemas/user-schema';
 
 const MAX_ENTRIES = 500;
 
@@ -17,14 +17,12 @@ export interface InputValidators {
 
 export function createInputValidators(): InputValidators {
   const cache = new Map<string, ValidateFunction>();
-  const ajv = newAjv();
   const validatorFor = (workflow: Pick<WorkflowDoc, '_id' | 'updated_at'>, schema: JsonObject): ValidateFunction => {
     const key = `${workflow._id}@${workflow.updated_at.getTime()}`;
     let fn = cache.get(key);
     if (!fn) {
-      // Ajv keeps every compiled schema in its own cache as well: remove it there so only this bounded map holds it.
-      fn = ajv.compile(schema);
-      ajv.removeSchema(schema);
+      // Checked on write; compiled with the same safe compiler (RE2 patterns, linear uniqueItems, bounded $refs).
+      fn = compileUserSchema(schema);
       if (cache.size >= MAX_ENTRIES) cache.delete(cache.keys().next().value as string);
       cache.set(key, fn);
     }

@@ -2,10 +2,10 @@
  * Rules of a template that a shape schema cannot express: they need the tool and action registries, or the whole
  * template (PATCH checks the stored template merged with the change). Each problem names its field.
  */
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { TemplateContent } from '../../db/templates';
+import type { JsonObject } from '../../temporal/contract/json';
 import { isActionType, validateActionConfig } from '../../temporal/actions/registry';
+import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { getTool } from '../../temporal/tools/registry';
 import { describeIssue } from '../middleware/validate';
 import { agentConfig } from './agents.schema';
@@ -60,18 +60,7 @@ function agentConfigProblems(config: unknown): string[] {
   return parsed.success ? [] : parsed.error.issues.flatMap((issue) => describeIssue(issue, 'config'));
 }
 
-/**
- * The schema must compile as JSON Schema 2020-12 (what the agent loop validates the final answer with). A fresh
- * Ajv per check: compiled user schemas are not cached in the API process.
- */
+/** The schema must compile with the compiler the agent loop checks final answers with (JSON Schema 2020-12). */
 function outputSchemaProblems(schema: Record<string, unknown>): string[] {
-  const ajv = new Ajv2020({ strict: false, logger: false, allErrors: false });
-  addFormats(ajv);
-  try {
-    ajv.compile(schema);
-    return [];
-  } catch (err) {
-    const reason = err instanceof Error ? err.message.slice(0, 300) : 'does not compile';
-    return [`output_schema: not a valid JSON Schema (${reason})`];
-  }
+  return describeSchemaProblems(schema as JsonObject, 'output_schema');
 }

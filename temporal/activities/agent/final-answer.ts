@@ -1,17 +1,14 @@
 /** Turns the model's final text into the step output, checking it against the step's output_schema (ajv). */
 import type { ValidateFunction } from 'ajv';
-import Ajv2020 from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import type { JsonObject, JsonValue } from '../../contract/json';
 import { NonRetryableError } from '../../failures';
+import { compileUserSchema } from '../../schemas/user-schema';
 
 export type FinalAnswer = { ok: true; output: JsonValue } | { ok: false; problem: string };
 
 /** Compiles output schemas once per worker (keyed by their JSON text). */
 export function createOutputChecker() {
-  // Draft 2020-12, the dialect templates are checked against when they are written (api/routes/agents.rules.ts).
-  const ajv = new Ajv2020({ allErrors: true, strict: false, logger: false });
-  addFormats(ajv);
+  // The compiler the API checks the schema with on write: RE2 patterns, linear uniqueItems, bounded $refs.
   const cache = new Map<string, ValidateFunction>();
 
   function compile(schema: JsonObject): ValidateFunction {
@@ -19,7 +16,7 @@ export function createOutputChecker() {
     let validate = cache.get(key);
     if (!validate) {
       try {
-        validate = ajv.compile(schema);
+        validate = compileUserSchema(schema);
       } catch (err) {
         throw new NonRetryableError(
           'invalid_config',
