@@ -38,8 +38,19 @@ export interface RunStepDoc {
   usage: Usage;
   /** Agent steps: model turns taken so far. */
   turns: number | null;
+  /** Agent steps: tool calls refused by the step's egress policy (absent on runs from before the policy). */
+  egress_denied?: EgressDenial[];
   started_at: Date | null;
   completed_at: Date | null;
+}
+
+/** One tool call an agent step's egress policy refused (the status shows them; the transcript has the details). */
+export interface EgressDenial {
+  /** The transcript seq of the refused call's result. */
+  seq: number;
+  tool: string;
+  /** The refused recipient(s) or host. */
+  target: string;
 }
 
 export interface RunTemporalRef {
@@ -242,6 +253,22 @@ export async function setStepProgress(
 ): Promise<boolean> {
   return updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
+  });
+}
+
+/**
+ * Records a refused tool call in the step's status. $addToSet of the same value makes a retried write idempotent;
+ * a run that already ended is left alone (its transcript still holds the attempt).
+ */
+export async function recordEgressDenied(
+  db: Db,
+  runId: string,
+  stepId: string,
+  denial: EgressDenial,
+): Promise<boolean> {
+  return updateStep(db, runId, stepId, {
+    $set: { updated_at: new Date() },
+    $addToSet: { 'steps.$.egress_denied': { seq: denial.seq, tool: denial.tool, target: denial.target } },
   });
 }
 
