@@ -256,9 +256,14 @@ export async function setStepProgress(
   });
 }
 
+/** The status lists at most this many refused calls per step; the transcript keeps every one. */
+export const EGRESS_DENIALS_SHOWN = 20;
+const TARGET_CHARS = 200;
+
 /**
  * Records a refused tool call in the step's status. $addToSet of the same value makes a retried write idempotent;
- * a run that already ended is left alone (its transcript still holds the attempt).
+ * the list is capped (a model may try again and again) and a run that already ended is left alone — its transcript
+ * still holds every attempt.
  */
 export async function recordEgressDenied(
   db: Db,
@@ -266,10 +271,16 @@ export async function recordEgressDenied(
   stepId: string,
   denial: EgressDenial,
 ): Promise<boolean> {
-  return updateStep(db, runId, stepId, {
-    $set: { updated_at: new Date() },
-    $addToSet: { 'steps.$.egress_denied': { seq: denial.seq, tool: denial.tool, target: denial.target } },
-  });
+  const target = denial.target.length > TARGET_CHARS ? `${denial.target.slice(0, TARGET_CHARS - 1)}…` : denial.target;
+  const res = await runsCollection(db).updateOne(
+    { _id: runId, status: notTerminal, 'steps.id': stepId },
+    {
+      $set: { updated_at: new Date() },
+      $addToSet: { 'steps.$[s].egress_denied': { seq: denial.seq, tool: denial.tool, target } },
+    },
+    { arrayFilters: [{ 's.id': stepId, [`s.egress_denied.${EGRESS_DENIALS_SHOWN - 1}`]: { $exists: false } }] },
+  );
+  return res.matchedCount === 1;
 }
 
 /** Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. */
