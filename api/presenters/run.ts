@@ -150,7 +150,8 @@ export function presentRun(
       error: s.error,
       usage: s.usage,
       turns: s.turns,
-      egress_denied: s.egress_denied ?? [],
+      // Tool calls of one turn run concurrently: show the refusals in transcript order.
+      egress_denied: [...(s.egress_denied ?? [])].sort((a, b) => a.seq - b.seq),
       started_at: isoOrNull(s.started_at),
       completed_at: isoOrNull(s.completed_at),
     })),
