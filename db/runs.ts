@@ -39,8 +39,19 @@ export interface RunStepDoc {
   usage: Usage;
   /** Agent steps: model turns taken so far. */
   turns: number | null;
+  /** Agent steps: tool calls refused by the step's egress policy (absent on runs from before the policy). */
+  egress_denied?: EgressDenial[];
   started_at: Date | null;
   completed_at: Date | null;
+}
+
+/** One tool call an agent step's egress policy refused (the status shows them; the transcript has the details). */
+export interface EgressDenial {
+  /** The transcript seq of the refused call's result. */
+  seq: number;
+  tool: string;
+  /** The refused recipient(s) or host. */
+  target: string;
 }
 
 export interface RunTemporalRef {
@@ -266,6 +277,33 @@ export async function setStepProgress(
   return updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
   });
+}
+
+/** The status lists at most this many refused calls per step; the transcript keeps every one. */
+export const EGRESS_DENIALS_SHOWN = 20;
+const TARGET_CHARS = 200;
+
+/**
+ * Records a refused tool call in the step's status. $addToSet of the same value makes a retried write idempotent;
+ * the list is capped (a model may try again and again) and a run that already ended is left alone — its transcript
+ * still holds every attempt.
+ */
+export async function recordEgressDenied(
+  db: Db,
+  runId: string,
+  stepId: string,
+  denial: EgressDenial,
+): Promise<boolean> {
+  const target = denial.target.length > TARGET_CHARS ? `${denial.target.slice(0, TARGET_CHARS - 1)}…` : denial.target;
+  const res = await runsCollection(db).updateOne(
+    { _id: runId, status: notTerminal, 'steps.id': stepId },
+    {
+      $set: { updated_at: new Date() },
+      $addToSet: { 'steps.$[s].egress_denied': { seq: denial.seq, tool: denial.tool, target } },
+    },
+    { arrayFilters: [{ 's.id': stepId, [`s.egress_denied.${EGRESS_DENIALS_SHOWN - 1}`]: { $exists: false } }] },
+  );
+  return res.matchedCount === 1;
 }
 
 /** Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. */

@@ -4,6 +4,7 @@
  */
 import type { Db, Filter } from 'mongodb';
 import type { ActionType } from '../temporal/actions/types';
+import type { EgressSettings } from '../temporal/contract/egress';
 import type { JsonObject } from '../temporal/contract/json';
 import { newId } from './ids';
 import { findPage, type Page, type PageOrder, type PageRequest } from './paging';
@@ -34,6 +35,8 @@ export interface TemplateDoc {
   max_turns: number | null;
   /** Agent steps: JSON Schema the final answer must satisfy (null → free text). */
   output_schema: JsonObject | null;
+  /** Agent steps: where its e-mail and HTTP may go (absent on templates stored before the field existed: defaults). */
+  egress?: EgressSettings;
   created_at: Date;
   updated_at: Date;
 }

@@ -8,6 +8,7 @@ import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { LlmMessage, LlmToolCall, TokenUsage } from '../temporal/llm/types';
 import type { Usage } from '../temporal/contract/run';
+import type { EgressPolicy } from '../temporal/contract/egress';
 
 export type TranscriptEntry =
   /** seq 0: what the step was configured with (the system prompt as sent, after tasks and answer format were added). */
@@ -20,6 +21,8 @@ export type TranscriptEntry =
       max_turns: number;
       temperature?: number;
       max_output_tokens?: number;
+      /** The step's egress policy, read by every tool call (absent: DEFAULT_EGRESS). */
+      egress?: EgressPolicy;
     }
   /** The rendered step input (seq 1), or a repair request after an answer that did not fit the output schema. */
   | { kind: 'user'; text: string; repair: boolean }
@@ -41,6 +44,8 @@ export type TranscriptEntry =
       args: JsonValue;
       output: JsonValue;
       is_error: boolean;
+      /** The failure code when a tool refused or failed (`egress_denied`: the call left the step's allowlist). */
+      error_code?: string;
       truncated: boolean;
     };
 

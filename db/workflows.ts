@@ -1,6 +1,7 @@
 /** Workflows: owned by one user; every query filters by owner, so another user's id behaves like an unknown one. */
 import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import type { EgressSettings } from '../temporal/contract/egress';
 import type { RetrySettings } from '../temporal/contract/run';
 
 export interface WorkflowStepDoc {
@@ -13,6 +14,8 @@ export interface WorkflowStepDoc {
   /** Agent steps: override the template's turn limit and answer schema. */
   max_turns?: number;
   output_schema?: JsonObject;
+  /** Agent steps: each field set here replaces the template's. */
+  egress?: EgressSettings;
   config?: JsonObject;
   input?: JsonValue;
   retry?: RetrySettings;

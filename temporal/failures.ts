@@ -13,6 +13,8 @@ export const FAILURE_CODES = [
   'invalid_config',
   'invalid_input',
   'url_refused',
+  // an agent tool call outside its step's egress policy (temporal/tools/egress.ts)
+  'egress_denied',
   'http_4xx',
   'dns_not_found',
   'tls_error',

@@ -65,7 +65,7 @@ export async function checkWorkflow(
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {
   if (template.step_type === 'agent') return [];
   const problems: string[] = [];
-  for (const field of ['prompt', 'tools', 'tasks', 'model', 'max_turns', 'output_schema'] as const) {
+  for (const field of ['prompt', 'tools', 'tasks', 'model', 'max_turns', 'output_schema', 'egress'] as const) {
     if (step[field] !== undefined) problems.push(`${where}.${field}: only agent steps take ${field}`);
   }
   if (!template.action_type) return [...problems, `${where}.template_id: action template without action_type`];

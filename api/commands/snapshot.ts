@@ -6,6 +6,7 @@ import type { Config } from '../../config';
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../temporal/contract/agent';
+import { resolveEgress } from '../../temporal/contract/egress';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RetrySettings, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
 import { effectiveBudget, type BudgetConfig } from './budget';
@@ -74,6 +75,7 @@ function stepSnapshot(
     tools: step.tools ?? template.default_tools,
     model: step.model ?? template.model ?? config.LLM_DEFAULT_MODEL,
     max_turns: step.max_turns ?? template.max_turns ?? DEFAULT_MAX_TURNS,
+    egress: resolveEgress(template.egress, step.egress),
     ...(outputSchema ? { output_schema: outputSchema } : {}),
     ...(typeof template.config.temperature === 'number' ? { temperature: template.config.temperature } : {}),
     ...(typeof template.config.max_output_tokens === 'number'

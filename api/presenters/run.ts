@@ -51,6 +51,11 @@ export const runStepView = z.strictObject({
   error: stepErrorView.nullable(),
   usage: usageView,
   turns: z.number().int().nullable(),
+  egress_denied: z.array(z.strictObject({ seq: z.number().int(), tool: z.string(), target: z.string() })).meta({
+    description:
+      "Agent steps: tool calls refused by the step's egress policy (the model got an error result; `seq` is the " +
+      'transcript entry).',
+  }),
   started_at: isoTimestamp.nullable(),
   completed_at: isoTimestamp.nullable(),
 });
@@ -161,6 +166,8 @@ export function presentRun(
       error: s.error,
       usage: s.usage,
       turns: s.turns,
+      // Tool calls of one turn run concurrently: show the refusals in transcript order.
+      egress_denied: [...(s.egress_denied ?? [])].sort((a, b) => a.seq - b.seq),
       started_at: isoOrNull(s.started_at),
       completed_at: isoOrNull(s.completed_at),
     })),

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import type { TemplateDoc } from '../../db/templates';
 import { ACTION_TYPES } from '../../temporal/actions/types';
+import { egressSettings } from '../routes/egress.schema';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 
 export const templateView = z
@@ -23,6 +24,7 @@ export const templateView = z
     config: jsonObjectView.meta({ description: 'Action defaults (validated by the action type) or agent settings.' }),
     max_turns: z.number().int().nullable(),
     output_schema: jsonObjectView.nullable(),
+    egress: egressSettings,
     system: z.boolean().meta({ description: 'System templates are seeded, visible to everyone and read-only.' }),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
@@ -46,6 +48,8 @@ export function presentTemplate(doc: TemplateDoc): TemplateView {
     config: doc.config,
     max_turns: doc.max_turns,
     output_schema: doc.output_schema,
+    // Templates stored before the field existed have the defaults.
+    egress: doc.egress ?? {},
     system: doc.system,
     created_at: iso(doc.created_at),
     updated_at: iso(doc.updated_at),

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { RunStepDoc } from '../../db/runs';
 import type { TranscriptDoc } from '../../db/transcripts';
+import { DEFAULT_EGRESS } from '../../temporal/contract/egress';
 import { isoTimestamp } from './common';
 
 const usageView = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
@@ -40,6 +41,9 @@ export const transcriptEntryView = z.discriminatedUnion('role', [
     args: z.unknown(),
     result: z.unknown(),
     is_error: z.boolean(),
+    error_code: z.string().nullable().meta({
+      description: "Why the call failed or was refused; `egress_denied`: outside the step's egress policy.",
+    }),
     truncated: z.boolean(),
     at: isoTimestamp,
   }),
@@ -51,6 +55,10 @@ export const transcriptView = z.strictObject({
   status: z.string(),
   model: z.string().nullable(),
   tools: z.array(z.string()),
+  egress: z
+    .strictObject({ email_recipients: z.array(z.string()), http_hosts: z.array(z.string()).nullable() })
+    .nullable()
+    .meta({ description: 'The egress policy the step ran with (null before its first model call).' }),
   system_prompt: z
     .string()
     .nullable()
@@ -104,6 +112,7 @@ function presentEntry(doc: TranscriptDoc): EntryView | null {
         args: doc.args,
         result: doc.output,
         is_error: doc.is_error,
+        error_code: doc.error_code ?? null,
         truncated: doc.truncated,
         at,
       };
@@ -124,6 +133,7 @@ export function presentTranscript(args: {
     status: args.step.status,
     model: setup?.model ?? null,
     tools: setup?.tools ?? [],
+    egress: setup ? (setup.egress ?? DEFAULT_EGRESS) : null,
     system_prompt: setup?.system ?? null,
     output_schema: setup?.output_schema ?? null,
     max_turns: setup?.max_turns ?? null,

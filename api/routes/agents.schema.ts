@@ -7,6 +7,7 @@ import type { JsonObject } from '../../temporal/contract/json';
 import { ACTION_TYPES } from '../../temporal/actions/types';
 import { TOOL_NAMES } from '../../temporal/tools/registry';
 import { pageQuery } from '../pagination';
+import { egressSettings } from './egress.schema';
 
 export const LIMITS = {
   name: 200,
@@ -97,6 +98,7 @@ const fields = {
   config,
   max_turns: maxTurns,
   output_schema: outputSchema,
+  egress: egressSettings,
 };
 
 /** POST /api/v1/agents. */
@@ -114,6 +116,7 @@ export const createTemplateBody = z
     config: fields.config.default({}),
     max_turns: fields.max_turns.default(null),
     output_schema: fields.output_schema.default(null),
+    egress: fields.egress.default({}),
   })
   .meta({ id: 'CreateAgentTemplate' });
 export type CreateTemplateBody = z.output<typeof createTemplateBody>;
@@ -133,6 +136,7 @@ export const updateTemplateBody = z
     config: fields.config.optional(),
     max_turns: fields.max_turns.optional(),
     output_schema: fields.output_schema.optional(),
+    egress: fields.egress.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   .meta({ id: 'UpdateAgentTemplate' });

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { pageQuery } from '../pagination';
+import { egressSettings } from './egress.schema';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -48,6 +49,7 @@ export const workflowStepBody = z.strictObject({
     .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
     .max(200)
     .optional(),
+  egress: egressSettings.optional(),
   config: jsonObject
     .optional()
     .meta({ description: 'Merged over the template config (action steps: per action type).' }),

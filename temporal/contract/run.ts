@@ -3,6 +3,7 @@
  * of every template it uses), and what the workflow reports back. Workflow-safe: types and pure constants only.
  */
 import type { ActionType } from '../actions/types';
+import type { EgressPolicy } from './egress';
 import type { JsonObject, JsonValue } from './json';
 
 export type { ActionType };
@@ -37,6 +38,11 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
   /** Sampling settings from the agent template's `config`, passed to the provider. */
   temperature?: number;
   max_output_tokens?: number;
+  /**
+   * Where its tools may send e-mail and HTTP requests (template settings with the step's fields replacing them).
+   * Absent in snapshots taken before egress policies existed: those runs get DEFAULT_EGRESS.
+   */
+  egress?: EgressPolicy;
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {

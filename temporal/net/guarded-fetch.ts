@@ -5,7 +5,8 @@
  * address is not public (address-policy.ts) unless the host is in HTTP_ALLOWED_HOSTS, then connect to exactly the
  * address that was checked (a pinned `lookup`), so a DNS answer that changes between check and connect (rebinding)
  * cannot redirect the connection. Redirects are followed by hand (at most 5) and every hop is checked again. One time
- * limit covers the whole exchange; bodies beyond `maxBytes` are cut off and flagged.
+ * limit covers the whole exchange; bodies beyond `maxBytes` are cut off and flagged. A caller's `checkHop` sees every
+ * hop's URL first (the agent egress policy).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
@@ -39,6 +40,11 @@ export interface GuardedFetchOptions {
   allowedHosts: readonly string[];
   signal?: AbortSignal;
   resolver?: Resolver;
+  /**
+   * Called with the URL of every hop (0 = the first request, then each redirect target) before it is resolved or
+   * contacted; throw to refuse the hop. The caller's own destination policy, on top of the SSRF checks.
+   */
+  checkHop?: (url: URL, hop: number) => void;
 }
 
 export interface GuardedResponse {
@@ -224,6 +230,7 @@ export async function guardedFetch(options: GuardedFetchOptions): Promise<Guarde
 
   try {
     for (let redirects = 0; ; redirects++) {
+      options.checkHop?.(url, redirects);
       const target = await raceAbort(checkTarget(url, options.allowedHosts, resolver), controller.signal);
       const res = await requestOnce({
         url,

@@ -1,6 +1,7 @@
 /** `http_fetch`: GET a URL through the SSRF guard, with size and time limits; the body comes back as text. */
 import { z } from 'zod';
 import { guardedFetch } from '../net/guarded-fetch';
+import { assertHostAllowed } from './egress';
 import type { ToolDefinition } from './types';
 
 /** Tool output goes back into the model's context: keep it small. */
@@ -44,6 +45,8 @@ export const httpFetchTool = {
       timeoutMs: args.timeout_seconds * 1000,
       maxBytes: args.max_bytes,
       allowedHosts: ctx.config.HTTP_ALLOWED_HOSTS,
+      // The step's host allowlist on every hop, before DNS: a redirect cannot lead the agent elsewhere.
+      checkHop: (url, hop) => assertHostAllowed(ctx.egress, url, hop),
       signal: ctx.signal,
     });
     // A 4xx/5xx is information for the model, not a failure of the tool.

@@ -1,6 +1,10 @@
-/** `send_email` tool: the same mailer and message rules as the action; Message-ID stable per tool call. */
+/**
+ * `send_email` tool: the same mailer and message rules as the action; Message-ID stable per tool call. Every
+ * recipient (to, cc, bcc, reply_to) must be in the step's egress allowlist — deny by default.
+ */
 import { z } from 'zod';
 import { emailFields, emailResultSchema, sendEmail } from '../mail/message';
+import { assertRecipientsAllowed } from './egress';
 import type { ToolDefinition } from './types';
 
 const input = z.strictObject(emailFields);
@@ -9,10 +13,11 @@ export const sendEmailTool = {
   name: 'send_email' as const,
   description:
     'Send an e-mail. Give `to` (an address or a list), `subject`, and a `text` and/or `html` body; optional cc, bcc ' +
-    'and reply_to.',
+    'and reply_to. Only recipients allowed by the step may be used.',
   input,
   output: emailResultSchema,
   async execute(args, ctx) {
+    assertRecipientsAllowed(ctx.egress, args);
     return sendEmail(ctx.mailer, args, ctx.idempotencyKey);
   },
 } satisfies ToolDefinition<typeof input, typeof emailResultSchema>;

@@ -5,6 +5,7 @@
 import type { z } from 'zod';
 import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
+import type { EgressPolicy } from '../contract/egress';
 import type { Mailer } from '../mail/mailer';
 
 /** What a tool may use: passed in, never imported as a singleton. */
@@ -15,6 +16,8 @@ export interface ToolContext {
   expressions: ExpressionEvaluator;
   /** Idempotency scope of the call: `<run id>:<step id>:<call id>` during a run, a random id in tests. */
   idempotencyKey: string;
+  /** Where the step's e-mail and HTTP may go; tools check it before any side effect. */
+  egress: EgressPolicy;
   signal?: AbortSignal;
 }
 

@@ -72,6 +72,7 @@ export async function runAgentStep(
               max_turns: maxTurns,
               ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
               ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
+              ...(step.egress !== undefined ? { egress: step.egress } : {}),
               input,
             }
           : undefined,

@@ -4,6 +4,7 @@
  * endpoint.
  */
 import type { TemplateDoc } from '../../db/templates';
+import type { EgressSettings } from '../../temporal/contract/egress';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { TestApi } from './stack';
 import type { TestUser } from './users';
@@ -19,6 +20,8 @@ export interface AgentCase {
   output_schema?: JsonObject;
   /** Agent settings: `temperature`, `max_output_tokens`. */
   config?: JsonObject;
+  /** The template's egress policy (absent: the defaults — no e-mail, any public host). */
+  egress?: EgressSettings;
   /** Extra fields of the workflow step (overrides such as `max_turns`, `output_schema`). */
   step?: JsonObject;
   max_attempts?: number;
@@ -41,6 +44,7 @@ export async function insertAgentTemplate(api: TestApi, user: TestUser, c: Agent
     max_turns: c.max_turns ?? null,
     output_schema: c.output_schema ?? null,
     config: c.config ?? {},
+    ...(c.egress ? { egress: c.egress } : {}),
   });
 }
 

@@ -1,6 +1,7 @@
 /** Contexts for calling actions and tools directly in tests, wired to real local servers. */
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../config';
+import { DEFAULT_EGRESS } from '../../temporal/contract/egress';
 import type { ActionContext } from '../../temporal/actions/types';
 import { createMailer, type Mailer } from '../../temporal/mail/mailer';
 import type { ToolContext } from '../../temporal/tools/types';
@@ -31,11 +32,13 @@ export function testMailer(config: Config): Mailer {
 
 export function toolContext(env: EffectsEnv = {}, extra: Partial<ToolContext> = {}): ToolContext {
   const config = effectsConfig(env);
+  // The agent default (e-mail nobody, any public host); tests that send mail pass their own `egress`.
   return {
     config,
     mailer: testMailer(config),
     expressions: noExpressions,
     idempotencyKey: `test:${randomUUID()}`,
+    egress: DEFAULT_EGRESS,
     ...extra,
   };
 }

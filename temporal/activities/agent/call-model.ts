@@ -105,6 +105,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           max_turns: s.max_turns,
           ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
           ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
+          ...(s.egress !== undefined ? { egress: s.egress } : {}),
         };
         const input = await resolveOutputRefs(deps.db, req.run_id, s.input);
         await putTranscriptEntry(deps.db, key(seq++), setup);

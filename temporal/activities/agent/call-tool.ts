@@ -7,9 +7,11 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
+import { recordEgressDenied } from '../../../db/runs';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
+import { DEFAULT_EGRESS } from '../../contract/egress';
 import type { JsonValue } from '../../contract/json';
-import { classify } from '../../failures';
+import { classify, StepError } from '../../failures';
 import type { ExpressionEvaluator } from '../../expressions/evaluator';
 import type { Mailer } from '../../mail/mailer';
 import { getTool } from '../../tools/registry';
@@ -27,10 +29,13 @@ export interface CallToolDeps extends AgentActivityDeps {
 interface ToolOutcome {
   output: JsonValue;
   is_error: boolean;
+  error_code?: string;
+  /** Set when the step's egress policy refused the call: what was refused. */
+  denied_target?: string;
 }
 
-function errorResult(message: string): ToolOutcome {
-  return { output: { error: message }, is_error: true };
+function errorResult(message: string, code?: string): ToolOutcome {
+  return { output: code ? { error: message, code } : { error: message }, is_error: true, error_code: code };
 }
 
 function truncate(output: JsonValue): { output: JsonValue; truncated: boolean } {
@@ -77,17 +82,23 @@ export function createCallToolActivity(deps: CallToolDeps) {
           expressions: deps.expressions,
           // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
           idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
+          // Transcripts written before egress policies existed carry none: they get the (deny-e-mail) defaults.
+          egress: setup.egress ?? DEFAULT_EGRESS,
           signal: ctx.cancellationSignal,
         });
         return { output: (output ?? null) as JsonValue, is_error: false };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
         const c = classify(err);
+        if (c.code === 'egress_denied') {
+          const target = err instanceof StepError && typeof err.details?.target === 'string' ? err.details.target : '';
+          return { ...errorResult(`${call.name} refused: ${c.message}`, c.code), denied_target: target };
+        }
         // Retry transient failures within the step's attempts; the model hears about the rest (and the last one).
         if (c.retryable && attempt < req.max_attempts) {
           throw ApplicationFailure.create({ message: c.message, type: c.code, nextRetryDelay: c.retryAfterMs });
         }
-        return errorResult(`${call.name} failed: ${c.message}`);
+        return { ...errorResult(`${call.name} failed: ${c.message}`), error_code: c.code };
       } finally {
         clearInterval(timer);
       }
@@ -103,6 +114,7 @@ export function createCallToolActivity(deps: CallToolDeps) {
       args: call.args,
       output,
       is_error: outcome.is_error,
+      ...(outcome.error_code !== undefined ? { error_code: outcome.error_code } : {}),
       truncated,
     };
     try {
@@ -111,6 +123,15 @@ export function createCallToolActivity(deps: CallToolDeps) {
       // A zombie attempt (Temporal already moved on): the accepted attempt's result stays.
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
       throw err;
+    }
+    if (outcome.denied_target !== undefined) {
+      // After the transcript write, so the status never names an attempt the transcript does not show.
+      await recordEgressDenied(deps.db, req.run_id, req.step_id, {
+        seq: req.seq,
+        tool: call.name,
+        target: outcome.denied_target,
+      });
+      deps.logger.info({ run_id: req.run_id, step_id: req.step_id, tool: call.name }, 'egress denied');
     }
     deps.logger.debug(
       { run_id: req.run_id, step_id: req.step_id, tool: call.name, ok: !outcome.is_error },

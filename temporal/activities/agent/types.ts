@@ -3,6 +3,7 @@
  * messages, tool arguments and tool results live in the `transcripts` collection, not in Temporal payloads.
  */
 import type { JsonObject, JsonValue } from '../../contract/json';
+import type { EgressPolicy } from '../../contract/egress';
 import type { OutputRef } from '../../contract/run';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
@@ -15,6 +16,8 @@ export interface AgentSetup {
   max_turns: number;
   temperature?: number;
   max_output_tokens?: number;
+  /** Absent for runs started before egress policies existed (they get the defaults). */
+  egress?: EgressPolicy;
   /** The rendered step input (may hold OutputRefs; the activity resolves them). */
   input: JsonValue;
 }

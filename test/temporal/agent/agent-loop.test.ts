@@ -422,7 +422,11 @@ describe('agent steps on the run workflow', () => {
       { text: 'sent three' },
     ]);
     const before = smtp.messages.length;
-    const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: ['send_email'] });
+    const { runId, status } = await runAgent(api, user, {
+      model: `openai:${script.model}`,
+      tools: ['send_email'],
+      egress: { email_recipients: ['@example.test'] },
+    });
     expect(status.status).toBe('completed');
     const received = (await smtp.waitForMessages(before + 3)).slice(before);
     expect(received.map((m) => m.envelope.to[0]).sort()).toEqual([

@@ -15,7 +15,10 @@ afterAll(() => smtp.close());
 
 describe('send_email tool', () => {
   it('delivers the message with a Message-ID derived from the call key', async () => {
-    const ctx = toolContext({ smtpUrl: smtp.url });
+    const ctx = toolContext(
+      { smtpUrl: smtp.url },
+      { egress: { email_recipients: ['@example.com'], http_hosts: null } },
+    );
     const out = await sendEmailTool.execute(
       sendEmailTool.input.parse({ to: 'ada@example.com', subject: 'From the agent', text: 'Body text' }),
       ctx,
@@ -33,7 +36,7 @@ describe('send_email tool', () => {
     const err: unknown = await sendEmailTool
       .execute(
         sendEmailTool.input.parse({ to: 'bounce@example.com', subject: 'x', text: 'y' }),
-        toolContext({ smtpUrl: smtp.url }),
+        toolContext({ smtpUrl: smtp.url }, { egress: { email_recipients: ['@example.com'], http_hosts: null } }),
       )
       .catch((e: unknown) => e);
     expect(toApplicationFailure(err)).toMatchObject({ nonRetryable: true });
