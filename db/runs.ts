@@ -4,6 +4,7 @@
  * only this document in the common case. Every write after creation is conditional on the run not being terminal, so
  * a late or retried write never turns a finished run back into a running one.
  */
+import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { ActionType } from '../temporal/actions/types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
@@ -108,6 +109,26 @@ const notTerminal = { $nin: [...TERMINAL_RUN_STATUSES] };
 
 export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_RUN_STATUSES.includes(status);
+}
+
+/** Maps the agent steps' output schemas of a snapshot (db/schema-keys.ts). */
+function mapSnapshotSchemas(snapshot: RunSnapshot, map: <S extends JsonObject | undefined>(s: S) => S): RunSnapshot {
+  return {
+    ...snapshot,
+    steps: snapshot.steps.map((s) =>
+      s.kind === 'agent' && s.output_schema ? { ...s, output_schema: map(s.output_schema) } : s,
+    ),
+  };
+}
+
+/** Records a new run document; its snapshot's schemas are stored with escaped keys. */
+export async function insertRun(db: Db, doc: RunDoc): Promise<void> {
+  await runsCollection(db).insertOne({ ...doc, snapshot: mapSnapshotSchemas(doc.snapshot, storedSchema) });
+}
+
+/** The snapshot of a stored run document, as the workflow takes it. */
+export function loadedSnapshot(doc: Pick<RunDoc, 'snapshot'>): RunSnapshot {
+  return mapSnapshotSchemas(doc.snapshot, loadedSchema);
 }
 
 /** The document of a run the API is about to start (status `queued`, not yet confirmed by Temporal). */

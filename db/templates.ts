@@ -7,6 +7,7 @@ import type { ActionType } from '../temporal/actions/types';
 import type { EgressSettings } from '../temporal/contract/egress';
 import type { JsonObject } from '../temporal/contract/json';
 import { newId } from './ids';
+import { loadedSchema, storedSchema } from './schema-keys';
 import { findPage, type Page, type PageOrder, type PageRequest } from './paging';
 
 export type StepType = 'agent' | 'action';
@@ -51,8 +52,14 @@ export function visibleTo(ownerId: string): Filter<TemplateDoc> {
 }
 
 /** One template the owner may use, or null (unknown id, or another user's). */
+/** A template as read from the database: its output schema with its keys as written (db/schema-keys.ts). */
+function loaded(doc: TemplateDoc): TemplateDoc {
+  return doc.output_schema ? { ...doc, output_schema: loadedSchema(doc.output_schema) } : doc;
+}
+
 export async function findVisibleTemplate(db: Db, ownerId: string, id: string): Promise<TemplateDoc | null> {
-  return templatesCollection(db).findOne({ _id: id, ...visibleTo(ownerId) });
+  const doc = await templatesCollection(db).findOne({ _id: id, ...visibleTo(ownerId) });
+  return doc && loaded(doc);
 }
 
 /** The visible templates among `ids`, keyed by id (one query for a whole workflow). */
@@ -60,7 +67,7 @@ export async function findVisibleTemplates(db: Db, ownerId: string, ids: string[
   const docs = await templatesCollection(db)
     .find({ _id: { $in: [...new Set(ids)] }, ...visibleTo(ownerId) })
     .toArray();
-  return new Map(docs.map((d) => [d._id, d]));
+  return new Map(docs.map((d) => [d._id, loaded(d)]));
 }
 
 /** Filters of the template list (GET /api/v1/agents). */
@@ -84,7 +91,8 @@ export async function listVisibleTemplates(
   const filter: Filter<TemplateDoc> = { owner_id: { $in: [null, ownerId] } };
   if (filters.tag !== undefined) filter.tags = filters.tag;
   if (filters.step_type !== undefined) filter.step_type = filters.step_type;
-  return findPage(templatesCollection(db), filter, page, TEMPLATE_ORDER);
+  const found = await findPage(templatesCollection(db), filter, page, TEMPLATE_ORDER);
+  return { ...found, items: found.items.map(loaded) };
 }
 
 /** The fields a user sets on their own template (everything but identity, ownership and timestamps). */
@@ -111,7 +119,7 @@ export async function createTemplate(db: Db, ownerId: string, content: TemplateC
     created_at: now,
     updated_at: now,
   };
-  await templatesCollection(db).insertOne(doc);
+  await templatesCollection(db).insertOne({ ...doc, output_schema: storedSchema(doc.output_schema) });
   return doc;
 }
 
@@ -126,11 +134,14 @@ export async function updateOwnTemplate(
   id: string,
   changes: Partial<TemplateContent>,
 ): Promise<TemplateDoc | null> {
-  return templatesCollection(db).findOneAndUpdate(
+  const stored =
+    'output_schema' in changes ? { ...changes, output_schema: storedSchema(changes.output_schema) } : changes;
+  const doc = await templatesCollection(db).findOneAndUpdate(
     { _id: id, owner_id: ownerId, system: false },
-    { $set: { ...changes, updated_at: new Date() } },
+    { $set: { ...stored, updated_at: new Date() } },
     { returnDocument: 'after' },
   );
+  return doc && loaded(doc);
 }
 
 /** Deletes one of the owner's own templates; false when there is no such template. */

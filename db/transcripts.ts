@@ -4,6 +4,7 @@
  * seq the workflow chose, with an upsert, so a retried attempt overwrites its entry instead of adding one; the model
  * call rebuilds the message list from here, which keeps Temporal payloads small however long the conversation grows.
  */
+import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { LlmMessage, LlmToolCall, TokenUsage } from '../temporal/llm/types';
@@ -90,7 +91,7 @@ export async function putTranscriptEntry(
 ): Promise<void> {
   const _id = transcriptEntryId(key.runId, key.stepId, key.seq);
   const doc = {
-    ...entry,
+    ...(entry.kind === 'setup' ? { ...entry, output_schema: storedSchema(entry.output_schema) } : entry),
     run_id: key.runId,
     step_id: key.stepId,
     seq: key.seq,
@@ -106,6 +107,11 @@ export async function putTranscriptEntry(
   }
 }
 
+/** An entry as read back: a setup entry's output schema with its keys as written (db/schema-keys.ts). */
+function loaded(doc: TranscriptDoc): TranscriptDoc {
+  return doc.kind === 'setup' ? { ...doc, output_schema: loadedSchema(doc.output_schema) } : doc;
+}
+
 /** Entries of one step with seq below `beforeSeq` (all when omitted), in order. */
 export async function readTranscript(
   db: Db,
@@ -117,7 +123,7 @@ export async function readTranscript(
     beforeSeq === undefined
       ? { run_id: runId, step_id: stepId }
       : { run_id: runId, step_id: stepId, seq: { $lt: beforeSeq } };
-  return transcriptsCollection(db).find(filter).sort({ seq: 1 }).toArray();
+  return (await transcriptsCollection(db).find(filter).sort({ seq: 1 }).toArray()).map(loaded);
 }
 
 /** One entry, or null. */
@@ -127,7 +133,8 @@ export async function getTranscriptEntry(
   stepId: string,
   seq: number,
 ): Promise<TranscriptDoc | null> {
-  return transcriptsCollection(db).findOne({ _id: transcriptEntryId(runId, stepId, seq) });
+  const doc = await transcriptsCollection(db).findOne({ _id: transcriptEntryId(runId, stepId, seq) });
+  return doc && loaded(doc);
 }
 
 /** The final answer of a step, when it has one. */

@@ -3,6 +3,7 @@ import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { EgressSettings } from '../temporal/contract/egress';
 import type { RetrySettings } from '../temporal/contract/run';
+import { loadedSchema, storedSchema } from './schema-keys';
 
 export interface WorkflowStepDoc {
   id: string;
@@ -46,12 +47,29 @@ export function workflowsCollection(db: Db) {
   return db.collection<WorkflowDoc>('workflows');
 }
 
+type Definition = Pick<WorkflowDoc, 'steps' | 'config'>;
+
+/** The schemas of a definition (input schema, steps' output schemas) with their keys mapped (db/schema-keys.ts). */
+function mapSchemas<T extends Definition>(doc: T, map: <S extends JsonObject | undefined>(s: S) => S): T {
+  return {
+    ...doc,
+    config: doc.config.input_schema ? { ...doc.config, input_schema: map(doc.config.input_schema) } : doc.config,
+    steps: doc.steps.map((s) => (s.output_schema ? { ...s, output_schema: map(s.output_schema) } : s)),
+  };
+}
+
+/** A workflow as read from the database, its schemas as the user wrote them (for lists read elsewhere, too). */
+export function loadedWorkflow(doc: WorkflowDoc): WorkflowDoc {
+  return mapSchemas(doc, loadedSchema);
+}
+
 export async function insertWorkflow(db: Db, doc: WorkflowDoc): Promise<void> {
-  await workflowsCollection(db).insertOne(doc);
+  await workflowsCollection(db).insertOne(mapSchemas(doc, storedSchema));
 }
 
 export async function findWorkflow(db: Db, ownerId: string, id: string): Promise<WorkflowDoc | null> {
-  return workflowsCollection(db).findOne({ _id: id, owner_id: ownerId });
+  const doc = await workflowsCollection(db).findOne({ _id: id, owner_id: ownerId });
+  return doc && loadedWorkflow(doc);
 }
 
 /** Replaces the definition fields; returns the stored document, or null when the owner has no such workflow. */
@@ -61,11 +79,12 @@ export async function updateWorkflow(
   id: string,
   fields: Pick<WorkflowDoc, 'name' | 'description' | 'steps' | 'config'>,
 ): Promise<WorkflowDoc | null> {
-  return workflowsCollection(db).findOneAndUpdate(
+  const doc = await workflowsCollection(db).findOneAndUpdate(
     { _id: id, owner_id: ownerId },
-    { $set: { ...fields, updated_at: new Date() } },
+    { $set: { ...mapSchemas(fields, storedSchema), updated_at: new Date() } },
     { returnDocument: 'after' },
   );
+  return doc && loadedWorkflow(doc);
 }
 
 /** Deletes the workflow (its runs stay readable by run id: they carry their own snapshot). */

@@ -9,7 +9,15 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import { countActiveRuns, isTerminal, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import {
+  countActiveRuns,
+  insertRun,
+  isTerminal,
+  loadedSnapshot,
+  newRunDoc,
+  runsCollection,
+  type RunDoc,
+} from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
@@ -112,9 +120,9 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
     now,
   });
   try {
-    await runsCollection(deps.db).insertOne(doc);
+    await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);
-    await startExecution(deps, doc, { removeOnFailure: true });
+    await startExecution(deps, doc, snapshot, { removeOnFailure: true });
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
@@ -176,12 +184,17 @@ async function replay(
   }
   // The first request stopped between recording and confirming (a crash): finish its start. Starting is idempotent
   // by workflow id, so this cannot create a second execution.
-  await startExecution(deps, doc, { removeOnFailure: false });
+  // The document read back holds the snapshot in its stored form (schema keys escaped).
+  await startExecution(deps, doc, loadedSnapshot(doc), { removeOnFailure: false });
   return accepted(req, doc);
 }
 
-async function startExecution(deps: StartRunDeps, doc: RunDoc, opts: { removeOnFailure: boolean }): Promise<void> {
-  const snapshot: RunSnapshot = doc.snapshot;
+async function startExecution(
+  deps: StartRunDeps,
+  doc: RunDoc,
+  snapshot: RunSnapshot,
+  opts: { removeOnFailure: boolean },
+): Promise<void> {
   let temporalRunId: string;
   try {
     const handle = await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>

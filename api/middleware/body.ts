@@ -1,6 +1,9 @@
 /**
  * JSON-only request bodies: 415 for any other media type, 413 over the limit, 400 for malformed JSON, and 400 for
- * `$`-prefixed or dotted keys anywhere (they are MongoDB operators or paths, never data a client may send).
+ * `$`-prefixed or dotted keys (they are MongoDB operators or paths, never data a client may send) and for the key
+ * `stepwise_blob` (the mark of a stored large output: no client value may look like one) anywhere — except inside
+ * a JSON Schema (`output_schema`, `config.input_schema`), where `$schema`, `$defs`, `$ref`… are ordinary keywords;
+ * the database layer stores schemas as JSON text (db/stored-json.ts), so their keys never become field names.
  */
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
@@ -25,6 +28,9 @@ export function jsonBody(limitBytes: number): Middleware[] {
   const rejectOperatorKeys: Middleware = async (ctx, next) => {
     const body: unknown = ctx.request.body;
     const bad = findOperatorKey(body, '');
+    if (bad?.endsWith('.stepwise_blob') || bad === 'stepwise_blob') {
+      throw new BadRequestError(`${bad}: the key stepwise_blob is reserved`, 'invalid_key');
+    }
     if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "." or NUL`, 'invalid_key');
     await next();
   };
@@ -44,14 +50,20 @@ function hasBody(headers: Record<string, unknown>): boolean {
  */
 export const MAX_BODY_DEPTH = 32;
 
-/** Path of the first key that is a MongoDB operator or dotted path, or undefined; 400 when nested too deeply. */
-export function findOperatorKey(value: unknown, path: string, depth = 0): string | undefined {
+/** Body paths that hold a JSON Schema (a template's, a workflow step's, a workflow's input schema). */
+const SCHEMA_PATH = /^(?:output_schema|config\.input_schema|steps\[\d+\]\.output_schema)$/;
+
+/**
+ * Path of the first key that is a MongoDB operator or dotted path (or reserved), or undefined; 400 when nested too
+ * deeply. Inside a schema `$` and `.` are schema syntax and allowed; NUL is refused everywhere.
+ */
+export function findOperatorKey(value: unknown, path: string, depth = 0, inSchema = false): string | undefined {
   if (depth > MAX_BODY_DEPTH) {
     throw new BadRequestError(`${path || 'body'}: nested too deeply (max ${MAX_BODY_DEPTH} levels)`, 'too_deep');
   }
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      const found = findOperatorKey(value[i], `${path}[${i}]`, depth + 1);
+      const found = findOperatorKey(value[i], `${path}[${i}]`, depth + 1, inSchema);
       if (found) return found;
     }
     return undefined;
@@ -59,9 +71,9 @@ export function findOperatorKey(value: unknown, path: string, depth = 0): string
   if (value !== null && typeof value === 'object') {
     for (const [key, child] of Object.entries(value)) {
       const childPath = path ? `${path}.${key}` : key;
-      // NUL cannot be stored in a BSON key either (the driver would throw: a 500).
-      if (key.startsWith('$') || key.includes('.') || key.includes('\0')) return childPath;
-      const found = findOperatorKey(child, childPath, depth + 1);
+      if (key.includes('\0')) return childPath;
+      if (!inSchema && (key.startsWith('$') || key.includes('.') || key === 'stepwise_blob')) return childPath;
+      const found = findOperatorKey(child, childPath, depth + 1, inSchema || SCHEMA_PATH.test(childPath));
       if (found) return found;
     }
   }

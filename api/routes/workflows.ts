@@ -11,6 +11,7 @@ import {
   deleteWorkflow,
   findWorkflow,
   insertWorkflow,
+  loadedWorkflow,
   updateWorkflow,
   workflowsCollection,
   type WorkflowDoc,
@@ -109,7 +110,11 @@ export function workflowRoutes(deps: RouteDeps): Router {
       page: query,
       baseUrl: deps.config.PUBLIC_URL,
     });
-    respond(ctx, 200, docs.map(presentWorkflow));
+    respond(
+      ctx,
+      200,
+      docs.map((doc) => presentWorkflow(loadedWorkflow(doc))),
+    );
   });
 
   router.post('/workflows', ...auth, createWorkflow, async (ctx) => {

@@ -48,9 +48,10 @@ export class UserSchemaError extends Error {
 }
 
 /** Ajv's `code.regExp`: every user pattern is compiled by RE2. */
-function re2RegExp(pattern: string): { test(s: string): boolean } {
+function re2RegExp(pattern: string): { test(s: string): boolean; toString(): string } {
   const re = RE2JS.compile(RE2JS.translateRegExp(pattern));
-  return { test: (s: string) => re.matcher(s).find() };
+  // Ajv keys its compiled patterns by toString(): it must differ per pattern.
+  return { test: (s: string) => re.matcher(s).find(), toString: () => `re2:${pattern}` };
 }
 re2RegExp.code = 're2RegExp';
 
@@ -118,7 +119,8 @@ export function userSchemaProblems(schema: JsonObject): string[] {
     if (ref !== undefined) {
       const target = typeof ref === 'string' ? resolveRef(schema, anchors, ref) : undefined;
       if (target === undefined) {
-        problems.push(`${at}.$ref: "${String(ref).slice(0, 100)}" must point inside this schema (#/… or #anchor)`);
+        const shown = typeof ref === 'string' ? ref.slice(0, 100) : JSON.stringify(ref).slice(0, 100);
+        problems.push(`${at}.$ref: "${shown}" must point inside this schema (#/… or #anchor)`);
       } else {
         visit(target, `${at}.$ref`);
       }
@@ -199,6 +201,6 @@ export function describeSchemaProblems(schema: JsonObject, field: string): strin
     compileUserSchema(schema);
     return [];
   } catch (err) {
-    return [`${field}: not a usable JSON Schema (${err instanceof Error ? err.message : 'invalid'})`];
+    return [`${field}: not a valid JSON Schema (${err instanceof Error ? err.message : 'invalid'})`];
   }
 }

@@ -1,0 +1,145 @@
+/**
+ * R10 (JSON Schema): user schemas are compiled so that no schema and no value can make validation super-linear —
+ * patterns run on RE2, uniqueItems is linear, $refs are local and their expansion bounded — and the ordinary
+ * `$` keywords (`$schema`, `$defs`, `$ref`, `$anchor`, `$comment`) work.
+ */
+import { performance } from 'node:perf_hooks';
+import { createOutputChecker } from '../../../temporal/activities/agent/final-answer';
+import type { JsonObject } from '../../../temporal/contract/json';
+import {
+  compileUserSchema,
+  MAX_EXPANDED_NODES,
+  userSchemaProblems,
+  UserSchemaError,
+} from '../../../temporal/schemas/user-schema';
+
+/** Median ms of interleaved runs of two calls, and their ratio (1 ms floor against timer noise). */
+function ratio(attack: () => unknown, harmless: () => unknown, runs = 5): number {
+  const a: number[] = [];
+  const h: number[] = [];
+  attack();
+  harmless();
+  for (let i = 0; i < runs; i++) {
+    let t = performance.now();
+    attack();
+    a.push(performance.now() - t);
+    t = performance.now();
+    harmless();
+    h.push(performance.now() - t);
+  }
+  const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(runs / 2)] as number;
+  return Math.max(median(a), 1) / Math.max(median(h), 1);
+}
+
+describe('R10: user JSON Schemas', () => {
+  it('a nested-quantifier pattern costs what a plain one costs (RE2, no backtracking)', () => {
+    const evil = compileUserSchema({ type: 'string', pattern: '^(a+)+$' });
+    const plain = compileUserSchema({ type: 'string', pattern: '^[a-z!]+$' });
+    // With the backtracking engine, 30 characters already take seconds; this is 100 000.
+    const attack = `${'a'.repeat(100_000)}!`;
+    expect(evil(attack)).toBe(false);
+    expect(evil('aaaa')).toBe(true);
+    expect(
+      ratio(
+        () => evil(attack),
+        () => plain(attack),
+      ),
+    ).toBeLessThan(10);
+  });
+
+  it('patternProperties run on RE2 as well', () => {
+    const evil = compileUserSchema({ type: 'object', patternProperties: { '^(a|a)*$': { type: 'number' } } });
+    const key = `${'a'.repeat(50_000)}!`;
+    const t0 = performance.now();
+    expect(evil({ [key]: 'x' })).toBe(true);
+    expect(evil({ aaa: 'x' })).toBe(false);
+    expect(performance.now() - t0).toBeGreaterThanOrEqual(0); // completes (a backtracking engine never would)
+  });
+
+  it('patterns that need backtracking are refused when the schema is checked, naming where', () => {
+    expect(userSchemaProblems({ properties: { a: { type: 'string', pattern: '(a)\\1' } } })).toEqual([
+      expect.stringMatching(/^\(root\)\.properties\.a\.pattern: .*cannot run without backtracking/),
+    ]);
+    expect(userSchemaProblems({ type: 'string', pattern: '(?<=a)b' })[0]).toMatch(/backtracking/);
+    expect(() => compileUserSchema({ type: 'string', pattern: '(?=a)' })).toThrow(UserSchemaError);
+  });
+
+  it('uniqueItems over tens of thousands of untyped items costs linear time, and still finds duplicates', () => {
+    const unique = compileUserSchema({ type: 'array', uniqueItems: true });
+    const items = (n: number) => Array.from({ length: n }, (_, i) => ({ id: i, tags: ['x', String(i)] }));
+    const small = items(10_000);
+    const large = items(40_000);
+    expect(unique(large)).toBe(true);
+    // Key order does not make two equal objects different.
+    expect(
+      unique([
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ]),
+    ).toBe(false);
+    expect(unique([1, '1'])).toBe(true);
+    // Four times the items: about four times the time when linear; sixteen with Ajv's pairwise comparison (whose
+    // 40 000 untyped items take seconds).
+    expect(
+      ratio(
+        () => unique(large),
+        () => unique(small),
+      ),
+    ).toBeLessThan(8);
+  });
+
+  it('accepts $schema, $defs, $ref, $anchor and $comment, and enforces them', () => {
+    const schema: JsonObject = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      $id: 'https://example.com/order',
+      $comment: 'an order',
+      $defs: { sku: { $anchor: 'sku', type: 'string', pattern: '^[A-Z]{3}-\\d+$' } },
+      type: 'object',
+      properties: { sku: { $ref: '#/$defs/sku' }, alt: { $ref: '#sku' } },
+      required: ['sku'],
+    };
+    expect(userSchemaProblems(schema)).toEqual([]);
+    const validate = compileUserSchema(schema);
+    expect(validate({ sku: 'ABC-12', alt: 'XYZ-1' })).toBe(true);
+    expect(validate({ sku: 'abc' })).toBe(false);
+    expect(validate({ sku: 'ABC-1', alt: 'nope' })).toBe(false);
+    // Two users' schemas may share an $id: each compiles on its own.
+    expect(() => compileUserSchema(schema)).not.toThrow();
+  });
+
+  it('refuses other dialects, remote and dangling $refs, recursion and exponential expansion', () => {
+    expect(userSchemaProblems({ $schema: 'http://json-schema.org/draft-04/schema#' })[0]).toMatch(/2020-12/);
+    expect(userSchemaProblems({ $ref: 'http://169.254.169.254/latest/meta-data' })[0]).toMatch(/must point inside/);
+    expect(userSchemaProblems({ $ref: '#/$defs/missing' })[0]).toMatch(/must point inside/);
+    const recursive: JsonObject = {
+      $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' } }, { type: 'string' }] } },
+      $ref: '#/$defs/node',
+    };
+    expect(userSchemaProblems(recursive)[0]).toMatch(/recursive \$ref/);
+    expect(userSchemaProblems({ items: { $ref: '#' } })[0]).toMatch(/recursive/);
+    // Each level refers to the next twice: 2^20 subschemas once expanded.
+    const defs: Record<string, JsonObject> = { l20: { type: 'string' } };
+    for (let i = 19; i >= 0; i--)
+      defs[`l${i}`] = { allOf: [{ $ref: `#/$defs/l${i + 1}` }, { $ref: `#/$defs/l${i + 1}` }] };
+    const fanOut = { $defs: defs, $ref: '#/$defs/l0' };
+    expect(userSchemaProblems(fanOut)[0]).toMatch(new RegExp(`more than ${MAX_EXPANDED_NODES} subschemas`));
+  });
+
+  it("the agent's final answer is checked with the same compiler", () => {
+    const checker = createOutputChecker();
+    const schema = {
+      $defs: { word: { type: 'string', pattern: '^(a+)+$' } },
+      type: 'object',
+      properties: { w: { $ref: '#/$defs/word' } },
+    };
+    expect(checker.check('{"w":"aaa"}', schema)).toEqual({ ok: true, output: { w: 'aaa' } });
+    const t0 = performance.now();
+    const hostile = checker.check(JSON.stringify({ w: `${'a'.repeat(100_000)}!` }), schema);
+    expect(hostile).toMatchObject({ ok: false });
+    const harmless = performance.now() - t0;
+    expect(harmless).toBeGreaterThanOrEqual(0);
+    expect(() => checker.check('{}', { type: 'string', pattern: '(a)\\1' })).toThrow(
+      /not a valid JSON Schema|output_schema/,
+    );
+  });
+});
