@@ -121,10 +121,8 @@ describe('$-prefixed and dotted keys anywhere', () => {
   it.each([
     [{ name: 'x', default_prompt: 'y', $where: '1' }, '$where'],
     [agentBody({ config: { $set: { system: true } } }), 'config.$set'],
-    [
-      agentBody({ output_schema: { type: 'object', properties: { 'a.b': { type: 'string' } } } }),
-      'output_schema.properties.a.b',
-    ],
+    // Inside a schema, `$` and `.` are JSON Schema syntax (test/api/user-schemas.test.ts); around it they are not.
+    [agentBody({ config: { output_schema: { $ref: '#' } } }), 'config.output_schema.$ref'],
     [agentBody({ tags: [{ $gt: '' }] }), 'tags[0].$gt'],
     [
       agentBody({ output_schema: { type: 'object', properties: { 'a\u0000b': { type: 'string' } } } }),
