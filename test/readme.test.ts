@@ -22,8 +22,9 @@ describe('README configuration table', () => {
   it('states each scalar default as config.ts has it', () => {
     const wrong = names
       .filter((n) => ['string', 'number', 'boolean'].includes(typeof defaults[n]))
-      .filter((n) => rows.get(n) !== String(defaults[n]))
-      .map((n) => `${n}: README says ${rows.get(n)}, config.ts has ${String(defaults[n])}`);
+      .map((n) => [n, String(defaults[n] as string | number | boolean)] as const)
+      .filter(([n, value]) => rows.get(n) !== value)
+      .map(([n, value]) => `${n}: README says ${rows.get(n)}, config.ts has ${value}`);
     expect(wrong).toEqual([]);
   });
 });
