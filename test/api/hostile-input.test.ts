@@ -2,7 +2,7 @@
  * R10 at the API: a request built to be expensive costs about what a harmless request of the same size costs, so one
  * caller cannot freeze the process for everyone (the API is one event loop: /livez waits behind it too).
  */
-import { performance } from 'node:perf_hooks';
+import { costRatio } from '../helpers/cost-ratio';
 import { startTestApi, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates } from '../helpers/workflows';
@@ -18,32 +18,26 @@ describe('R10: hostile workflow definitions', () => {
   });
   afterAll(() => api?.close());
 
-  const write = async (text: string): Promise<{ ms: number; status: number }> => {
+  const write = async (text: string): Promise<void> => {
     const body = {
       name: 'hostile',
       steps: [{ id: 's', template_id: transformId, config: { expression: '$', data: text } }],
     };
-    const t0 = performance.now();
     const res = await api.http.post('/api/v1/workflows').set(user.auth).send(body);
-    return { ms: performance.now() - t0, status: res.status };
+    // An unclosed "{{" is plain text: both are valid definitions.
+    expect(res.status).toBe(201);
   };
 
   it('an unclosed "{{" with 200 000 spaces is written as fast as plain text of the same size', async () => {
     // The first scanner needed about 2 s for 2 500 spaces (cubic growth): this one would never have finished.
     const attack = `{{${' '.repeat(200_000)}`;
     const harmless = `ab${' '.repeat(200_000)}`;
-    const attackTimes: number[] = [];
-    const harmlessTimes: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const a = await write(attack);
-      const h = await write(harmless);
-      // An unclosed "{{" is plain text: both are valid definitions.
-      expect([a.status, h.status]).toEqual([201, 201]);
-      attackTimes.push(a.ms);
-      harmlessTimes.push(h.ms);
-    }
-    const median = (xs: number[]) => [...xs].sort((x, y) => x - y)[2] as number;
-    expect(median(attackTimes) / median(harmlessTimes)).toBeLessThan(5);
+    expect(
+      await costRatio(
+        () => write(attack),
+        () => write(harmless),
+      ),
+    ).toBeLessThan(5);
   });
 
   it('an over-long reference is a 400 naming the field, with a short message', async () => {

@@ -3,7 +3,6 @@
  * render. A string built to make a backtracking scanner work hard must cost about what a harmless string of the same
  * size costs; size caps turn oversized references and renders into clear errors.
  */
-import { performance } from 'node:perf_hooks';
 import {
   collectReferences,
   MAX_REFERENCE_CHARS,
@@ -13,52 +12,40 @@ import {
   RenderError,
 } from '../../../temporal/contract/render';
 import { scanReferences } from '../../../temporal/contract/reference-scan';
-
-/** Median time of `runs` calls of `fn`, in ms. */
-function medianMs(fn: () => unknown, runs = 5): number {
-  const times: number[] = [];
-  for (let i = 0; i < runs; i++) {
-    const t0 = performance.now();
-    fn();
-    times.push(performance.now() - t0);
-  }
-  times.sort((a, b) => a - b);
-  return times[Math.floor(runs / 2)] as number;
-}
-
-/** Attack vs harmless input of the same length, interleaved; the ratio of their medians. */
-function costRatio(attack: string, harmless: string, fn: (s: string) => unknown): number {
-  expect(attack.length).toBe(harmless.length);
-  fn(attack); // warm-up
-  fn(harmless);
-  // A floor of 1 ms keeps two near-zero timings from making a meaningless ratio.
-  return (
-    Math.max(
-      medianMs(() => fn(attack)),
-      1,
-    ) /
-    Math.max(
-      medianMs(() => fn(harmless)),
-      1,
-    )
-  );
-}
+import { costRatio } from '../../helpers/cost-ratio';
 
 const N = 400_000;
 
 describe('R10: hostile reference strings', () => {
-  it('an unclosed "{{" followed by many spaces costs what plain text of the same size costs', () => {
+  it('an unclosed "{{" followed by many spaces costs what plain text of the same size costs', async () => {
     // The old pattern took about 2 s for 2 500 spaces, growing with the cube of the length.
     const attack = `{{${' '.repeat(N)}`;
     const harmless = `ab${' '.repeat(N)}`;
-    expect(costRatio(attack, harmless, (s) => collectReferences({ s }))).toBeLessThan(10);
-    expect(costRatio(attack, harmless, (s) => render(s, { input: {}, steps: {} }))).toBeLessThan(10);
+    expect(attack).toHaveLength(harmless.length);
+    expect(
+      await costRatio(
+        () => collectReferences({ attack }),
+        () => collectReferences({ harmless }),
+      ),
+    ).toBeLessThan(10);
+    const ctx = { input: {}, steps: {} };
+    expect(
+      await costRatio(
+        () => render(attack, ctx),
+        () => render(harmless, ctx),
+      ),
+    ).toBeLessThan(10);
   });
 
-  it('many openings without a close cost linear time as well', () => {
+  it('many openings without a close cost linear time as well', async () => {
     const attack = '{{ {{ '.repeat(N / 6);
     const harmless = 'ab cd '.repeat(N / 6);
-    expect(costRatio(attack, harmless, (s) => scanReferences(s))).toBeLessThan(10);
+    expect(
+      await costRatio(
+        () => scanReferences(attack),
+        () => scanReferences(harmless),
+      ),
+    ).toBeLessThan(10);
   });
 
   it('finds the same references as the rule says: {{ text without braces }}', () => {
