@@ -98,7 +98,13 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         const s = req.setup;
         const setup: TranscriptEntry = {
           kind: 'setup',
-          system: buildSystemPrompt({ prompt: s.prompt, tasks: s.tasks, output_schema: s.output_schema ?? undefined }),
+          system: buildSystemPrompt({
+            prompt: s.prompt,
+            tasks: s.tasks,
+            output_schema: s.output_schema ?? undefined,
+            tools: s.tools,
+            egress: s.egress,
+          }),
           model: s.model,
           tools: s.tools,
           output_schema: s.output_schema,

@@ -96,6 +96,9 @@ describe('agent egress policy', () => {
       [true, 'egress_denied'],
       [true, 'egress_denied'],
     ]);
+    // The model was told the allowed destinations up front (the tools enforce them regardless).
+    const system = (script.requests[0]!.body.messages as Msg[]).find((m) => m.role === 'system');
+    expect(system?.content).toContain('send_email may only send to: ops@acme.test, @team.acme.test');
     const toModel = (script.requests[1]!.body.messages as Msg[]).filter((m) => m.role === 'tool');
     expect(toModel[1]!.content).toContain('not allowed by the step');
     expect(toModel[1]!.content).toContain('to thief@evil.test');
