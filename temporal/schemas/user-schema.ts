@@ -96,7 +96,8 @@ export function userSchemaProblems(schema: JsonObject): string[] {
     problems.push(`$schema: only JSON Schema 2020-12 is supported ("${DIALECT}")`);
   }
   const anchors = new Map<string, JsonValue>();
-  collectAnchors(schema, anchors);
+  collectAnchors(schema, anchors, problems, '(root)');
+  if (problems.length > 0) return problems.slice(0, 5);
   let nodes = 0;
   const stack: JsonValue[] = [];
   const visit = (node: JsonValue, at: string): void => {
@@ -154,14 +155,40 @@ function patternProblems(pattern: string, at: string): string[] {
   }
 }
 
-function collectAnchors(node: JsonValue, anchors: Map<string, JsonValue>, depth = 0): void {
+/** Values that are data, not schemas: a `$id` or `$anchor` key inside them is no keyword. */
+const DATA_VALUED = new Set(['const', 'enum', 'default', 'examples']);
+
+/**
+ * Collects `$anchor`s and refuses what would make this checker resolve a `$ref` elsewhere than Ajv does: Ajv scopes
+ * anchors and `#/…` pointers to the nearest `$id`, this checker to the root. So a `$id` is allowed on the root only
+ * and an anchor name once; otherwise a harmless twin could hide a recursive `$ref` from the expansion bound.
+ */
+function collectAnchors(
+  node: JsonValue,
+  anchors: Map<string, JsonValue>,
+  problems: string[],
+  at: string,
+  depth = 0,
+): void {
   if (depth > 64 || typeof node !== 'object' || node === null) return;
   if (Array.isArray(node)) {
-    for (const item of node) collectAnchors(item, anchors, depth + 1);
+    node.forEach((item, i) => collectAnchors(item, anchors, problems, `${at}[${i}]`, depth + 1));
     return;
   }
-  if (typeof node.$anchor === 'string') anchors.set(node.$anchor, node);
-  for (const value of Object.values(node)) collectAnchors(value, anchors, depth + 1);
+  if (depth > 0 && '$id' in node) problems.push(`${at}.$id: only the root schema may have a $id`);
+  const anchor = node.$anchor;
+  if (typeof anchor === 'string') {
+    if (anchors.has(anchor)) problems.push(`${at}.$anchor: "${anchor.slice(0, 60)}" is defined twice`);
+    anchors.set(anchor, node);
+  }
+  for (const [key, value] of Object.entries(node)) {
+    if (DATA_VALUED.has(key)) continue;
+    if (SCHEMA_MAPS.has(key) && value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [name, sub] of Object.entries(value)) {
+        collectAnchors(sub, anchors, problems, `${at}.${key}.${name}`, depth + 1);
+      }
+    } else collectAnchors(value, anchors, problems, `${at}.${key}`, depth + 1);
+  }
 }
 
 /** The subschema a local `$ref` names (`#`, `#/json/pointer`, `#anchor`), or undefined. */

@@ -112,6 +112,37 @@ describe('R10: user JSON Schemas', () => {
     expect(userSchemaProblems(fanOut)[0]).toMatch(new RegExp(`more than ${MAX_EXPANDED_NODES} subschemas`));
   });
 
+  it('a recursive $ref cannot hide behind a twin $anchor or a nested $id (Ajv scopes both per resource)', () => {
+    // Ajv resolves "#a" to the recursive root anchor; a checker keeping the last "a" saw a harmless string schema and
+    // let through a schema that costs 2^depth (about 3 s at depth 24, minutes at the 32 levels a body may have).
+    const recursive: JsonObject = {
+      anyOf: [{ type: 'array', items: { $ref: '#a' } }, { type: 'array', items: { $ref: '#a' } }, { type: 'string' }],
+    };
+    const twinAnchor: JsonObject = {
+      $defs: {
+        r: { ...recursive, $anchor: 'a' },
+        z: { $id: 'https://example.invalid/other', $anchor: 'a', type: 'string' },
+      },
+      properties: { v: { $ref: '#a' } },
+    };
+    expect(() => compileUserSchema(twinAnchor)).toThrow(UserSchemaError);
+    expect(userSchemaProblems(twinAnchor).join('; ')).toMatch(/only the root schema may have a \$id|defined twice/);
+    expect(userSchemaProblems({ $defs: { p: { $anchor: 'a' }, q: { $anchor: 'a' } } })[0]).toMatch(/defined twice/);
+    // A nested $id makes "#/$defs/x" mean that resource's $defs for Ajv, the root's for a root-based checker.
+    const nestedId: JsonObject = {
+      $defs: { x: { type: 'string' } },
+      properties: { v: { $id: 'https://example.invalid/inner', $defs: { x: recursive }, $ref: '#/$defs/x' } },
+    };
+    expect(userSchemaProblems(nestedId)[0]).toMatch(/^\(root\)\.properties\.v\.\$id: only the root/);
+    // Data is not schema: "$id" and "$anchor" inside const/enum, or a property named "$id", are fine.
+    expect(
+      userSchemaProblems({
+        $id: 'https://example.invalid/root',
+        properties: { $id: { const: { $id: 'x', $anchor: 'a' } }, b: { enum: [{ $anchor: 'a' }] } },
+      }),
+    ).toEqual([]);
+  });
+
   it("the agent's final answer is checked with the same compiler", async () => {
     const checker = createOutputChecker();
     const schema = {
