@@ -3,7 +3,7 @@
  * `$`-prefixed or dotted keys (they are MongoDB operators or paths, never data a client may send) and for the key
  * `stepwise_blob` (the mark of a stored large output: no client value may look like one) anywhere — except inside
  * a JSON Schema (`output_schema`, `config.input_schema`), where `$schema`, `$defs`, `$ref`… are ordinary keywords;
- * the database layer stores schemas as JSON text (db/stored-json.ts), so their keys never become field names.
+ * the database layer stores schemas with escaped keys (db/schema-keys.ts), so none becomes a field name or path.
  */
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
