@@ -4,6 +4,7 @@
  */
 import type { ActionType } from '../actions/types';
 import type { EgressPolicy } from './egress';
+import type { OnError, Trigger } from './graph';
 import type { JsonObject, JsonValue } from './json';
 
 export type { ActionType };
@@ -23,6 +24,33 @@ interface StepSnapshotBase {
   retry: RetrySettings;
   /** Start-to-close timeout of each activity attempt of this step. */
   timeout_seconds: number;
+  /**
+   * Graph fields (see docs/graphs.md). Absent in snapshots taken before graphs existed, which run in list order.
+   * `depends_on` is always resolved in newer snapshots (the "previous step" default filled in).
+   */
+  depends_on?: string[];
+  /** Condition (temporal/contract/condition.ts); false → the step is `skipped`. */
+  when?: string;
+  trigger?: Trigger;
+  on_error?: OnError;
+  map?: MapSettings;
+  loop?: LoopSettings;
+}
+
+/** Runs the step once per item of a list. */
+export interface MapSettings {
+  /** One reference to the list: `{{input.customers}}` or `{{steps.<id>.output.items}}`. */
+  over: string;
+  /** Items running at once. */
+  concurrency: number;
+  /** `fail`: the first failed item fails the step; `continue`: it is recorded (its result is `{error}`). */
+  on_item_error: OnError;
+}
+
+/** Repeats the step until a condition holds, at most `max_iterations` times. */
+export interface LoopSettings {
+  until: string;
+  max_iterations: number;
 }
 
 export interface AgentStepSnapshot extends StepSnapshotBase {
@@ -52,7 +80,34 @@ export interface ActionStepSnapshot extends StepSnapshotBase {
   config: JsonObject;
 }
 
-export type StepSnapshot = AgentStepSnapshot | ActionStepSnapshot;
+/** Runs another workflow of the owner as a Temporal child workflow (a run of its own, with its own run id). */
+export interface WorkflowStepSnapshot extends StepSnapshotBase {
+  kind: 'workflow';
+  /** The sub-workflow as it was when the parent run started (template_id/template_name hold its id and name). */
+  workflow: ChildWorkflowSnapshot;
+}
+
+export interface ChildWorkflowSnapshot {
+  workflow_id: string;
+  workflow_name: string;
+  /** Checked against the rendered step input when the child starts. */
+  input_schema?: JsonObject;
+  steps: StepSnapshot[];
+  /** Run timeout of the sub-workflow's own config, if it has one. */
+  timeout_seconds?: number;
+}
+
+export type StepSnapshot = AgentStepSnapshot | ActionStepSnapshot | WorkflowStepSnapshot;
+export type StepKind = StepSnapshot['kind'];
+
+/** The graph limits in force when the run started (config.ts: MAP_MAX_ITEMS, …), enforced again at run time. */
+export interface GraphLimits {
+  map_max_items: number;
+  map_max_concurrency: number;
+  loop_max_iterations: number;
+  /** Sub-workflow nesting: 1 = a workflow may call workflows that call none. */
+  max_depth: number;
+}
 
 /** The spending limits of one run, summed over all its steps' model calls. */
 export interface RunBudget {
@@ -74,6 +129,10 @@ export interface RunSnapshot {
   /** The run's effective budget. Absent in runs started before budgets existed: those run (and replay) unchecked. */
   budget?: RunBudget;
   created_at: string;
+  /** Absent in runs started before graphs existed. */
+  limits?: GraphLimits;
+  /** Set on a sub-workflow's run: the run and execution that started it, and how deep it is (1 = a child). */
+  parent?: { run_id: string; exec_id: string; depth: number };
 }
 
 /** A step output too large for Temporal payloads, kept in MongoDB's `blobs` collection. */
@@ -111,4 +170,6 @@ export interface Usage {
 export interface RunResult {
   outputs: Record<string, JsonValue | OutputRef>;
   usage: Usage;
+  /** How each step ended (absent in results of runs from before graphs, where every step completed). */
+  steps?: Record<string, StepStatus>;
 }
