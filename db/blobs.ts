@@ -12,6 +12,7 @@ import type { Db } from 'mongodb';
 import type { JsonValue } from '../temporal/contract/json';
 import { isOutputRef, OUTPUT_INLINE_LIMIT_BYTES, type OutputRef } from '../temporal/contract/run';
 import type { PathSegment } from '../temporal/contract/render';
+import { isSameOrChildRun } from '../temporal/contract/exec-id';
 
 export interface BlobDoc {
   _id: string;
@@ -62,11 +63,12 @@ export async function storeOutput(
   runId: string,
   stepId: string,
   value: JsonValue,
+  opts: { force?: boolean } = {},
 ): Promise<JsonValue | OutputRef> {
   const json = JSON.stringify(value ?? null);
   const bytes = Buffer.byteLength(json, 'utf8');
   // A value that looks like (or holds) a reference goes to the store: read back, it is plain data of this run.
-  if (bytes <= OUTPUT_INLINE_LIMIT_BYTES && !json.includes(REF_KEY_JSON)) return value ?? null;
+  if (!opts.force && bytes <= OUTPUT_INLINE_LIMIT_BYTES && !json.includes(REF_KEY_JSON)) return value ?? null;
   if (bytes > OUTPUT_MAX_BYTES) throw new OutputTooLargeError(bytes);
   const _id = blobId(runId, stepId);
   await blobsCollection(db).replaceOne(
@@ -77,10 +79,13 @@ export async function storeOutput(
   return { stepwise_blob: _id, bytes };
 }
 
-/** The stored value of a reference, read only for the run that stored it: another run's blob is "missing". */
+/**
+ * The stored value of a reference, read only for the run that stored it or its parent runs (a sub-workflow's run id
+ * extends its parent's, see temporal/contract/exec-id.ts): another run's blob is "missing".
+ */
 export async function readBlob(db: Db, runId: string, id: string): Promise<JsonValue> {
-  const doc = await blobsCollection(db).findOne({ _id: id, run_id: runId });
-  if (!doc) throw new BlobMissingError(id);
+  const doc = await blobsCollection(db).findOne({ _id: id });
+  if (!doc || !isSameOrChildRun(doc.run_id, runId)) throw new BlobMissingError(id);
   return JSON.parse(doc.json) as JsonValue;
 }
 

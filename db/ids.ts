@@ -12,7 +12,14 @@ export function newId(prefix: IdPrefix): string {
 
 const ID_SHAPE = /^[a-z]{2,4}_[A-Za-z0-9_-]{8,64}$/;
 
+/**
+ * A sub-workflow's run id: its parent's, then `.<step>`, `.<step>~<item>` or `.<step>~i<iteration>` per level
+ * (temporal/contract/exec-id.ts childRunId).
+ */
+const CHILD_RUN_SHAPE = /^run_[A-Za-z0-9_-]{8,64}(?:\.[a-z][a-z0-9_-]{0,63}(?:~i?\d{1,6})?){1,8}$/;
+
 /** True when `value` could be an id of this kind; anything else is answered like an unknown id (404). */
 export function isId(prefix: IdPrefix, value: string): boolean {
-  return value.startsWith(`${prefix}_`) && ID_SHAPE.test(value);
+  if (!value.startsWith(`${prefix}_`)) return false;
+  return ID_SHAPE.test(value) || (prefix === 'run' && value.length <= 600 && CHILD_RUN_SHAPE.test(value));
 }

@@ -5,6 +5,8 @@
  * a late or retried write never turns a finished run back into a running one.
  */
 import { loadedSchema, storedSchema } from './schema-keys';
+import { closeOpenExecutions, writeExecution } from './step-executions';
+import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { ActionType } from '../temporal/actions/types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
@@ -24,8 +26,17 @@ export interface RunStepDoc {
   id: string;
   template_id: string;
   template_name: string;
-  kind: 'agent' | 'action';
+  kind: 'agent' | 'action' | 'workflow';
   action_type: ActionType | null;
+  /** Graph steps: the condition it carries, and whether it maps or loops (absent on runs from before graphs). */
+  when?: string | null;
+  repeat?: 'map' | 'loop' | null;
+  /** Why the step was skipped (its condition was false, its dependencies were skipped, the run ended first). */
+  skip_reason?: string | null;
+  /** Map steps: the number of items, once the map has started. */
+  items_total?: number | null;
+  /** Sub-workflow steps: the child run's id (also a run of its own at endpoint 8). */
+  child_run_id?: string | null;
   status: StepStatus;
   /** Attempts started so far (activity attempts of an action step; 1 for steps the workflow performs itself). */
   attempts: number;
@@ -88,6 +99,8 @@ export interface RunDoc {
   temporal: RunTemporalRef;
   /** The last comparison with Temporal (read-repair): whether the run is progressing. */
   liveness: RunLiveness | null;
+  /** Sub-workflow runs: the run that started it (absent on top-level runs). */
+  parent_run_id?: string | null;
   /** When Temporal's execution timeout ends the run (null: no timeout). */
   deadline_at: Date | null;
   created_at: Date;
@@ -140,6 +153,7 @@ export function newRunDoc(args: {
   timeoutSeconds?: number;
   now?: Date;
 }): RunDoc {
+  const parent = args.snapshot.parent;
   const now = args.now ?? new Date();
   const { snapshot } = args;
   return {
@@ -155,6 +169,8 @@ export function newRunDoc(args: {
       template_name: s.template_name,
       kind: s.kind,
       action_type: s.kind === 'action' ? s.action_type : null,
+      ...(s.when !== undefined ? { when: s.when } : {}),
+      ...(s.map ? { repeat: 'map' as const } : s.loop ? { repeat: 'loop' as const } : {}),
       status: 'pending',
       attempts: 0,
       output_json: null,
@@ -167,6 +183,7 @@ export function newRunDoc(args: {
     error: null,
     budget: snapshot.budget ?? null,
     idempotency_key: args.idempotencyKey ?? null,
+    ...(parent ? { parent_run_id: parent.run_id } : {}),
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
     liveness: null,
@@ -186,7 +203,8 @@ export async function countActiveRuns(
   ownerId: string,
   before?: Pick<RunDoc, '_id' | 'created_at'>,
 ): Promise<number> {
-  const filter: Filter<RunDoc> = { owner_id: ownerId, status: notTerminal };
+  // Sub-workflow runs belong to their parent's slot (null also matches documents without the field).
+  const filter: Filter<RunDoc> = { owner_id: ownerId, status: notTerminal, parent_run_id: null };
   if (before) {
     filter.$or = [
       { created_at: { $lt: before.created_at } },
@@ -213,29 +231,79 @@ async function updateStep(db: Db, runId: string, stepId: string, update: UpdateF
   return res.matchedCount === 1;
 }
 
+/** A map item or loop iteration (`emails[3]`, `draft#2`), or undefined for a plain step id. */
+function innerExecution(execId: string) {
+  const parsed = parseExecutionId(execId);
+  if (!parsed || parsed.kind === 'step') return undefined;
+  return {
+    stepId: parsed.stepId,
+    execId,
+    position: parsed.kind === 'item' ? parsed.index : parsed.iteration,
+  };
+}
+
+/**
+ * A write to an execution inside a map or loop: it goes to `step_executions` (db/step-executions.ts) if the run has
+ * not ended; the run's `updated_at` moves so long polls see the progress. Returns false when the run is terminal.
+ */
+async function updateExecution(
+  db: Db,
+  runId: string,
+  exec: NonNullable<ReturnType<typeof innerExecution>>,
+  set: Parameters<typeof writeExecution>[2],
+  startedAt?: Date,
+): Promise<boolean> {
+  const now = new Date();
+  const run = await runsCollection(db).updateOne(
+    { _id: runId, status: notTerminal },
+    startedAt ? { $set: { updated_at: now }, $min: { started_at: startedAt } } : { $set: { updated_at: now } },
+  );
+  if (run.matchedCount !== 1) return false;
+  await writeExecution(db, { runId, ...exec }, set);
+  return true;
+}
+
 /**
  * A step attempt has started (called by the step's activity at the start of every attempt). Moves the run to
  * `running`. Returns false when the run is already terminal (the caller may skip its work).
  */
-export async function markStepRunning(db: Db, runId: string, stepId: string, attempt: number): Promise<boolean> {
+export async function markStepRunning(
+  db: Db,
+  runId: string,
+  stepId: string,
+  attempt: number,
+  itemsTotal?: number,
+): Promise<boolean> {
   const now = new Date();
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      { status: 'running', attempts: attempt, ...(attempt <= 1 ? { started_at: now } : {}) },
+      now,
+    );
+  }
+  // The run's own status is not written here: it is derived from the steps (temporal/contract/run-state.ts).
   const set: Record<string, unknown> = {
-    status: 'running',
     updated_at: now,
     'steps.$.status': 'running',
     'steps.$.attempts': attempt,
   };
   if (attempt <= 1) set['steps.$.started_at'] = now;
+  if (itemsTotal !== undefined) set['steps.$.items_total'] = itemsTotal;
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
   return updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } });
 }
 
-/** A step waits for a human decision (approval): the run is `waiting`. */
+/** A step waits for a human decision (approval). */
 export async function markStepWaiting(db: Db, runId: string, stepId: string): Promise<boolean> {
   const now = new Date();
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, now);
   return updateStep(db, runId, stepId, {
     $set: {
-      status: 'waiting',
       updated_at: now,
       'steps.$.status': 'waiting',
       'steps.$.attempts': 1,
@@ -255,6 +323,17 @@ export async function markStepCompleted(
   turns?: number,
 ): Promise<boolean> {
   const now = new Date();
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(db, runId, inner, {
+      status: 'completed',
+      output_json: JSON.stringify(output),
+      error: null,
+      completed_at: now,
+      ...(usage ? { usage } : {}),
+      ...(turns !== undefined ? { turns } : {}),
+    });
+  }
   const set: Record<string, unknown> = {
     updated_at: now,
     'steps.$.status': 'completed',
@@ -279,6 +358,14 @@ export async function markStepFailed(
   opts: { final: boolean; attempt?: number },
 ): Promise<boolean> {
   const now = new Date();
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(db, runId, inner, {
+      error,
+      ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
+      ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
+    });
+  }
   const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
   if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
   if (opts.final) {
@@ -295,6 +382,8 @@ export async function setStepProgress(
   stepId: string,
   progress: { turn: number; usage: Usage },
 ): Promise<boolean> {
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
   return updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
   });
@@ -316,6 +405,8 @@ export async function recordEgressDenied(
   denial: EgressDenial,
 ): Promise<boolean> {
   const target = denial.target.length > TARGET_CHARS ? `${denial.target.slice(0, TARGET_CHARS - 1)}…` : denial.target;
+  // Refusals inside a map item or loop iteration are listed on their step (the transcript names the execution).
+  stepId = innerExecution(stepId)?.stepId ?? stepId;
   const res = await runsCollection(db).updateOne(
     { _id: runId, status: notTerminal, 'steps.id': stepId },
     {
@@ -327,7 +418,28 @@ export async function recordEgressDenied(
   return res.matchedCount === 1;
 }
 
-/** Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. */
+/** A step (or execution) the run will not perform: its condition was false, or its dependencies were skipped. */
+export async function markStepSkipped(db: Db, runId: string, stepId: string, reason: string): Promise<boolean> {
+  const now = new Date();
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now });
+  return updateStep(db, runId, stepId, {
+    $set: { updated_at: now, 'steps.$.status': 'skipped', 'steps.$.skip_reason': reason, 'steps.$.completed_at': now },
+  });
+}
+
+/** A sub-workflow execution started its child run. */
+export async function setChildRun(db: Db, runId: string, stepId: string, childRunId: string): Promise<boolean> {
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId });
+  return updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.child_run_id': childRunId } });
+}
+
+/**
+ * Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. The one
+ * writer of a run's terminal fields (the workflow's outcome and the API's read-repair both come here, with an
+ * outcome built by deriveOutcome in temporal/contract/run-state.ts).
+ */
 export async function recordRunOutcome(
   db: Db,
   runId: string,
@@ -344,6 +456,7 @@ export async function recordRunOutcome(
   (outcome.stepUpdates ?? []).forEach((s, i) => {
     set[`steps.$[s${i}].status`] = s.status;
     if (s.error !== undefined) set[`steps.$[s${i}].error`] = s.error;
+    if (s.skip_reason !== undefined) set[`steps.$[s${i}].skip_reason`] = s.skip_reason;
     if (s.status === 'failed') set[`steps.$[s${i}].completed_at`] = at;
     arrayFilters.push({ [`s${i}.id`]: s.id });
   });
@@ -352,6 +465,17 @@ export async function recordRunOutcome(
     { $set: set },
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
+  if (res.modifiedCount === 1 && outcome.status !== 'completed') {
+    // Map items and loop iterations still open end with the run (a completed run has none open).
+    const reason =
+      outcome.status === 'timed_out' ? 'timeout' : outcome.status === 'cancelled' ? 'cancelled' : 'stopped';
+    await closeOpenExecutions(
+      db,
+      runId,
+      { reason, message: outcome.error?.message ?? `the run ${outcome.status}` },
+      at,
+    );
+  }
   return res.modifiedCount === 1;
 }
 

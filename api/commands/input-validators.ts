@@ -6,7 +6,7 @@ import type { ValidateFunction } from 'ajv';
 import type { WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import { BadRequestError } from '../errors';
-import { compileUserSchema } from '../../temporal/schemas/user-schema';
+import { compileUserSchema, describeInputErrors } from '../../temporal/schemas/user-schema';
 
 const MAX_ENTRIES = 500;
 
@@ -34,18 +34,7 @@ export function createInputValidators(): InputValidators {
       if (!schema) return;
       const validateFn = validatorFor(workflow, schema);
       if (validateFn(input)) return;
-      const problems = (validateFn.errors ?? []).slice(0, 5).map((e) => {
-        const path = e.instancePath
-          .split('/')
-          .filter(Boolean)
-          .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
-          .join('');
-        if (e.keyword === 'required') {
-          const missing = (e.params as { missingProperty?: string }).missingProperty ?? '';
-          return `input${path}.${missing}: required`;
-        }
-        return `input${path}: ${e.message ?? 'invalid'}`;
-      });
+      const problems = describeInputErrors(validateFn.errors);
       throw new BadRequestError(problems.join('; '), 'invalid_input');
     },
   };

@@ -6,6 +6,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { findRun, isTerminal, recordRunOutcome } from '../../db/runs';
+import { findExecution } from '../../db/step-executions';
+import { parseExecutionId } from '../../temporal/contract/exec-id';
 import { approveUpdate, type ApprovalAccepted } from '../../temporal/contract/messages';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
@@ -54,14 +56,30 @@ export interface ApproveRequest {
 export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Promise<ApprovalAccepted> {
   const run = await findRun(deps.db, req.ownerId, req.runId);
   if (!run) throw new NotFoundError(`run ${req.runId} not found`);
-  const step = run.steps.find((s) => s.id === req.stepId);
-  if (!step) throw new BadRequestError(`step_id: the run has no step "${req.stepId}"`, 'invalid_field');
+  // `step_id` is an execution id: a step id, or `review[2]` / `review#3` for an approval inside a map or loop.
+  const exec = parseExecutionId(req.stepId);
+  const step = exec ? run.steps.find((s) => s.id === exec.stepId) : undefined;
+  if (!exec || !step) throw new BadRequestError(`step_id: the run has no step "${req.stepId}"`, 'invalid_field');
   if (step.action_type !== 'approval') {
-    throw new BadRequestError(`step_id: step "${req.stepId}" is not an approval step`, 'invalid_field');
+    throw new BadRequestError(`step_id: step "${exec.stepId}" is not an approval step`, 'invalid_field');
+  }
+  if ((exec.kind === 'step') !== !step.repeat) {
+    const how = step.repeat === 'map' ? `${step.id}[<index>]` : `${step.id}#<iteration>`;
+    throw new BadRequestError(
+      step.repeat
+        ? `step_id: step "${step.id}" is a ${step.repeat}; name one execution (${how})`
+        : `step_id: step "${step.id}" runs once; use "${step.id}"`,
+      'invalid_field',
+    );
   }
   if (isTerminal(run.status)) throw new ConflictError(`run ${req.runId} has already ended (${run.status})`);
-  if (step.status !== 'waiting') {
-    throw new ConflictError(`step "${req.stepId}" is not waiting for approval (it is ${step.status})`);
+  const status =
+    exec.kind === 'step'
+      ? step.status
+      : ((await findExecution(deps.db, req.runId, exec.stepId, exec.kind === 'item' ? exec.index : exec.iteration))
+          ?.status ?? 'pending');
+  if (status !== 'waiting') {
+    throw new ConflictError(`step "${req.stepId}" is not waiting for approval (it is ${status})`);
   }
   try {
     return await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>

@@ -8,6 +8,8 @@ import type { RunDoc } from '../../db/runs';
 import { ACTION_TYPES } from '../../temporal/actions/types';
 import type { JsonValue } from '../../temporal/contract/json';
 import { TERMINAL_RUN_STATUSES, type Usage } from '../../temporal/contract/run';
+import { deriveRunStatus } from '../../temporal/contract/run-state';
+import type { ExecutionCounts, StepExecutionDoc } from '../../db/step-executions';
 import { iso, isoOrNull, isoTimestamp } from './common';
 
 const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
@@ -35,13 +37,61 @@ const budgetView = z
 
 const stepErrorView = z.strictObject({ reason: z.string(), message: z.string() });
 
+/** Executions shown inline per map or loop step; the rest are paged at …/steps/:stepId/executions. */
+export const EXECUTIONS_SHOWN = 50;
+
+export const executionView = z
+  .strictObject({
+    exec_id: z.string().meta({ description: '`<step>[<index>]` for a map item, `<step>#<iteration>` for a loop.' }),
+    position: z.number().int().meta({ description: 'Item index (0-based) or iteration (1-based).' }),
+    status: z.enum(STEP_STATUSES),
+    attempts: z.number().int(),
+    output: z.unknown().meta({ description: 'Null until done; `{stored_by_reference: true, bytes}` over 64 KiB.' }),
+    error: stepErrorView.nullable(),
+    usage: usageView,
+    turns: z.number().int().nullable(),
+    child_run_id: z.string().nullable(),
+    started_at: isoTimestamp.nullable(),
+    completed_at: isoTimestamp.nullable(),
+  })
+  .meta({ id: 'StepExecution' });
+
+const countsView = z.strictObject({
+  total: z.number().int().meta({ description: 'Map: the number of items; loop: iterations started.' }),
+  pending: z.number().int(),
+  running: z.number().int(),
+  waiting: z.number().int(),
+  completed: z.number().int(),
+  failed: z.number().int(),
+  skipped: z.number().int(),
+});
+
 export const runStepView = z.strictObject({
   id: z.string(),
   template_id: z.string(),
   template_name: z.string(),
-  kind: z.enum(['agent', 'action']),
+  kind: z.enum(['agent', 'action', 'workflow']).meta({
+    description: '`workflow`: a sub-workflow (template_id/template_name are its workflow id and name).',
+  }),
   action_type: z.enum(ACTION_TYPES).nullable(),
   status: z.enum(STEP_STATUSES),
+  when: z.string().nullable().meta({
+    description: 'The step condition. With a condition, `status: skipped` means the branch was not taken.',
+  }),
+  skip_reason: z.string().nullable().meta({ description: 'Why the step was skipped.' }),
+  child_run_id: z.string().nullable().meta({
+    description:
+      'Sub-workflow steps: the child run (readable at this endpoint; `~n` / `~in` suffixes inside maps and loops).',
+  }),
+  repeat: z.enum(['map', 'loop']).nullable(),
+  executions: z
+    .strictObject({
+      counts: countsView,
+      shown: z.array(executionView).meta({ description: `The first ${EXECUTIONS_SHOWN} items or iterations.` }),
+      more_url: z.string().nullable().meta({ description: 'Where the rest are paged, when there are more.' }),
+    })
+    .nullable()
+    .meta({ description: 'Map items or loop iterations, each with its own status, attempts, output and error.' }),
   attempts: z.number().int(),
   output: z.unknown().meta({
     description:
@@ -121,6 +171,61 @@ export function temporalUiUrl(uiBase: string, namespace: string, workflowId: str
   return runId ? `${base}/${encodeURIComponent(runId)}/history` : base;
 }
 
+/** A map or loop step's executions as read for the status view (db/step-executions.ts). */
+export interface PresentableExecutions {
+  shown: StepExecutionDoc[];
+  counts: ExecutionCounts;
+}
+
+function execOutput(json: string | null): JsonValue {
+  if (json === null) return null;
+  const value = JSON.parse(json) as JsonValue;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && typeof value.stepwise_blob === 'string') {
+    return { stored_by_reference: true, bytes: typeof value.bytes === 'number' ? value.bytes : 0 };
+  }
+  return value;
+}
+
+export function presentExecution(e: StepExecutionDoc): z.infer<typeof executionView> {
+  return {
+    exec_id: e.exec_id,
+    position: e.position,
+    status: e.status,
+    attempts: e.attempts,
+    output: execOutput(e.output_json),
+    error: e.error,
+    usage: e.usage,
+    turns: e.turns,
+    child_run_id: e.child_run_id,
+    started_at: isoOrNull(e.started_at),
+    completed_at: isoOrNull(e.completed_at),
+  };
+}
+
+function presentExecutions(
+  step: Omit<RunDoc, 'snapshot'>['steps'][number],
+  found: PresentableExecutions | undefined,
+  moreUrl: string,
+): z.infer<typeof runStepView>['executions'] {
+  if (!step.repeat) return null;
+  const by = found?.counts.by_status ?? {};
+  const seen = found?.counts.total ?? 0;
+  const total = step.repeat === 'map' ? Math.max(step.items_total ?? seen, seen) : seen;
+  return {
+    counts: {
+      total,
+      pending: (by.pending ?? 0) + Math.max(total - seen, 0),
+      running: by.running ?? 0,
+      waiting: by.waiting ?? 0,
+      completed: by.completed ?? 0,
+      failed: by.failed ?? 0,
+      skipped: by.skipped ?? 0,
+    },
+    shown: (found?.shown ?? []).map(presentExecution),
+    more_url: seen > EXECUTIONS_SHOWN ? moreUrl : null,
+  };
+}
+
 /** A resolved step output (see api/commands/run-status.ts). */
 export interface PresentableOutput {
   value: JsonValue;
@@ -135,6 +240,7 @@ export function presentRun(
   run: Omit<RunDoc, 'snapshot'>,
   outputs: ReadonlyMap<string, PresentableOutput>,
   config: Pick<Config, 'TEMPORAL_UI_URL'>,
+  executions: ReadonlyMap<string, PresentableExecutions> = new Map(),
 ): RunView {
   const completed: Record<string, JsonValue> = {};
   for (const step of run.steps) {
@@ -151,7 +257,7 @@ export function presentRun(
     run_id: run._id,
     workflow_id: run.workflow_id,
     workflow_name: run.workflow_name,
-    status: run.status,
+    status: deriveRunStatus(run.status, run.steps),
     input: run.input,
     outputs: completed,
     steps: run.steps.map((s) => ({
@@ -161,6 +267,15 @@ export function presentRun(
       kind: s.kind,
       action_type: s.action_type,
       status: s.status,
+      when: s.when ?? null,
+      skip_reason: s.skip_reason ?? null,
+      child_run_id: s.child_run_id ?? null,
+      repeat: s.repeat ?? null,
+      executions: presentExecutions(
+        s,
+        executions.get(s.id),
+        `/api/v1/workflows/runs/${encodeURIComponent(run._id)}/steps/${s.id}/executions`,
+      ),
       attempts: s.attempts,
       output: stepOutput(outputs.get(s.id)),
       error: s.error,
@@ -218,7 +333,7 @@ export function presentRunSummary(run: Omit<RunDoc, 'snapshot'>): RunSummaryView
   return {
     run_id: run._id,
     workflow_id: run.workflow_id,
-    status: run.status,
+    status: deriveRunStatus(run.status, run.steps),
     error: run.error,
     created_at: iso(run.created_at),
     started_at: isoOrNull(run.started_at ?? null),

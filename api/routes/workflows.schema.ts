@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
+import { EXECUTION_ID_PATTERN } from '../../temporal/contract/exec-id';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -127,7 +128,14 @@ export const startRunBody = z.strictObject({
 });
 
 export const approveBody = z.strictObject({
-  step_id: slug,
+  step_id: z
+    .string()
+    .min(1)
+    .max(80)
+    .regex(EXECUTION_ID_PATTERN, 'must be a step id, or <step>[<index>] / <step>#<iteration> inside a map or loop')
+    .meta({
+      description: 'The waiting approval: its step id, or its execution id inside a map (`review[2]`) or loop.',
+    }),
   approved: z.boolean(),
   comment: z.string().max(4_000).nullable().optional(),
 });
@@ -141,3 +149,5 @@ export const statusQuery = z.strictObject({
     .optional()
     .meta({ description: 'Long poll: wait up to this many seconds for the status to change.' }),
 });
+
+export const stepExecutionsParams = z.strictObject({ runId: z.string().min(1), stepId: slug });

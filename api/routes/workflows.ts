@@ -20,13 +20,15 @@ import { checkWorkflowBudget } from '../commands/budget';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';
+import { findRepeatedStep, readRunExecutions } from '../commands/run-executions';
+import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
-import { presentRun, presentRunSummary, presentWorkflow } from '../presenters';
+import { presentExecution, presentRun, presentRunSummary, presentWorkflow } from '../presenters';
 import { authenticated, type RouteDeps } from '../route-deps';
 import '../state';
 import {
@@ -36,6 +38,7 @@ import {
   runIdParams,
   startRunBody,
   statusQuery,
+  stepExecutionsParams,
   updateWorkflowBody,
   workflowIdParams,
 } from './workflows.schema';
@@ -48,6 +51,7 @@ export const removeWorkflow = validate({ params: workflowIdParams });
 export const listRuns = validate({ params: workflowIdParams, query: listQuery });
 export const startRunRoute = validate({ params: workflowIdParams, body: startRunBody });
 export const runStatus = validate({ params: runIdParams, query: statusQuery });
+export const listExecutionsRoute = validate({ params: stepExecutionsParams, query: listQuery });
 export const cancelRunRoute = validate({ params: runIdParams });
 export const approveRoute = validate({ params: runIdParams, body: approveBody });
 
@@ -80,7 +84,21 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
     const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
-    respond(ctx, 200, presentRun(run, await resolveOutputs(deps.db, run), deps.config));
+    const [outputs, executions] = await Promise.all([resolveOutputs(deps.db, run), readRunExecutions(deps.db, run)]);
+    respond(ctx, 200, presentRun(run, outputs, deps.config, executions));
+  });
+
+  router.get('/workflows/runs/:runId/steps/:stepId/executions', ...auth, listExecutionsRoute, async (ctx) => {
+    const { params, query } = listExecutionsRoute.input(ctx);
+    const runId = runIdOr404(ctx, params.runId);
+    await findRepeatedStep(deps.db, userId(ctx), runId, params.stepId);
+    const docs = await paginate(ctx, {
+      collection: stepExecutionsCollection(deps.db),
+      filter: { run_id: runId, step_id: params.stepId },
+      page: query,
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, docs.map(presentExecution));
   });
 
   router.post('/workflows/runs/:runId/cancel', ...auth, cancelRunRoute, async (ctx) => {

@@ -1,28 +1,105 @@
 /**
- * Projection writes the run workflow makes as local activities (steps it performs itself and the run's outcome).
- * Idempotent: a replayed or retried write leaves the same document.
+ * Projection writes the run workflow makes as local activities (steps it performs itself, the graph's own events,
+ * the run's outcome) and the start of a sub-workflow's run document. Idempotent: a replayed or retried write leaves
+ * the same document.
  */
 import type { Db } from 'mongodb';
-import { markStepCompleted, markStepRunning, markStepWaiting, recordRunOutcome } from '../../db/runs';
-import type { OutcomeRequest, StepProjection } from '../contract/steps';
+import type { Config } from '../../config';
+import { resolveOutputRefs, storeOutput } from '../../db/blobs';
+import {
+  insertRun,
+  markStepCompleted,
+  markStepFailed,
+  markStepRunning,
+  markStepSkipped,
+  markStepWaiting,
+  newRunDoc,
+  recordRunOutcome,
+  setChildRun,
+} from '../../db/runs';
+import type { JsonValue } from '../contract/json';
+import { isOutputRef, type OutputRef, type RunSnapshot } from '../contract/run';
+import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, StepProjection } from '../contract/steps';
+import { compileUserSchema, describeInputErrors, UserSchemaError } from '../schemas/user-schema';
 
-export function createProjectionActivities(deps: { db: Db }) {
+/** The blob key of a run's whole outputs map: not a valid execution id, so it never meets a step's blob. */
+const RUN_OUTPUTS_KEY = '*outputs';
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}
+
+export function createProjectionActivities(deps: { db: Db; config: Config }) {
   return {
-    async projectStep({ run_id, step_id, event }: StepProjection): Promise<void> {
+    /** Returns the output as stored for `completed` (by reference when large), else null. */
+    async projectStep({ run_id, step_id, event }: StepProjection): Promise<JsonValue | OutputRef | null> {
       switch (event.kind) {
         case 'running':
-          await markStepRunning(deps.db, run_id, step_id, 1);
-          return;
+          await markStepRunning(deps.db, run_id, step_id, 1, event.items);
+          return null;
         case 'waiting':
           await markStepWaiting(deps.db, run_id, step_id);
-          return;
-        case 'completed':
-          await markStepCompleted(deps.db, run_id, step_id, event.output, event.usage, event.turns);
-          return;
+          return null;
+        case 'completed': {
+          // A map's list may hold references to large item outputs: stored again as one value, it must hold the
+          // values (a stored blob's content is data, never resolved again).
+          const stored = isOutputRef(event.output)
+            ? event.output
+            : await storeOutput(deps.db, run_id, step_id, await resolveOutputRefs(deps.db, run_id, event.output));
+          await markStepCompleted(deps.db, run_id, step_id, stored, event.usage, event.turns);
+          return stored;
+        }
+        case 'skipped':
+          await markStepSkipped(deps.db, run_id, step_id, event.reason);
+          return null;
+        case 'failed':
+          await markStepFailed(deps.db, run_id, step_id, event.error, { final: true });
+          return null;
+        case 'child':
+          await setChildRun(deps.db, run_id, step_id, event.child_run_id);
+          return null;
       }
+    },
+    /** The length of a list stored by reference (a map over a large output), or null when it is not a list. */
+    async listLength({ run_id, ref }: { run_id: string; ref: OutputRef }): Promise<number | null> {
+      const value = await resolveOutputRefs(deps.db, run_id, ref);
+      return Array.isArray(value) ? value.length : null;
+    },
+    /** A sub-workflow's outputs too large for its result, stored for the parent (who may read its children's blobs). */
+    async storeRunOutputs({ run_id, outputs }: { run_id: string; outputs: Record<string, JsonValue | OutputRef> }) {
+      const resolved = await resolveOutputRefs(deps.db, run_id, outputs);
+      const stored = await storeOutput(deps.db, run_id, RUN_OUTPUTS_KEY, resolved, { force: true });
+      return stored as OutputRef;
     },
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
       await recordRunOutcome(deps.db, run_id, outcome);
+    },
+    /**
+     * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records
+     * the child's run document (status queued), so endpoint 8 answers for the child id as for any run.
+     */
+    async prepareChildRun({ snapshot, input_schema }: ChildRunRequest): Promise<ChildRunVerdict> {
+      if (input_schema) {
+        let problems: string[];
+        try {
+          const validate = compileUserSchema(input_schema);
+          problems = validate(snapshot.input) ? [] : describeInputErrors(validate.errors);
+        } catch (err) {
+          problems = [err instanceof UserSchemaError ? err.message : 'the input schema does not compile'];
+        }
+        if (problems.length > 0) return { ok: false, problem: problems.join('; ') };
+      }
+      const doc = newRunDoc({
+        snapshot: snapshot,
+        namespace: deps.config.TEMPORAL_NAMESPACE,
+        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      });
+      try {
+        await insertRun(deps.db, doc);
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err; // a retry of this activity, or a replay: the document exists
+      }
+      return { ok: true };
     },
   };
 }

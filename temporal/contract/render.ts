@@ -88,6 +88,9 @@ export interface RenderContext {
   input: JsonObject;
   /** Outputs of the steps completed so far, by step id. */
   steps: Record<string, JsonValue | OutputRef>;
+  statuses?: Record<string, import('./run').StepStatus>;
+  map?: { item: JsonValue; index: number };
+  loop?: { iteration: number; previous: JsonValue | OutputRef | null };
 }
 
 /** A reference into a large output: resolved by the activity that reads the blob. */

@@ -170,6 +170,8 @@ export interface Usage {
 export interface RunResult {
   outputs: Record<string, JsonValue | OutputRef>;
   usage: Usage;
+  /** A sub-workflow's outputs when they are too large for the result (stored by reference; `outputs` is empty). */
+  outputs_ref?: OutputRef;
   /** How each step ended (absent in results of runs from before graphs, where every step completed). */
   steps?: Record<string, StepStatus>;
 }

@@ -4,13 +4,14 @@
  */
 import type { ActionType } from '../actions/types';
 import type { JsonObject, JsonValue } from './json';
-import type { OutputRef, RunError, RunStatus, StepStatus, Usage } from './run';
+import type { OutputRef, RunError, RunSnapshot, RunStatus, StepStatus, Usage } from './run';
 
 /** Action types the worker executes as an activity (delay and approval are done by the workflow). */
 export type ActivityActionType = Exclude<ActionType, 'delay' | 'approval'>;
 
 export interface ActionStepRequest {
   run_id: string;
+  /** The execution id (temporal/contract/exec-id.ts): the step id, or `step[i]` / `step#n` inside maps and loops. */
   step_id: string;
   action_type: ActivityActionType;
   /** Rendered config (may still hold OutputRefs, which the activity resolves). */
@@ -34,14 +35,25 @@ export interface StepError {
   message: string;
 }
 
-/** Projection writes the workflow makes for steps it performs itself (delay, approval, agent completion). */
+/**
+ * Projection writes the workflow makes (steps it performs itself, agent completion, and the graph's own events:
+ * skips, recorded failures, map and loop progress). Each is idempotent by execution id.
+ */
 export type StepEvent =
-  | { kind: 'running' }
+  /** `items`: a map step starting, with its number of items. */
+  | { kind: 'running'; items?: number }
   | { kind: 'waiting' }
-  | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number };
+  /** The output is stored by reference when large; the write returns what it stored. */
+  | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
+  | { kind: 'skipped'; reason: string }
+  /** A failure the run goes on after (`on_error: continue`, or a map item with `on_item_error: continue`). */
+  | { kind: 'failed'; error: StepError }
+  /** A sub-workflow execution started its child run. */
+  | { kind: 'child'; child_run_id: string };
 
 export interface StepProjection {
   run_id: string;
+  /** The execution id. */
   step_id: string;
   event: StepEvent;
 }
@@ -51,7 +63,7 @@ export interface RunOutcome {
   status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
   error: RunError | null;
   /** Steps whose status changes with the end of the run (the one that stopped it, those never reached). */
-  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null }[];
+  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null; skip_reason?: string }[];
 }
 
 export interface OutcomeRequest {
@@ -61,3 +73,11 @@ export interface OutcomeRequest {
 
 /** ApplicationFailure type the run workflow fails with; its first detail is the RunError. */
 export const RUN_FAILED_FAILURE_TYPE = 'run_failed';
+
+/** Sent before a sub-workflow starts (temporal/activities/projection.ts prepareChildRun). */
+export interface ChildRunRequest {
+  snapshot: RunSnapshot;
+  input_schema?: JsonObject;
+}
+
+export type ChildRunVerdict = { ok: true } | { ok: false; problem: string };

@@ -231,3 +231,19 @@ export function describeSchemaProblems(schema: JsonObject, field: string): strin
     return [`${field}: not a valid JSON Schema (${err instanceof Error ? err.message : 'invalid'})`];
   }
 }
+
+/** Ajv's errors for a run input as field-named problems (`input.email: required`), at most five. */
+export function describeInputErrors(errors: ValidateFunction['errors']): string[] {
+  return (errors ?? []).slice(0, 5).map((e) => {
+    const path = e.instancePath
+      .split('/')
+      .filter(Boolean)
+      .map((p) => (/^\d+$/.test(p) ? `[${p}]` : `.${p}`))
+      .join('');
+    if (e.keyword === 'required') {
+      const missing = (e.params as { missingProperty?: string }).missingProperty ?? '';
+      return `input${path}.${missing}: required`;
+    }
+    return `input${path}: ${e.message ?? 'invalid'}`;
+  });
+}

@@ -1,23 +1,17 @@
 /**
  * The action steps the workflow performs itself, without an activity: `delay` (a durable timer — it survives worker
- * restarts and costs nothing while it waits) and `approval` (the run waits for the approve update).
+ * restarts and costs nothing while it waits) and `approval` (the execution waits for the approve update).
  */
 import { ApplicationFailure, condition, sleep } from '@temporalio/workflow';
 import type { JsonValue } from '../contract/json';
-import { REJECTED_FAILURE_TYPE, type ApprovalDecision } from '../contract/messages';
-import type { ActionStepSnapshot, RunStatus } from '../contract/run';
+import { REJECTED_FAILURE_TYPE } from '../contract/messages';
+import type { ActionStepSnapshot } from '../contract/run';
 import type { StepEvent } from '../contract/steps';
-
-/** Shared between the approve update handler and the waiting step. */
-export interface ApprovalGate {
-  waitingFor: string | null;
-  decision: ApprovalDecision | undefined;
-}
+import type { Approvals } from './approvals';
 
 interface BuiltinDeps {
-  gate: ApprovalGate;
-  project(stepId: string, event: StepEvent): Promise<void>;
-  setStatus(status: RunStatus): void;
+  approvals: Approvals;
+  project(execId: string, event: StepEvent): Promise<unknown>;
 }
 
 function numberField(config: JsonValue, name: string): number | undefined {
@@ -36,7 +30,12 @@ function invalid(step: ActionStepSnapshot, message: string): ApplicationFailure 
   return ApplicationFailure.nonRetryable(`${step.id}.config: ${message}`, 'invalid_config');
 }
 
-export async function performDelay(step: ActionStepSnapshot, config: JsonValue, deps: BuiltinDeps): Promise<JsonValue> {
+export async function performDelay(
+  step: ActionStepSnapshot,
+  execId: string,
+  config: JsonValue,
+  deps: BuiltinDeps,
+): Promise<JsonValue> {
   const seconds = numberField(config, 'seconds');
   const until = stringField(config, 'until');
   // Workflow time (Date.now() in the sandbox) is replay-safe.
@@ -45,36 +44,31 @@ export async function performDelay(step: ActionStepSnapshot, config: JsonValue, 
   if (seconds !== undefined && seconds >= 0 && until === undefined) dueAt = now + seconds * 1000;
   else if (until !== undefined && seconds === undefined && !Number.isNaN(Date.parse(until))) dueAt = Date.parse(until);
   else throw invalid(step, 'seconds: exactly one of seconds or until (ISO 8601) is required');
-  await deps.project(step.id, { kind: 'running' });
+  await deps.project(execId, { kind: 'running' });
   const waitMs = Math.max(0, dueAt - now);
   if (waitMs > 0) await sleep(waitMs);
   const output = { until: new Date(dueAt).toISOString(), waited_seconds: waitMs / 1000 };
-  await deps.project(step.id, { kind: 'completed', output });
+  await deps.project(execId, { kind: 'completed', output });
   return output;
 }
 
-/** Read through a function: TypeScript would keep the narrowing of the assignment above across the await. */
-function currentDecision(gate: ApprovalGate): ApprovalDecision | undefined {
-  return gate.decision;
-}
-
 export async function performApproval(
-  step: ActionStepSnapshot,
+  _step: ActionStepSnapshot,
+  execId: string,
   config: JsonValue,
   deps: BuiltinDeps,
 ): Promise<JsonValue> {
   const timeoutSeconds = numberField(config, 'timeout_seconds');
-  deps.gate.waitingFor = step.id;
-  deps.gate.decision = undefined;
-  deps.setStatus('waiting');
-  await deps.project(step.id, { kind: 'waiting' });
-  const decided = await (timeoutSeconds !== undefined
-    ? condition(() => deps.gate.decision !== undefined, timeoutSeconds * 1000)
-    : condition(() => deps.gate.decision !== undefined).then(() => true));
-  const decision = currentDecision(deps.gate);
-  deps.gate.waitingFor = null;
-  deps.setStatus('running');
-  if (!decided || !decision) {
+  deps.approvals.startWaiting(execId);
+  let decision;
+  try {
+    await deps.project(execId, { kind: 'waiting' });
+    if (timeoutSeconds !== undefined) await condition(() => deps.approvals.decided(execId), timeoutSeconds * 1000);
+    else await condition(() => deps.approvals.decided(execId));
+  } finally {
+    decision = deps.approvals.finish(execId);
+  }
+  if (!decision) {
     throw ApplicationFailure.nonRetryable(`no decision within ${timeoutSeconds} s`, 'approval_timeout');
   }
   if (!decision.approved) {
@@ -87,6 +81,6 @@ export async function performApproval(
     decided_by: decision.by,
     decided_at: new Date().toISOString(),
   };
-  await deps.project(step.id, { kind: 'completed', output });
+  await deps.project(execId, { kind: 'completed', output });
   return output;
 }

@@ -3,12 +3,15 @@ import { ActivityFailure, ApplicationFailure, TimeoutFailure } from '@temporalio
 import { REJECTED_FAILURE_TYPE } from '../contract/messages';
 import { RenderError } from '../contract/render';
 import { BUDGET_EXCEEDED_FAILURE_TYPE, type RunError } from '../contract/run';
+import { ConditionError } from '../contract/condition';
+import { StepFailure } from './run-env';
 
 /** ApplicationFailure types that are reasons of their own (others are `non_retryable`). */
 const REASON_BY_TYPE: Record<string, string> = {
   [REJECTED_FAILURE_TYPE]: 'rejected',
   approval_timeout: 'timeout',
   turn_limit: 'turn_limit',
+  loop_limit: 'loop_limit',
   invalid_output: 'invalid_output',
   agent_unavailable: 'agent_unavailable',
   [BUDGET_EXCEEDED_FAILURE_TYPE]: 'budget_exceeded',
@@ -20,7 +23,9 @@ const ACTIVITY_REASON_BY_TYPE: Record<string, string> = {
 };
 
 export function toRunError(stepId: string, err: unknown): RunError {
+  if (err instanceof StepFailure) return { step_id: stepId, ...err.error };
   if (err instanceof RenderError) return { step_id: stepId, reason: 'missing_reference', message: err.message };
+  if (err instanceof ConditionError) return { step_id: stepId, reason: 'invalid_condition', message: err.message };
   if (err instanceof ActivityFailure) {
     const cause = err.cause;
     const message = cause?.message || err.message;

@@ -1,0 +1,79 @@
+/**
+ * One execution of one step (a plain step, a map item or a loop iteration — `execId` says which): renders its
+ * fields and performs it by kind. Every side effect is an activity keyed by the execution id, so two items of one map
+ * never share an idempotency key, a Message-ID, a transcript or a blob.
+ */
+import { proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { JsonValue } from '../contract/json';
+import { render, type RenderContext } from '../contract/render';
+import type { StepSnapshot } from '../contract/run';
+import { runAgentStep } from './agent-step';
+import { performApproval, performDelay } from './builtin-steps';
+import type { RunEnv, StepResult } from './run-env';
+import { runSubWorkflow } from './sub-workflow';
+
+export async function runOnce(
+  step: StepSnapshot,
+  execId: string,
+  ctx: RenderContext,
+  env: RunEnv,
+): Promise<StepResult> {
+  switch (step.kind) {
+    case 'agent': {
+      const input = render(step.input, ctx);
+      await env.project(execId, { kind: 'running' });
+      const outcome = await runAgentStep(step, input, {
+        runId: env.runId,
+        stepId: execId,
+        ownerId: env.snapshot.owner_id,
+        spend: env.spend,
+      });
+      await env.project(execId, {
+        kind: 'completed',
+        output: outcome.output,
+        usage: outcome.usage,
+        turns: outcome.turns,
+      });
+      return { output: outcome.output, usage: outcome.usage };
+    }
+    case 'workflow':
+      return runSubWorkflow(step, execId, ctx, env);
+    case 'action':
+      switch (step.action_type) {
+        case 'delay':
+          return { output: await performDelay(step, execId, render(step.config, ctx), env) };
+        case 'approval':
+          return { output: await performApproval(step, execId, render(step.config, ctx), env) };
+        case 'send_email':
+        case 'http_request':
+        case 'transform': {
+          const config = render(step.config, ctx);
+          const input = render(step.input, ctx);
+          const { runActionStep } = proxyActivities<Activities>({
+            startToCloseTimeout: `${step.timeout_seconds} seconds`,
+            // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
+            heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
+            retry: {
+              maximumAttempts: step.retry.max_attempts,
+              initialInterval: '500 ms',
+              backoffCoefficient: 2,
+              maximumInterval: '30 seconds',
+            },
+          });
+          const result = await runActionStep({
+            run_id: env.runId,
+            step_id: execId,
+            action_type: step.action_type,
+            config: config as Record<string, JsonValue>,
+            input,
+            max_attempts: step.retry.max_attempts,
+          });
+          // Only when the activity's own completion write failed (older histories never carry the flag, so they
+          // replay unchanged): a step that completed during a database outage must not lose its output.
+          if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });
+          return { output: result.output };
+        }
+      }
+  }
+}

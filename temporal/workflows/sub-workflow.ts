@@ -1,0 +1,108 @@
+/**
+ * A sub-workflow step: another of the owner's workflows (snapshotted when the parent run started) runs as a Temporal
+ * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at endpoint 8 and in
+ * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
+ */
+import { ApplicationFailure, ChildWorkflowFailure, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { childRunId } from '../contract/exec-id';
+import type { JsonObject } from '../contract/json';
+import { render, type RenderContext } from '../contract/render';
+import { type RunError, type RunResult, type RunSnapshot, type WorkflowStepSnapshot } from '../contract/run';
+import { RUN_FAILED_FAILURE_TYPE } from '../contract/steps';
+import { addUsage, StepFailure, type RunEnv, type StepResult } from './run-env';
+
+const { prepareChildRun } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '10 seconds',
+  retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
+});
+
+function isPlainObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export async function runSubWorkflow(
+  step: WorkflowStepSnapshot,
+  execId: string,
+  ctx: RenderContext,
+  env: RunEnv,
+): Promise<StepResult> {
+  const input = render(step.input ?? {}, ctx);
+  if (!isPlainObject(input)) {
+    throw new StepFailure({ reason: 'invalid_input', message: 'a sub-workflow step input must render to an object' });
+  }
+  if (JSON.stringify(input).includes('"stepwise_blob"')) {
+    throw new StepFailure({
+      reason: 'invalid_input',
+      message: 'a sub-workflow input cannot carry outputs over 64 KiB; pass a smaller part of them',
+    });
+  }
+  const depth = (env.snapshot.parent?.depth ?? 0) + 1;
+  const maxDepth = env.snapshot.limits?.max_depth ?? 3;
+  if (depth > maxDepth) {
+    throw new StepFailure({ reason: 'depth_limit', message: `sub-workflows nest at most ${maxDepth} deep` });
+  }
+  const id = childRunId(env.runId, execId);
+  const budget = env.spend.budget;
+  const snapshot: RunSnapshot = {
+    run_id: id,
+    workflow_id: step.workflow.workflow_id,
+    workflow_name: step.workflow.workflow_name,
+    owner_id: env.snapshot.owner_id,
+    input,
+    steps: step.workflow.steps,
+    // The child spends from what the parent has left; its usage is added to the parent's when it ends.
+    ...(budget
+      ? {
+          budget: {
+            max_tokens: Math.max(budget.max_tokens - env.spend.tokens, 0),
+            max_model_calls: Math.max(budget.max_model_calls - env.spend.model_calls, 0),
+          },
+        }
+      : {}),
+    created_at: new Date().toISOString(),
+    ...(env.snapshot.limits ? { limits: env.snapshot.limits } : {}),
+    parent: { run_id: env.runId, exec_id: execId, depth },
+  };
+  const verdict = await prepareChildRun({
+    snapshot,
+    ...(step.workflow.input_schema ? { input_schema: step.workflow.input_schema } : {}),
+  });
+  if (!verdict.ok) throw new StepFailure({ reason: 'invalid_input', message: verdict.problem });
+  await env.project(execId, { kind: 'running' });
+  const handle = await startChild('runWorkflow', {
+    workflowId: id,
+    args: [snapshot],
+    ...(step.workflow.timeout_seconds ? { workflowExecutionTimeout: `${step.workflow.timeout_seconds} seconds` } : {}),
+  });
+  await env.project(execId, { kind: 'child', child_run_id: id });
+  let result: RunResult;
+  try {
+    result = (await handle.result()) as RunResult;
+  } catch (err) {
+    throw asStepFailure(err, step.workflow.workflow_name, id);
+  }
+  addUsage(env.usage, result.usage);
+  env.spend.model_calls += result.usage.llm_calls;
+  env.spend.tokens += result.usage.input_tokens + result.usage.output_tokens;
+  const output = result.outputs_ref ?? (result.outputs as unknown as JsonObject);
+  const stored = await env.project(execId, { kind: 'completed', output });
+  return { output: stored ?? output, usage: result.usage };
+}
+
+/** The child's own RunError, named for the parent's step. */
+function asStepFailure(err: unknown, name: string, id: string): unknown {
+  if (!(err instanceof ChildWorkflowFailure)) return err; // a cancellation of the parent propagates as it is
+  const cause = err.cause;
+  const detail =
+    cause instanceof ApplicationFailure && cause.type === RUN_FAILED_FAILURE_TYPE
+      ? (cause.details?.[0] as RunError | undefined)
+      : undefined;
+  const where = detail?.step_id ? ` at step "${detail.step_id}"` : '';
+  const why = detail?.message ?? cause?.message ?? err.message;
+  return new StepFailure({
+    reason: detail?.reason === 'cancelled' ? 'cancelled' : 'subworkflow_failed',
+    message: `sub-workflow "${name}" (run ${id}) failed${where}: ${why}`,
+    ...(detail?.reason ? { code: detail.reason } : {}),
+  });
+}
