@@ -1,7 +1,8 @@
 /**
  * Records histories of the run workflow for the replay test (test/temporal/run-replay.test.ts):
  *
- *   npx tsx test/temporal/record-histories.ts
+ *   npx tsx test/temporal/record-histories.ts          # the straight-line runs (run-*.json)
+ *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
   const sink = await startHttpSink({
     '/flaky': [{ status: 503 }, { status: 200, body: { ok: true } }],
     '/gone': { status: 404 },
+    '/m/gone': { status: 404 },
   });
   // Recorded without payload encryption: committed histories stay readable in review and editable by the replay
   // test's tampering case (test/temporal/payload-encryption.test.ts replays an encrypted history live).
@@ -65,6 +67,11 @@ async function main(): Promise<void> {
       fs.writeFileSync(path.join(OUT_DIR, `run-${name}.json`), json.endsWith('\n') ? json : `${json}\n`);
       log(`${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
     };
+
+    if (process.argv[2] === 'graph') {
+      await recordGraphs({ api, user, tpl, sink, save });
+      return;
+    }
 
     // 1. Every built-in and activity kind in one run, with data passing and one retried attempt.
     const mixed = await createWorkflow(api, user, {
@@ -134,6 +141,89 @@ async function main(): Promise<void> {
     await Promise.all([temporal.process.stop(5_000), mongo.process.stop(5_000)]);
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+type Recorder = {
+  api: Awaited<ReturnType<typeof startTestApi>>;
+  user: Awaited<ReturnType<typeof createTestUser>>;
+  tpl: Awaited<ReturnType<typeof actionTemplates>>;
+  sink: Awaited<ReturnType<typeof startHttpSink>>;
+  save(name: string, runId: string): Promise<void>;
+};
+
+/** Graph runs: a branch, a parallel join, a map with a failed item (recorded, the others go on) and a loop. */
+async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<void> {
+  const runToEnd = async (wf: string, input?: Record<string, unknown>) => {
+    const run = await startRun(api, user, wf, input);
+    await waitForStatus(api, user, run, isTerminal);
+    return run;
+  };
+  const branch = await createWorkflow(api, user, {
+    name: 'branch',
+    steps: [
+      { id: 'classify', template_id: tpl.transform._id, config: { expression: '{"category": "billing"}' } },
+      {
+        id: 'billing',
+        template_id: tpl.transform._id,
+        depends_on: ['classify'],
+        when: 'steps.classify.output.category == "billing"',
+        config: { expression: '"to billing"' },
+      },
+      {
+        id: 'support',
+        template_id: tpl.transform._id,
+        depends_on: ['classify'],
+        when: 'steps.classify.output.category != "billing"',
+        config: { expression: '"to support"' },
+      },
+      { id: 'join', template_id: tpl.transform._id, depends_on: ['billing', 'support'], config: { expression: '1' } },
+    ],
+  });
+  await save('graph-branch', await runToEnd(branch));
+
+  const parallel = await createWorkflow(api, user, {
+    name: 'parallel',
+    steps: ['a', 'b', 'c'].map((id) => ({
+      id,
+      template_id: tpl.http_request._id,
+      depends_on: [],
+      config: { url: sink.url(`/p/${id}`) },
+    })).concat([
+      {
+        id: 'summary',
+        template_id: tpl.transform._id,
+        depends_on: ['a', 'b', 'c'],
+        config: { expression: 'a + b + c', data: { a: '{{steps.a.output.status}}', b: '{{steps.b.output.status}}', c: '{{steps.c.output.status}}' } },
+      } as never,
+    ]),
+  });
+  await save('graph-parallel-join', await runToEnd(parallel));
+
+  const map = await createWorkflow(api, user, {
+    name: 'map',
+    steps: [
+      {
+        id: 'calls',
+        template_id: tpl.http_request._id,
+        map: { over: '{{input.paths}}', concurrency: 2, on_item_error: 'continue' },
+        config: { url: `${sink.url('/m/')}{{map.item}}` },
+      },
+    ],
+  });
+  await save('graph-map-failed-item', await runToEnd(map, { paths: ['ok1', 'gone', 'ok2'] }));
+
+  const loop = await createWorkflow(api, user, {
+    name: 'loop',
+    steps: [
+      {
+        id: 'count',
+        template_id: tpl.transform._id,
+        loop: { until: 'steps.count.output >= 3', max_iterations: 5 },
+        config: { expression: 'n + 1', data: { n: '{{loop.iteration}}' } },
+      },
+    ],
+  });
+  await save('graph-loop', await runToEnd(loop));
 }
 
 main().then(
