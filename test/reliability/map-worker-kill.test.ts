@@ -1,0 +1,90 @@
+/**
+ * A map of 20 e-mails (concurrency 5) across a worker SIGKILL in the middle: while no worker runs, the status still
+ * answers with the map's progress; a new worker finishes the map; the SMTP server saw exactly 20 distinct
+ * Message-IDs — one per item, each derived from `<run id>:mail[<i>]` — so no item was sent under two identities and
+ * none was lost. (A copy sent again after the kill carries its item's Message-ID, so it is recognisable.)
+ */
+import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
+import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
+import { createTestUser, type TestUser } from '../helpers/users';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import { messageIdFor } from '../../temporal/mail/message';
+
+describe('R2: a map across a worker kill -9', () => {
+  let smtp: TestSmtp;
+  let api: TestApi;
+  let user: TestUser;
+  const workers: WorkerProcess[] = [];
+
+  const newWorker = async () => {
+    const w = spawnWorker(api.config, { SMTP_URL: smtp.url });
+    workers.push(w);
+    await w.ready;
+    return w;
+  };
+
+  beforeAll(async () => {
+    smtp = await startTestSmtp();
+    api = await startTestApi(testConfig({ SMTP_URL: smtp.url }));
+    user = await createTestUser(api.database.db);
+  });
+  afterAll(async () => {
+    for (const w of workers) {
+      w.kill('SIGKILL');
+      await w.exited;
+    }
+    await api?.close();
+    await smtp?.close();
+  });
+
+  it('still 20 distinct Message-IDs, none lost; the status answers while the worker is down', async () => {
+    const tpl = await actionTemplates(api.database.db, user.id);
+    const wf = await createWorkflow(api, user, {
+      name: 'map kill -9',
+      steps: [
+        {
+          id: 'mail',
+          template_id: tpl.send_email._id,
+          // Short attempts: an attempt lost with the killed worker is retried after the heartbeat timeout (≤ 6 s).
+          timeout_seconds: 6,
+          retry: { max_attempts: 10 },
+          map: { over: '{{input.customers}}', concurrency: 5 },
+          config: { to: '{{map.item}}', subject: 'Item {{map.index}}', text: 'hello' },
+        },
+      ],
+    } as never);
+    const customers = Array.from({ length: 20 }, (_, i) => `k${i}@example.test`);
+    const first = await newWorker();
+    const runId = await startRun(api, user, wf, { customers } as never);
+    await smtp.waitForMessages(8, 60_000);
+    first.kill('SIGKILL');
+    await first.exited;
+
+    // No worker: the status is read from the projection, mid-map.
+    const res = await api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(user.auth);
+    expect(res.status).toBe(200);
+    const down = res.body.data;
+    expect(down.status).toBe('running');
+    const counts = down.steps[0].executions.counts;
+    expect(counts.total).toBe(20);
+    expect(counts.completed).toBeGreaterThanOrEqual(1);
+    expect(counts.completed).toBeLessThan(20);
+
+    await newWorker();
+    const end = await waitForStatus(api, user, runId, isTerminal, 120_000);
+    expect(end.status).toBe('completed');
+    const expected = new Set(customers.map((_, i) => messageIdFor(`${runId}:mail[${i}]`, api.config.SMTP_FROM)));
+    const seen = new Set(smtp.messages.map((m) => m.messageId));
+    expect(seen).toEqual(expected);
+    // Every recipient got its own item's message, under that item's Message-ID.
+    for (const m of smtp.messages) {
+      const index = customers.indexOf(m.envelope.to[0]!);
+      expect(m.messageId).toBe(messageIdFor(`${runId}:mail[${index}]`, api.config.SMTP_FROM));
+    }
+    expect((end as unknown as { steps: { executions: { counts: object } }[] }).steps[0]!.executions.counts).toMatchObject({
+      total: 20,
+      completed: 20,
+    });
+  }, 180_000);
+});
