@@ -256,7 +256,9 @@ async function updateExecution(
   const now = new Date();
   const run = await runsCollection(db).updateOne(
     { _id: runId, status: notTerminal },
-    startedAt ? { $set: { updated_at: now }, $min: { started_at: startedAt } } : { $set: { updated_at: now } },
+    startedAt
+      ? { $set: { status: 'running', updated_at: now }, $min: { started_at: startedAt } }
+      : { $set: { updated_at: now } },
   );
   if (run.matchedCount !== 1) return false;
   await writeExecution(db, { runId, ...exec }, set);
@@ -285,8 +287,10 @@ export async function markStepRunning(
       now,
     );
   }
-  // The run's own status is not written here: it is derived from the steps (temporal/contract/run-state.ts).
+  // The stored status only ever moves queued → running → terminal (every writer of `running` writes the same value,
+  // and never over a terminal one); `waiting` is derived from the steps when shown (temporal/contract/run-state.ts).
   const set: Record<string, unknown> = {
+    status: 'running',
     updated_at: now,
     'steps.$.status': 'running',
     'steps.$.attempts': attempt,

@@ -24,7 +24,7 @@ import type { RunSpend } from '../contract/agent';
 import { parseExecutionId } from '../contract/exec-id';
 import { approveUpdate, progressQuery, type ApprovalDecision } from '../contract/messages';
 import type { RunResult, RunSnapshot, Usage } from '../contract/run';
-import { deriveOutcome, deriveRunStatus, type RunEnd } from '../contract/run-state';
+import { deriveOutcome, deriveRunStatus } from '../contract/run-state';
 import { RUN_FAILED_FAILURE_TYPE, type RunOutcome, type StepEvent } from '../contract/steps';
 import { Approvals } from './approvals';
 import { Graph } from './graph';
@@ -75,6 +75,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     },
   };
   const graph = new Graph(env);
+  /** Set when the run has ended (the query answers after the outcome is recorded, until the execution closes). */
+  let ended: RunOutcome['status'] | undefined;
   const stepStates = () => [...graph.records].map(([id, r]) => ({ id, status: r.status }));
 
   setHandler(progressQuery, () => {
@@ -85,7 +87,7 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     );
     const running = states.filter((s) => s.status === 'running').map((s) => s.id);
     return {
-      status: deriveRunStatus('running', states),
+      status: ended ?? deriveRunStatus('running', states),
       current_step: approvals.list()[0] ?? running[0] ?? null,
       steps: Object.fromEntries(states.map((s) => [s.id, s.status])),
     };
@@ -111,12 +113,14 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   const stop = await graph.run();
   if (stop?.kind === 'cancelled') {
     const outcome = deriveOutcome(stepStates(), { kind: 'cancelled' });
+    ended = outcome.status;
     await CancellationScope.nonCancellable(() => env.recordOutcome(outcome));
     throw stop.cause;
   }
   if (stop?.kind === 'failed') {
-    const end: RunEnd = { kind: 'failed', error: stop.error };
-    await env.recordOutcome(deriveOutcome(stepStates(), end));
+    const outcome = deriveOutcome(stepStates(), { kind: 'failed', error: stop.error });
+    ended = outcome.status;
+    await env.recordOutcome(outcome);
     throw ApplicationFailure.nonRetryable(
       `step "${stop.error.step_id}" failed: ${stop.error.message}`,
       RUN_FAILED_FAILURE_TYPE,
@@ -124,7 +128,9 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     );
   }
 
-  await env.recordOutcome(deriveOutcome(stepStates(), { kind: 'completed' }));
+  const outcome = deriveOutcome(stepStates(), { kind: 'completed' });
+  ended = outcome.status;
+  await env.recordOutcome(outcome);
   const outputs = graph.outputs();
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;
   const result: RunResult = { outputs: small ? outputs : {}, usage, steps: graph.statuses() };

@@ -82,7 +82,9 @@ describe('R2: a map across a worker kill -9', () => {
       const index = customers.indexOf(m.envelope.to[0]!);
       expect(m.messageId).toBe(messageIdFor(`${runId}:mail[${index}]`, api.config.SMTP_FROM));
     }
-    expect((end as unknown as { steps: { executions: { counts: object } }[] }).steps[0]!.executions.counts).toMatchObject({
+    expect(
+      (end as unknown as { steps: { executions: { counts: object } }[] }).steps[0]!.executions.counts,
+    ).toMatchObject({
       total: 20,
       completed: 20,
     });

@@ -17,6 +17,7 @@ import { freePort } from '../../devstack/process';
 import { startMongo, startTemporal } from '../../devstack/servers';
 import { ensureWorkflowBundle } from '../../temporal/bundle';
 import { startHttpSink } from '../helpers/http-sink';
+import type { JsonObject } from '../../temporal/contract/json';
 import { startTestSmtp } from '../helpers/smtp';
 import { startTestApi, startTestWorker, testConfig } from '../helpers/stack';
 import { createTestUser } from '../helpers/users';
@@ -153,7 +154,7 @@ type Recorder = {
 
 /** Graph runs: a branch, a parallel join, a map with a failed item (recorded, the others go on) and a loop. */
 async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<void> {
-  const runToEnd = async (wf: string, input?: Record<string, unknown>) => {
+  const runToEnd = async (wf: string, input?: JsonObject) => {
     const run = await startRun(api, user, wf, input);
     await waitForStatus(api, user, run, isTerminal);
     return run;
@@ -183,19 +184,24 @@ async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<v
 
   const parallel = await createWorkflow(api, user, {
     name: 'parallel',
-    steps: ['a', 'b', 'c'].map((id) => ({
-      id,
-      template_id: tpl.http_request._id,
-      depends_on: [],
-      config: { url: sink.url(`/p/${id}`) },
-    })).concat([
-      {
-        id: 'summary',
-        template_id: tpl.transform._id,
-        depends_on: ['a', 'b', 'c'],
-        config: { expression: 'a + b + c', data: { a: '{{steps.a.output.status}}', b: '{{steps.b.output.status}}', c: '{{steps.c.output.status}}' } },
-      } as never,
-    ]),
+    steps: ['a', 'b', 'c']
+      .map((id) => ({
+        id,
+        template_id: tpl.http_request._id,
+        depends_on: [],
+        config: { url: sink.url(`/p/${id}`) },
+      }))
+      .concat([
+        {
+          id: 'summary',
+          template_id: tpl.transform._id,
+          depends_on: ['a', 'b', 'c'],
+          config: {
+            expression: 'a + b + c',
+            data: { a: '{{steps.a.output.status}}', b: '{{steps.b.output.status}}', c: '{{steps.c.output.status}}' },
+          },
+        } as never,
+      ]),
   });
   await save('graph-parallel-join', await runToEnd(parallel));
 

@@ -6,7 +6,14 @@
  */
 import { startGraphStack, type GraphStack } from '../../helpers/graph-stack';
 import { uniqueId } from '../../helpers/stack';
-import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus, type StatusBody } from '../../helpers/workflows';
+import {
+  createWorkflow,
+  insertTemplate,
+  isTerminal,
+  startRun,
+  waitForStatus,
+  type StatusBody,
+} from '../../helpers/workflows';
 import { messageIdFor } from '../../../temporal/mail/message';
 
 interface GraphStep {
@@ -57,18 +64,21 @@ describe('workflow graphs on the real stack', () => {
       when: `steps.classify.output.category == "${category}"`,
       config: { expression: `"handled by ${id}"` },
     });
-    const { status } = await run([
-      { id: 'classify', template_id: agent._id, input: '{{input.ticket}}' },
-      branch('billing', 'billing'),
-      branch('tech', 'tech'),
-      branch('sales', 'sales'),
-      {
-        id: 'reply',
-        template_id: g.tpl.transform._id,
-        depends_on: ['billing', 'tech', 'sales'],
-        config: { expression: '$', data: { b: '{{steps.billing.output}}', t: '{{steps.tech.output}}' } },
-      },
-    ], { ticket: 'I was charged twice' });
+    const { status } = await run(
+      [
+        { id: 'classify', template_id: agent._id, input: '{{input.ticket}}' },
+        branch('billing', 'billing'),
+        branch('tech', 'tech'),
+        branch('sales', 'sales'),
+        {
+          id: 'reply',
+          template_id: g.tpl.transform._id,
+          depends_on: ['billing', 'tech', 'sales'],
+          config: { expression: '$', data: { b: '{{steps.billing.output}}', t: '{{steps.tech.output}}' } },
+        },
+      ],
+      { ticket: 'I was charged twice' },
+    );
     expect(status.status).toBe('completed');
     expect(stepOf(status, 'billing').status).toBe('completed');
     for (const id of ['tech', 'sales']) {
@@ -103,7 +113,11 @@ describe('workflow graphs on the real stack', () => {
         depends_on: ['fetch_a', 'fetch_b', 'fetch_c'],
         config: {
           expression: '[a, b, c]',
-          data: { a: '{{steps.fetch_a.output.body.from}}', b: '{{steps.fetch_b.output.body.from}}', c: '{{steps.fetch_c.output.body.from}}' },
+          data: {
+            a: '{{steps.fetch_a.output.body.from}}',
+            b: '{{steps.fetch_b.output.body.from}}',
+            c: '{{steps.fetch_c.output.body.from}}',
+          },
         },
       },
     ]);
@@ -237,19 +251,28 @@ describe('workflow graphs on the real stack', () => {
   it('runs a sub-workflow as a child run with its own id, readable at the status endpoint', async () => {
     const child = await createWorkflow(g.api, g.user, {
       name: uniqueId('child'),
-      steps: [{ id: 'double', template_id: g.tpl.transform._id, config: { expression: 'n * 2', data: { n: '{{input.n}}' } } }],
+      steps: [
+        { id: 'double', template_id: g.tpl.transform._id, config: { expression: 'n * 2', data: { n: '{{input.n}}' } } },
+      ],
     });
-    const { runId, status } = await run([
-      { id: 'sub', workflow_id: child, input: { n: '{{input.n}}' } },
-      { id: 'after', template_id: g.tpl.transform._id, config: { expression: 'x + 1', data: { x: '{{steps.sub.output.double}}' } } },
-    ], { n: 21 });
+    const { runId, status } = await run(
+      [
+        { id: 'sub', workflow_id: child, input: { n: '{{input.n}}' } },
+        {
+          id: 'after',
+          template_id: g.tpl.transform._id,
+          config: { expression: 'x + 1', data: { x: '{{steps.sub.output.double}}' } },
+        },
+      ],
+      { n: 21 },
+    );
     expect(status.status).toBe('completed');
     expect(status.outputs.after).toBe(43);
     const childRunId = stepOf(status, 'sub').child_run_id;
     expect(childRunId).toBe(`${runId}.sub`);
     const childStatus = await waitForStatus(g.api, g.user, childRunId!, isTerminal);
     expect(childStatus).toMatchObject({ status: 'completed', outputs: { double: 42 } });
-    expect((childStatus as { temporal: { workflow_id: string } }).temporal.workflow_id).toBe(childRunId);
+    expect((childStatus as unknown as { temporal: { workflow_id: string } }).temporal.workflow_id).toBe(childRunId);
   });
 
   it('two approvals in parallel branches wait at once and are decided separately', async () => {
@@ -258,11 +281,21 @@ describe('workflow graphs on the real stack', () => {
       steps: [
         { id: 'legal', template_id: g.tpl.approval._id, depends_on: [], config: { message: 'legal ok?' } },
         { id: 'finance', template_id: g.tpl.approval._id, depends_on: [], config: { message: 'finance ok?' } },
-        { id: 'go', template_id: g.tpl.transform._id, depends_on: ['legal', 'finance'], config: { expression: '"go"' } },
+        {
+          id: 'go',
+          template_id: g.tpl.transform._id,
+          depends_on: ['legal', 'finance'],
+          config: { expression: '"go"' },
+        },
       ],
     } as never);
     const runId = await startRun(g.api, g.user, wf);
-    const both = await waitForStatus(g.api, g.user, runId, (s) => s.steps.filter((x) => x.status === 'waiting').length === 2);
+    const both = await waitForStatus(
+      g.api,
+      g.user,
+      runId,
+      (s) => s.steps.filter((x) => x.status === 'waiting').length === 2,
+    );
     expect(both.status).toBe('waiting');
     const approve = (step_id: string) =>
       g.api.http.post(`/api/v1/workflows/runs/${runId}/approve`).set(g.user.auth).send({ step_id, approved: true });
@@ -293,7 +326,9 @@ describe('workflow graphs on the real stack', () => {
     } as never);
     const runId = await startRun(g.api, g.user, wf, { items: [1, 2, 3, 4, 5, 6] } as never);
     await waitForStatus(g.api, g.user, runId, (s) => (stepOf(s, 'calls').executions?.counts.running ?? 0) === 3);
-    expect((await g.api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(g.user.auth).send({})).status).toBe(202);
+    expect((await g.api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(g.user.auth).send({})).status).toBe(
+      202,
+    );
     const end = await waitForStatus(g.api, g.user, runId, isTerminal);
     expect(end.status).toBe('cancelled');
     const ex = stepOf(end, 'calls').executions!;
