@@ -18,7 +18,7 @@ import {
   setChildRun,
 } from '../../db/runs';
 import type { JsonValue } from '../contract/json';
-import { isOutputRef, type OutputRef, type RunSnapshot } from '../contract/run';
+import { isOutputRef, type OutputRef } from '../contract/run';
 import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, StepProjection } from '../contract/steps';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../schemas/user-schema';
 

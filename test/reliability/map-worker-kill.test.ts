@@ -53,10 +53,10 @@ describe('R2: a map across a worker kill -9', () => {
           config: { to: '{{map.item}}', subject: 'Item {{map.index}}', text: 'hello' },
         },
       ],
-    } as never);
+    });
     const customers = Array.from({ length: 20 }, (_, i) => `k${i}@example.test`);
     const first = await newWorker();
-    const runId = await startRun(api, user, wf, { customers } as never);
+    const runId = await startRun(api, user, wf, { customers });
     await smtp.waitForMessages(8, 60_000);
     first.kill('SIGKILL');
     await first.exited;

@@ -288,7 +288,7 @@ describe('workflow graphs on the real stack', () => {
           config: { expression: '"go"' },
         },
       ],
-    } as never);
+    });
     const runId = await startRun(g.api, g.user, wf);
     const both = await waitForStatus(
       g.api,
@@ -323,8 +323,8 @@ describe('workflow graphs on the real stack', () => {
           timeout_seconds: 120,
         },
       ],
-    } as never);
-    const runId = await startRun(g.api, g.user, wf, { items: [1, 2, 3, 4, 5, 6] } as never);
+    });
+    const runId = await startRun(g.api, g.user, wf, { items: [1, 2, 3, 4, 5, 6] });
     await waitForStatus(g.api, g.user, runId, (s) => (stepOf(s, 'calls').executions?.counts.running ?? 0) === 3);
     expect((await g.api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(g.user.auth).send({})).status).toBe(
       202,
