@@ -6,6 +6,8 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { findRun } from '../../db/runs';
+import { findExecution } from '../../db/step-executions';
+import { parseExecutionId } from '../../temporal/contract/exec-id';
 import { findFinalEntry, getTranscriptEntry, transcriptsCollection } from '../../db/transcripts';
 import { respond } from '../envelope';
 import { NotFoundError } from '../errors';
@@ -29,10 +31,20 @@ export function transcriptRoutes(deps: RouteDeps): Router {
   router.get('/:runId/steps/:stepId/transcript', ...authenticated(deps), show, async (ctx) => {
     const { params, query } = show.input(ctx);
     const run = await findRun(deps.db, userId(ctx), params.runId);
-    const step = run?.steps.find((s) => s.id === params.stepId);
-    if (!run || !step || step.kind !== 'agent') {
+    // `:stepId` is an execution id: the step, or one item (`ask[3]`) / iteration (`ask#2`) of a map or loop step.
+    const exec = parseExecutionId(params.stepId);
+    const found = exec && run?.steps.find((s) => s.id === exec.stepId);
+    if (!run || !exec || !found || found.kind !== 'agent' || (exec.kind === 'step') !== !found.repeat) {
       throw new NotFoundError(`run ${params.runId} has no agent step ${params.stepId}`);
     }
+    const inner =
+      exec.kind === 'step'
+        ? null
+        : await findExecution(deps.db, run._id, exec.stepId, exec.kind === 'item' ? exec.index : exec.iteration);
+    if (exec.kind !== 'step' && !inner) throw new NotFoundError(`run ${params.runId} has no agent step ${params.stepId}`);
+    const step = inner
+      ? { ...found, id: params.stepId, status: inner.status, turns: inner.turns, usage: inner.usage }
+      : found;
     const [setup, final, entries] = await Promise.all([
       getTranscriptEntry(deps.db, run._id, step.id, 0),
       findFinalEntry(deps.db, run._id, step.id),
