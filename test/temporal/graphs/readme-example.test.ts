@@ -11,7 +11,7 @@ import { createWorkflow, isTerminal, startRun, waitForStatus } from '../../helpe
 function readmeExample(): string {
   const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('### Example: a graph'));
-  const m = /<<'JSON'[^\n]*\n[^\n]*\n([\s\S]*?)\nJSON\n/.exec(section);
+  const m = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(section);
   if (!m) throw new Error('README: the graph example JSON was not found');
   return m[1]!;
 }
