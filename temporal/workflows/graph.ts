@@ -81,10 +81,15 @@ export class Graph {
             const error = toRunError(step.id, err);
             if (step.on_error === 'continue' && !stop) {
               record.output = { error: { reason: error.reason, message: error.message, ...codeOf(error) } };
-              await this.env.project(step.id, {
-                kind: 'failed',
-                error: { reason: error.reason, message: error.message },
-              });
+              try {
+                await this.env.project(step.id, {
+                  kind: 'failed',
+                  error: { reason: error.reason, message: error.message },
+                });
+              } catch (projectErr) {
+                // Only a cancellation gets here (projection writes are best effort).
+                if (!stop) stop = { kind: 'cancelled', cause: projectErr };
+              }
               return;
             }
             if (!stop) stop = { kind: 'failed', error, cause: err };
@@ -94,17 +99,25 @@ export class Graph {
       running.set(step.id, { scope, done });
     };
 
-    await this.decide(start);
-    while (running.size > 0) {
-      await Promise.race([...running.values()].map((r) => r.done));
+    for (;;) {
+      // Every await inside decide() is followed by another pass over the steps, so a step that finished meanwhile
+      // is seen: when decide() returns with nothing running, nothing more can start.
+      if (!stop) {
+        try {
+          await this.decide(start);
+        } catch (err) {
+          if (!isCancellation(err)) throw err;
+          stop = { kind: 'cancelled', cause: err }; // the run was cancelled during a skip's projection write
+        }
+      }
       if (stop) {
         for (const r of running.values()) r.scope.cancel();
         await Promise.allSettled([...running.values()].map((r) => r.done));
-        break;
+        return stop;
       }
-      await this.decide(start);
+      if (running.size === 0) return undefined;
+      await Promise.race([...running.values()].map((r) => r.done));
     }
-    return stop;
   }
 
   /**
