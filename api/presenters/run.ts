@@ -253,20 +253,26 @@ export function presentRun(
     run.liveness?.stalled === true &&
     run.liveness.checked_at.getTime() >= run.updated_at.getTime();
   const usage = sumUsage(run.steps.map((s) => s.usage));
+  // A map or loop step whose only open executions wait for a decision is itself waiting.
+  const shownSteps = run.steps.map((s) => {
+    const by = executions.get(s.id)?.counts.by_status;
+    const waitsOnly = s.status === 'running' && by && (by.waiting ?? 0) > 0 && (by.running ?? 0) === 0;
+    return { id: s.id, status: waitsOnly ? ('waiting' as const) : s.status };
+  });
   return {
     run_id: run._id,
     workflow_id: run.workflow_id,
     workflow_name: run.workflow_name,
-    status: deriveRunStatus(run.status, run.steps),
+    status: deriveRunStatus(run.status, shownSteps),
     input: run.input,
     outputs: completed,
-    steps: run.steps.map((s) => ({
+    steps: run.steps.map((s, i) => ({
       id: s.id,
       template_id: s.template_id,
       template_name: s.template_name,
       kind: s.kind,
       action_type: s.action_type,
-      status: s.status,
+      status: shownSteps[i]?.status ?? s.status,
       when: s.when ?? null,
       skip_reason: s.skip_reason ?? null,
       child_run_id: s.child_run_id ?? null,
