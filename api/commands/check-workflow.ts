@@ -96,12 +96,12 @@ function checkReferences(
       continue;
     }
     for (const { at, ref } of refs) {
-      if (ref.source === 'steps') {
+      if (ref.source === 'steps' || ref.source === 'step_status') {
         if (ref.stepId === step.id) problems.push(`${where}.${at}: ${ref.text} refers to the step itself`);
         else if (!earlier.has(ref.stepId)) {
           problems.push(`${where}.${at}: ${ref.text} refers to "${ref.stepId}", which is not an earlier step`);
         }
-      } else if (inputSchema) {
+      } else if (ref.source === 'input' && inputSchema) {
         const missing = missingInSchema(inputSchema, ref.path);
         if (missing) problems.push(`${where}.${at}: ${ref.text} is not in config.input_schema (${missing})`);
       }

@@ -5,13 +5,19 @@
  */
 import type { JsonObject, JsonValue } from './json';
 import { scanReferences, wholeReference } from './reference-scan';
-import { isOutputRef, type OutputRef } from './run';
+import { isOutputRef, type OutputRef, type StepStatus } from './run';
 
 export type PathSegment = string | number;
 
 export type Reference =
   | { source: 'input'; path: PathSegment[]; text: string }
-  | { source: 'steps'; stepId: string; path: PathSegment[]; text: string };
+  | { source: 'steps'; stepId: string; path: PathSegment[]; text: string }
+  /** `steps.<id>.status`: how the step ended (`completed`, `failed`, `skipped`). */
+  | { source: 'step_status'; stepId: string; text: string }
+  /** `map.item…` (the current item of a map step) and `map.index` (its 0-based index). */
+  | { source: 'map'; field: 'item' | 'index'; path: PathSegment[]; text: string }
+  /** `loop.iteration` (1-based) and `loop.previous…` (the previous iteration's output, null on the first). */
+  | { source: 'loop'; field: 'iteration' | 'previous'; path: PathSegment[]; text: string };
 
 export class RenderError extends Error {
   constructor(message: string) {
@@ -57,15 +63,28 @@ export function parseReference(expr: string): Reference {
     path.push(m[2] !== undefined ? Number(m[2]) : (m[1] ?? m[3] ?? m[4] ?? ''));
     at = SEGMENT.lastIndex;
   }
-  if (head[0] === 'input') return { source: 'input', path, text };
-  if (head[0] === 'steps') {
-    const [stepId, output, ...tail] = path;
-    if (typeof stepId !== 'string' || output !== 'output') {
-      throw new RenderError(`${text}: expected steps.<id>.output…`);
+  const [first, ...rest] = path;
+  switch (head[0]) {
+    case 'input':
+      return { source: 'input', path, text };
+    case 'steps': {
+      const [field, ...tail] = rest;
+      if (typeof first === 'string' && field === 'output') return { source: 'steps', stepId: first, path: tail, text };
+      if (typeof first === 'string' && field === 'status' && tail.length === 0) {
+        return { source: 'step_status', stepId: first, text };
+      }
+      throw new RenderError(`${text}: expected steps.<id>.output… or steps.<id>.status`);
     }
-    return { source: 'steps', stepId, path: tail, text };
+    case 'map':
+      if (first === 'item') return { source: 'map', field: 'item', path: rest, text };
+      if (first === 'index' && rest.length === 0) return { source: 'map', field: 'index', path: [], text };
+      throw new RenderError(`${text}: expected map.item… or map.index`);
+    case 'loop':
+      if (first === 'previous') return { source: 'loop', field: 'previous', path: rest, text };
+      if (first === 'iteration' && rest.length === 0) return { source: 'loop', field: 'iteration', path: [], text };
+      throw new RenderError(`${text}: expected loop.iteration or loop.previous…`);
   }
-  throw new RenderError(`${excerpt(text)}: unknown source "${excerpt(head[0])}" (use input or steps)`);
+  throw new RenderError(`${excerpt(text)}: unknown source "${excerpt(head[0])}" (use input, steps, map or loop)`);
 }
 
 /** Every reference in a JSON value, with the location (`a.b[2]`) of the string holding it. */
@@ -86,10 +105,13 @@ export function collectReferences(value: unknown, at = ''): { at: string; ref: R
 
 export interface RenderContext {
   input: JsonObject;
-  /** Outputs of the steps completed so far, by step id. */
+  /** Outputs of the steps finished so far, by step id (null for skipped steps). */
   steps: Record<string, JsonValue | OutputRef>;
-  statuses?: Record<string, import('./run').StepStatus>;
+  /** How the finished steps ended (`{{steps.<id>.status}}`). */
+  statuses?: Record<string, StepStatus>;
+  /** Inside a map step: the current item and its index. */
   map?: { item: JsonValue; index: number };
+  /** Inside a loop step: the iteration (1-based) and the previous iteration's output. */
   loop?: { iteration: number; previous: JsonValue | OutputRef | null };
 }
 
@@ -100,22 +122,46 @@ function describe(path: PathSegment[]): string {
   return path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${p}`)).join('');
 }
 
-function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
-  let cur: JsonValue;
-  if (ref.source === 'input') {
-    cur = ctx.input;
-  } else {
-    if (!Object.prototype.hasOwnProperty.call(ctx.steps, ref.stepId)) {
-      throw new RenderError(`${ref.text}: step "${ref.stepId}" has no output yet`);
+/** The value a reference starts from, before its path: a stored reference (large output) passes through whole. */
+function startOf(ref: Reference, ctx: RenderContext): JsonValue | OutputRef {
+  switch (ref.source) {
+    case 'input':
+      return ctx.input;
+    case 'steps':
+      if (!Object.prototype.hasOwnProperty.call(ctx.steps, ref.stepId)) {
+        throw new RenderError(`${ref.text}: step "${ref.stepId}" has no output yet`);
+      }
+      return ctx.steps[ref.stepId] as JsonValue | OutputRef;
+    case 'step_status': {
+      const status = ctx.statuses?.[ref.stepId];
+      if (status === undefined) throw new RenderError(`${ref.text}: step "${ref.stepId}" has not finished yet`);
+      return status;
     }
-    const output = ctx.steps[ref.stepId] as JsonValue | OutputRef;
-    // Only a step's whole output can be a stored reference (storeOutput makes nothing else): a reference-like object
-    // inside a value is data and is walked like any other.
-    if (isOutputRef(output)) return ref.path.length > 0 ? { ...output, path: ref.path } : output;
-    cur = output;
+    case 'map':
+      if (!ctx.map) throw new RenderError(`${ref.text}: only inside a map step`);
+      return ref.field === 'item' ? ctx.map.item : ctx.map.index;
+    case 'loop':
+      if (!ctx.loop) throw new RenderError(`${ref.text}: only inside a loop step`);
+      return ref.field === 'iteration' ? ctx.loop.iteration : ctx.loop.previous;
   }
-  for (let i = 0; i < ref.path.length; i++) {
-    const seg = ref.path[i] as PathSegment;
+}
+
+function pathOf(ref: Reference): PathSegment[] {
+  return ref.source === 'step_status' ? [] : ref.path;
+}
+
+function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
+  const start = startOf(ref, ctx);
+  const path = pathOf(ref);
+  // Only a whole output can be a stored reference (storeOutput makes nothing else): a reference-like object inside a
+  // value is data and is walked like any other. A map item taken from a stored list is a reference with a path.
+  if (isOutputRef(start)) {
+    const base = (start as DeferredRef).path ?? [];
+    return path.length > 0 || base.length > 0 ? { ...start, path: [...base, ...path] } : start;
+  }
+  let cur: JsonValue = start;
+  for (let i = 0; i < path.length; i++) {
+    const seg = path[i] as PathSegment;
     const next: unknown =
       typeof seg === 'number'
         ? Array.isArray(cur)
@@ -128,7 +174,7 @@ function resolve(ref: Reference, ctx: RenderContext): JsonValue | DeferredRef {
           ? cur[seg]
           : undefined;
     if (next === undefined) {
-      throw new RenderError(`${ref.text}: ${describe(ref.path.slice(0, i + 1)) || 'value'} is missing`);
+      throw new RenderError(`${ref.text}: ${describe(path.slice(0, i + 1)) || 'value'} is missing`);
     }
     cur = next as JsonValue;
   }
