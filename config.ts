@@ -56,6 +56,11 @@ export const configSchema = z.object({
   RUN_MAX_TOKENS: z.coerce.number().int().positive().default(1_000_000),
   RUN_MAX_MODEL_CALLS: z.coerce.number().int().positive().default(200),
   USER_MAX_CONCURRENT_RUNS: z.coerce.number().int().positive().default(50),
+  // Graph limits (docs/graphs.md): checked on write and frozen into each run's snapshot.
+  MAP_MAX_ITEMS: z.coerce.number().int().positive().max(10_000).default(1000),
+  MAP_MAX_CONCURRENCY: z.coerce.number().int().positive().max(100).default(20),
+  LOOP_MAX_ITERATIONS: z.coerce.number().int().positive().max(1000).default(100),
+  SUBWORKFLOW_MAX_DEPTH: z.coerce.number().int().positive().max(10).default(3),
   USER_MAX_TOKENS_PER_DAY: z.coerce.number().int().positive().default(10_000_000),
 
   MONGODB_URI: z

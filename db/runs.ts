@@ -18,6 +18,7 @@ import {
   type RunError,
   type RunSnapshot,
   type RunStatus,
+  type StepSnapshot,
   type StepStatus,
   type Usage,
 } from '../temporal/contract/run';
@@ -124,14 +125,27 @@ export function isTerminal(status: RunStatus): boolean {
   return TERMINAL_RUN_STATUSES.includes(status);
 }
 
-/** Maps the agent steps' output schemas of a snapshot (db/schema-keys.ts). */
+/** Maps every schema of a snapshot (db/schema-keys.ts): agent output schemas and sub-workflows', at any depth. */
 function mapSnapshotSchemas(snapshot: RunSnapshot, map: <S extends JsonObject | undefined>(s: S) => S): RunSnapshot {
-  return {
-    ...snapshot,
-    steps: snapshot.steps.map((s) =>
-      s.kind === 'agent' && s.output_schema ? { ...s, output_schema: map(s.output_schema) } : s,
-    ),
-  };
+  const mapSteps = (steps: StepSnapshot[]): StepSnapshot[] =>
+    steps.map((s) => {
+      switch (s.kind) {
+        case 'agent':
+          return s.output_schema ? { ...s, output_schema: map(s.output_schema) } : s;
+        case 'workflow':
+          return {
+            ...s,
+            workflow: {
+              ...s.workflow,
+              ...(s.workflow.input_schema ? { input_schema: map(s.workflow.input_schema) } : {}),
+              steps: mapSteps(s.workflow.steps),
+            },
+          };
+        case 'action':
+          return s;
+      }
+    });
+  return { ...snapshot, steps: mapSteps(snapshot.steps) };
 }
 
 /** Records a new run document; its snapshot's schemas are stored with escaped keys. */

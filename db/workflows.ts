@@ -3,11 +3,20 @@ import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { EgressSettings } from '../temporal/contract/egress';
 import type { RetrySettings } from '../temporal/contract/run';
+import type { OnError, Trigger } from '../temporal/contract/graph';
 import { loadedSchema, storedSchema } from './schema-keys';
 
 export interface WorkflowStepDoc {
   id: string;
-  template_id: string;
+  /** Exactly one of template_id and workflow_id (a sub-workflow). */
+  template_id?: string;
+  workflow_id?: string;
+  depends_on?: string[];
+  when?: string;
+  trigger?: Trigger;
+  on_error?: OnError;
+  map?: { over: string; concurrency?: number; on_item_error?: OnError };
+  loop?: { until: string; max_iterations: number };
   prompt?: string;
   tools?: string[];
   tasks?: string[];
@@ -70,6 +79,15 @@ export async function insertWorkflow(db: Db, doc: WorkflowDoc): Promise<void> {
 export async function findWorkflow(db: Db, ownerId: string, id: string): Promise<WorkflowDoc | null> {
   const doc = await workflowsCollection(db).findOne({ _id: id, owner_id: ownerId });
   return doc && loadedWorkflow(doc);
+}
+
+/** The owner's workflows among `ids` (others' and unknown ids are left out). */
+export async function findWorkflows(db: Db, ownerId: string, ids: string[]): Promise<WorkflowDoc[]> {
+  if (ids.length === 0) return [];
+  const docs = await workflowsCollection(db)
+    .find({ _id: { $in: ids }, owner_id: ownerId })
+    .toArray();
+  return docs.map(loadedWorkflow);
 }
 
 /** Replaces the definition fields; returns the stored document, or null when the owner has no such workflow. */

@@ -1,32 +1,48 @@
 /**
- * Write-time checks of a workflow definition that go beyond its shape: unique step ids, templates that exist and
- * are visible to the owner, known tools, references only to earlier steps and to fields of `config.input_schema`,
- * per-action config rules. Every problem names the step and the field (`steps[1] (notify).config.to: required`).
+ * Write-time checks of a workflow definition that go beyond its shape: unique step ids, templates and sub-workflows
+ * that exist and are visible to the owner, known tools, references to fields of `config.input_schema`, per-action
+ * config rules, and the graph (check-graph.ts: dependencies, conditions, references only to steps that finish
+ * first, maps and loops). Every problem names the step and the field (`steps[1] (notify).config.to: required`).
  */
 import type { Db } from 'mongodb';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import type { WorkflowConfigDoc, WorkflowStepDoc } from '../../db/workflows';
 import { validateActionConfig } from '../../temporal/actions/registry';
 import type { JsonObject } from '../../temporal/contract/json';
-import { collectReferences, RenderError, type PathSegment } from '../../temporal/contract/render';
+import { collectReferences, type PathSegment } from '../../temporal/contract/render';
 import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
+import { checkGraph, type GraphLimitsConfig } from './check-graph';
+import { loadWorkflowTree } from './sub-workflows';
 
 /** At most this many problems are listed in one message. */
 const MAX_LISTED = 8;
 
-export interface CheckedWorkflow {
-  /** The templates the steps use, by id (the start command needs them again for the snapshot). */
-  templates: Map<string, TemplateDoc>;
-}
+export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number };
 
-/** Throws BadRequestError listing every problem; returns the templates on success. */
+/** Fields a sub-workflow step does not take (its steps have their own). */
+const NOT_ON_WORKFLOW_STEPS = [
+  'prompt',
+  'tools',
+  'tasks',
+  'model',
+  'max_turns',
+  'output_schema',
+  'egress',
+  'config',
+] as const;
+
+/**
+ * Throws BadRequestError listing every problem. `id` is the workflow's own id when it has one (PATCH): a
+ * sub-workflow tree that calls back into it is a cycle.
+ */
 export async function checkWorkflow(
   db: Db,
   ownerId: string,
-  def: { steps: WorkflowStepDoc[]; config: WorkflowConfigDoc },
-): Promise<CheckedWorkflow> {
+  def: { id?: string; steps: WorkflowStepDoc[]; config: WorkflowConfigDoc },
+  limits: CheckLimits,
+): Promise<void> {
   const problems: string[] = [];
   const schema = def.config.input_schema;
   if (schema) problems.push(...describeSchemaProblems(schema, 'config.input_schema'));
@@ -34,32 +50,39 @@ export async function checkWorkflow(
   const templates = await findVisibleTemplates(
     db,
     ownerId,
-    def.steps.map((s) => s.template_id),
+    def.steps.flatMap((s) => (s.template_id ? [s.template_id] : [])),
   );
+  const tree = await loadWorkflowTree(db, ownerId, { id: def.id, steps: def.steps }, limits.SUBWORKFLOW_MAX_DEPTH);
+  problems.push(...tree.problems);
   const seen = new Set<string>();
   def.steps.forEach((step, i) => {
     const where = `steps[${i}] (${step.id})`;
     if (seen.has(step.id)) problems.push(`${where}.id: duplicate step id "${step.id}"`);
-    const template = templates.get(step.template_id);
-    if (!template) {
-      problems.push(`${where}.template_id: unknown template "${step.template_id}"`);
-    } else {
-      problems.push(...checkKind(step, template, where));
+    if ((step.template_id === undefined) === (step.workflow_id === undefined)) {
+      problems.push(`${where}.template_id: exactly one of template_id and workflow_id is required`);
+    } else if (step.workflow_id !== undefined) {
+      for (const field of NOT_ON_WORKFLOW_STEPS) {
+        if (step[field] !== undefined) problems.push(`${where}.${field}: a sub-workflow step does not take ${field}`);
+      }
+    } else if (step.template_id !== undefined) {
+      const template = templates.get(step.template_id);
+      if (!template) problems.push(`${where}.template_id: unknown template "${step.template_id}"`);
+      else problems.push(...checkKind(step, template, where));
     }
     if (step.output_schema) problems.push(...describeSchemaProblems(step.output_schema, `${where}.output_schema`));
     for (const [j, tool] of (step.tools ?? []).entries()) {
       if (!isToolName(tool)) problems.push(`${where}.tools[${j}]: unknown tool "${tool}"`);
     }
-    problems.push(...checkReferences(step, where, seen, schema));
+    if (schema) problems.push(...checkInputReferences(step, where, schema));
     seen.add(step.id);
   });
+  if (seen.size === def.steps.length) problems.push(...checkGraph(def.steps, templates, schema, limits));
 
   if (problems.length > 0) {
     const listed = problems.slice(0, MAX_LISTED);
     if (problems.length > MAX_LISTED) listed.push(`and ${problems.length - MAX_LISTED} more`);
     throw new BadRequestError(listed.join('; '), 'invalid_workflow');
   }
-  return { templates };
 }
 
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {
@@ -79,32 +102,21 @@ function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string):
   return problems;
 }
 
-function checkReferences(
-  step: WorkflowStepDoc,
-  where: string,
-  earlier: ReadonlySet<string>,
-  inputSchema: JsonObject | undefined,
-): string[] {
+/** `{{input.…}}` references must name fields `config.input_schema` allows (other references: check-graph.ts). */
+function checkInputReferences(step: WorkflowStepDoc, where: string, inputSchema: JsonObject): string[] {
   const problems: string[] = [];
   const fields = { input: step.input ?? null, config: step.config ?? {}, prompt: step.prompt ?? '' };
   for (const [field, value] of Object.entries(fields)) {
     let refs: ReturnType<typeof collectReferences>;
     try {
       refs = collectReferences(value, field);
-    } catch (err) {
-      problems.push(`${where}.${field}: ${err instanceof RenderError ? err.message : 'invalid reference'}`);
-      continue;
+    } catch {
+      continue; // reported by checkGraph
     }
     for (const { at, ref } of refs) {
-      if (ref.source === 'steps' || ref.source === 'step_status') {
-        if (ref.stepId === step.id) problems.push(`${where}.${at}: ${ref.text} refers to the step itself`);
-        else if (!earlier.has(ref.stepId)) {
-          problems.push(`${where}.${at}: ${ref.text} refers to "${ref.stepId}", which is not an earlier step`);
-        }
-      } else if (ref.source === 'input' && inputSchema) {
-        const missing = missingInSchema(inputSchema, ref.path);
-        if (missing) problems.push(`${where}.${at}: ${ref.text} is not in config.input_schema (${missing})`);
-      }
+      if (ref.source !== 'input') continue;
+      const missing = missingInSchema(inputSchema, ref.path);
+      if (missing) problems.push(`${where}.${at}: ${ref.text} is not in config.input_schema (${missing})`);
     }
   }
   return problems;

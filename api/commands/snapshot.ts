@@ -8,8 +8,32 @@ import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../temporal/contract/agent';
 import { resolveEgress } from '../../temporal/contract/egress';
 import type { JsonObject } from '../../temporal/contract/json';
-import type { RetrySettings, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
+import { resolveDependencies } from '../../temporal/contract/graph';
+import type {
+  ActionStepSnapshot,
+  ChildWorkflowSnapshot,
+  GraphLimits,
+  RetrySettings,
+  RunSnapshot,
+  StepSnapshot,
+} from '../../temporal/contract/run';
 import { effectiveBudget, type BudgetConfig } from './budget';
+
+/** A sub-workflow step's per-attempt limit is not used (a child run has its own); this bounds its whole run. */
+export const DEFAULT_SUBWORKFLOW_TIMEOUT_SECONDS = 24 * 3600;
+export const DEFAULT_MAP_CONCURRENCY = 5;
+
+export type SnapshotConfig = Pick<
+  Config,
+  'LLM_DEFAULT_MODEL' | 'MAP_MAX_ITEMS' | 'MAP_MAX_CONCURRENCY' | 'LOOP_MAX_ITERATIONS' | 'SUBWORKFLOW_MAX_DEPTH'
+> &
+  BudgetConfig;
+
+/** What the steps of a run refer to: templates by id, and the sub-workflows (loaded by sub-workflows.ts). */
+export interface SnapshotSources {
+  templates: Map<string, TemplateDoc>;
+  workflows: Map<string, WorkflowDoc>;
+}
 
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_ACTION_TIMEOUT_SECONDS = 60;
@@ -18,38 +42,106 @@ export const DEFAULT_AGENT_TIMEOUT_SECONDS = 300;
 export function buildSnapshot(args: {
   runId: string;
   workflow: WorkflowDoc;
-  templates: Map<string, TemplateDoc>;
+  sources: SnapshotSources;
   input: JsonObject;
-  config: Pick<Config, 'LLM_DEFAULT_MODEL'> & BudgetConfig;
+  config: SnapshotConfig;
   now: Date;
 }): RunSnapshot {
   const { workflow } = args;
+  const limits: GraphLimits = {
+    map_max_items: args.config.MAP_MAX_ITEMS,
+    map_max_concurrency: args.config.MAP_MAX_CONCURRENCY,
+    loop_max_iterations: args.config.LOOP_MAX_ITERATIONS,
+    max_depth: args.config.SUBWORKFLOW_MAX_DEPTH,
+  };
   return {
     run_id: args.runId,
     workflow_id: workflow._id,
     workflow_name: workflow.name,
     owner_id: workflow.owner_id,
     input: args.input,
-    steps: workflow.steps.map((step) => stepSnapshot(step, templateOf(args.templates, step), workflow, args.config)),
+    steps: stepSnapshots(workflow, args.sources, args.config),
     budget: effectiveBudget(args.config, workflow.config),
     created_at: args.now.toISOString(),
+    limits,
+  };
+}
+
+/**
+ * The steps of a workflow as a run takes them: dependencies resolved (the "previous step" default filled in, so a
+ * snapshot never depends on how the list was written), graph fields with their defaults, sub-workflows inlined.
+ */
+function stepSnapshots(workflow: WorkflowDoc, sources: SnapshotSources, config: SnapshotConfig): StepSnapshot[] {
+  const deps = resolveDependencies(workflow.steps);
+  return workflow.steps.map((step) => ({
+    ...stepSnapshot(step, sources, workflow, config),
+    ...graphFields(step, deps.get(step.id) ?? []),
+  }));
+}
+
+function graphFields(
+  step: WorkflowStepDoc,
+  dependsOn: string[],
+): Pick<ActionStepSnapshot, 'depends_on' | 'when' | 'trigger' | 'on_error' | 'map' | 'loop'> {
+  return {
+    depends_on: dependsOn,
+    ...(step.when !== undefined ? { when: step.when } : {}),
+    ...(step.trigger !== undefined ? { trigger: step.trigger } : {}),
+    ...(step.on_error !== undefined ? { on_error: step.on_error } : {}),
+    ...(step.map
+      ? {
+          map: {
+            over: step.map.over.trim(),
+            concurrency: step.map.concurrency ?? DEFAULT_MAP_CONCURRENCY,
+            on_item_error: step.map.on_item_error ?? 'fail',
+          },
+        }
+      : {}),
+    ...(step.loop ? { loop: { until: step.loop.until, max_iterations: step.loop.max_iterations } } : {}),
   };
 }
 
 function templateOf(templates: Map<string, TemplateDoc>, step: WorkflowStepDoc): TemplateDoc {
-  const t = templates.get(step.template_id);
-  // checkWorkflow ran just before with the same map: a missing template here is a programming error.
+  const t = step.template_id ? templates.get(step.template_id) : undefined;
+  // The start command checked the templates just before with the same map: a missing one is a programming error.
   if (!t) throw new Error(`template ${step.template_id} of step ${step.id} not resolved`);
   return t;
 }
 
+function childSnapshot(step: WorkflowStepDoc, sources: SnapshotSources, config: SnapshotConfig): ChildWorkflowSnapshot {
+  const child = step.workflow_id ? sources.workflows.get(step.workflow_id) : undefined;
+  // Loaded (and checked for cycles and depth) by the start command just before.
+  if (!child) throw new Error(`workflow ${step.workflow_id} of step ${step.id} not resolved`);
+  return {
+    workflow_id: child._id,
+    workflow_name: child.name,
+    ...(child.config.input_schema ? { input_schema: child.config.input_schema } : {}),
+    steps: stepSnapshots(child, sources, config),
+    ...(child.config.timeout_seconds ? { timeout_seconds: child.config.timeout_seconds } : {}),
+  };
+}
+
 function stepSnapshot(
   step: WorkflowStepDoc,
-  template: TemplateDoc,
+  sources: SnapshotSources,
   workflow: WorkflowDoc,
-  config: Pick<Config, 'LLM_DEFAULT_MODEL'>,
+  config: SnapshotConfig,
 ): StepSnapshot {
   const retry: RetrySettings = step.retry ?? workflow.config.retry ?? { max_attempts: DEFAULT_MAX_ATTEMPTS };
+  if (step.workflow_id !== undefined) {
+    const child = childSnapshot(step, sources, config);
+    return {
+      id: step.id,
+      kind: 'workflow',
+      template_id: child.workflow_id,
+      template_name: child.workflow_name,
+      input: step.input ?? {},
+      retry,
+      timeout_seconds: step.timeout_seconds ?? child.timeout_seconds ?? DEFAULT_SUBWORKFLOW_TIMEOUT_SECONDS,
+      workflow: child,
+    };
+  }
+  const template = templateOf(sources.templates, step);
   const base = {
     id: step.id,
     template_id: template._id,

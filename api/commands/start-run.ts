@@ -19,7 +19,7 @@ import {
   type RunDoc,
 } from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
-import { findWorkflow } from '../../db/workflows';
+import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
 import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
@@ -33,7 +33,8 @@ import {
 } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
 import type { InputValidators } from './input-validators';
-import { buildSnapshot } from './snapshot';
+import { buildSnapshot, type SnapshotSources } from './snapshot';
+import { loadWorkflowTree } from './sub-workflows';
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
 export const MAX_SNAPSHOT_BYTES = 200 * 1024;
@@ -83,21 +84,9 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
 
   const input = req.input ?? {};
   deps.inputValidators.check(workflow, input);
-  // The definition was checked on write; only the templates can have changed (deleted) since.
-  const templates = await findVisibleTemplates(
-    deps.db,
-    req.ownerId,
-    workflow.steps.map((s) => s.template_id),
-  );
-  const missing = workflow.steps.find((s) => !templates.has(s.template_id));
-  if (missing) {
-    throw new UnprocessableError(
-      `the workflow can no longer run: step "${missing.id}" uses template ${missing.template_id}, which no longer exists`,
-      'workflow_invalid',
-    );
-  }
+  const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
   const now = new Date();
-  const snapshot = buildSnapshot({ runId: newId('run'), workflow, templates, input, config: deps.config, now });
+  const snapshot = buildSnapshot({ runId: newId('run'), workflow, sources, input, config: deps.config, now });
   const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
   if (bytes > MAX_SNAPSHOT_BYTES) {
     throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
@@ -128,6 +117,44 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
     throw err;
   }
   return accepted(req, doc);
+}
+
+/**
+ * The templates and sub-workflows a run of `workflow` uses, as they are now. The definition was checked on write;
+ * since then a template or a called workflow may have been deleted, or a called workflow changed so that the tree
+ * now has a cycle or nests too deep: each is a 422 naming the step.
+ */
+async function loadSnapshotSources(
+  deps: StartRunDeps,
+  ownerId: string,
+  workflow: WorkflowDoc,
+): Promise<SnapshotSources> {
+  const tree = await loadWorkflowTree(
+    deps.db,
+    ownerId,
+    { id: workflow._id, steps: workflow.steps },
+    deps.config.SUBWORKFLOW_MAX_DEPTH,
+  );
+  if (tree.problems.length > 0) {
+    throw new UnprocessableError(`the workflow can no longer run: ${tree.problems.join('; ')}`, 'workflow_invalid');
+  }
+  const all = [workflow, ...tree.workflows.values()];
+  const templates = await findVisibleTemplates(
+    deps.db,
+    ownerId,
+    all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))),
+  );
+  for (const wf of all) {
+    const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
+    if (missing) {
+      const where = wf === workflow ? '' : ` of sub-workflow "${wf.name}"`;
+      throw new UnprocessableError(
+        `the workflow can no longer run: step "${missing.id}"${where} uses template ${missing.template_id}, which no longer exists`,
+        'workflow_invalid',
+      );
+    }
+  }
+  return { templates, workflows: tree.workflows };
 }
 
 /**

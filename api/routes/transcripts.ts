@@ -41,7 +41,8 @@ export function transcriptRoutes(deps: RouteDeps): Router {
       exec.kind === 'step'
         ? null
         : await findExecution(deps.db, run._id, exec.stepId, exec.kind === 'item' ? exec.index : exec.iteration);
-    if (exec.kind !== 'step' && !inner) throw new NotFoundError(`run ${params.runId} has no agent step ${params.stepId}`);
+    if (exec.kind !== 'step' && !inner)
+      throw new NotFoundError(`run ${params.runId} has no agent step ${params.stepId}`);
     const step = inner
       ? { ...found, id: params.stepId, status: inner.status, turns: inner.turns, usage: inner.usage }
       : found;

@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
+import { ON_ERROR, TRIGGERS } from '../../temporal/contract/graph';
 import { EXECUTION_ID_PATTERN } from '../../temporal/contract/exec-id';
 
 /** The most steps a workflow may have. */
@@ -31,9 +32,82 @@ const retry = z.strictObject({
   max_attempts: z.number().int().min(1).max(MAX_ATTEMPTS).meta({ description: 'Attempts including the first.' }),
 });
 
+/** Longest `when` / `loop.until` condition (temporal/contract/condition.ts refuses longer ones too). */
+const condition = z.string().min(1).max(2_000);
+
+const mapSettings = z.strictObject({
+  over: z
+    .string()
+    .min(1)
+    .max(1_100)
+    .meta({
+      description:
+        'One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, ' +
+        '`{{map.item…}}` is the current item and `{{map.index}}` its 0-based index.',
+    }),
+  concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: 'Items running at once (default 5, at most MAP_MAX_CONCURRENCY).' }),
+  on_item_error: z
+    .enum(ON_ERROR)
+    .optional()
+    .meta({
+      description:
+        '`fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and ' +
+        'the other items go on.',
+    }),
+});
+
+const loopSettings = z.strictObject({
+  until: condition.meta({
+    description: "Checked after each iteration; `steps.<this id>.output` is that iteration's output.",
+  }),
+  max_iterations: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .meta({
+      description: 'Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`.',
+    }),
+});
+
 export const workflowStepBody = z.strictObject({
   id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
-  template_id: z.string().min(1).max(100),
+  template_id: z
+    .string()
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: 'The agent or action template; exactly one of template_id and workflow_id.' }),
+  workflow_id: z.string().min(1).max(100).optional().meta({
+    description: 'Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input.',
+  }),
+  depends_on: z.array(slug).max(MAX_STEPS).optional().meta({
+    description: 'Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none.',
+  }),
+  when: condition.optional().meta({
+    description:
+      'Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → ' +
+      'the step is `skipped`. See docs/graphs.md.',
+  }),
+  trigger: z
+    .enum(TRIGGERS)
+    .optional()
+    .meta({
+      description:
+        '`any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; ' +
+        '`all_done`: runs once its dependencies finished, whatever happened to them.',
+    }),
+  on_error: z.enum(ON_ERROR).optional().meta({
+    description: '`fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.',
+  }),
+  map: mapSettings.optional().meta({ description: 'Run the step once per item of a list.' }),
+  loop: loopSettings.optional().meta({ description: 'Repeat the step until a condition holds.' }),
   prompt: z.string().min(1).max(32_000).optional().meta({ description: 'Agent steps: overrides default_prompt.' }),
   tools: z
     .array(z.string().min(1).max(64))

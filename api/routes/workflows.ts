@@ -150,7 +150,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       updated_at: now,
     };
     checkWorkflowBudget(deps.config, doc.config);
-    await checkWorkflow(deps.db, owner, doc);
+    await checkWorkflow(deps.db, owner, doc, deps.config);
     await insertWorkflow(deps.db, doc);
     respond(ctx, 201, presentWorkflow(doc));
   });
@@ -174,7 +174,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       config: body.config ?? current.config,
     };
     checkWorkflowBudget(deps.config, next.config);
-    await checkWorkflow(deps.db, owner, next);
+    await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
     respond(ctx, 200, presentWorkflow(updated));
