@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
-import { runSummaryView, runView } from '../presenters/run';
+import { executionView, runSummaryView, runView } from '../presenters/run';
 import { workflowView } from '../presenters/workflow';
 import {
   approveBody,
@@ -11,6 +11,7 @@ import {
   runIdParams,
   startRunBody,
   statusQuery,
+  stepExecutionsParams,
   updateWorkflowBody,
   workflowIdParams,
 } from './workflows.schema';
@@ -45,8 +46,10 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'Create a workflow',
       description:
-        'Validated on write: unique slug step ids, visible templates, known tools, `{{steps.x…}}` only to earlier ' +
-        'steps, `{{input.y}}` within config.input_schema, action configs per action type, at most 50 steps.',
+        'Validated on write: unique slug step ids, visible templates and sub-workflows, known tools, ' +
+        '`{{steps.x…}}` only to steps that finish first (dependencies, direct or indirect; without `depends_on`, ' +
+        'earlier steps), no dependency cycles, conditions that parse, maps over lists, bounded loops, ' +
+        '`{{input.y}}` within config.input_schema, action configs per action type, at most 50 steps.',
       security: BEARER,
       requestBody: jsonRequest(createWorkflowBody),
       responses: { ...ok(201, 'The stored workflow', workflowView), ...errors(400, 401, 413, 415) },
@@ -117,6 +120,21 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       security: BEARER,
       requestParams: { path: runIdParams, query: statusQuery },
       responses: { ...ok(200, 'The run', runView), ...errors(400, 401, 404) },
+    },
+  },
+  '/api/v1/workflows/runs/{runId}/steps/{stepId}/executions': {
+    get: {
+      tags: runTags,
+      summary: 'The items of a map step or the iterations of a loop step, in order',
+      description:
+        'Each execution (`<step>[<index>]`, `<step>#<iteration>`) with its own status, attempts, output and error. ' +
+        'The status endpoint shows the first 50 and the counts; this pages through all of them.',
+      security: BEARER,
+      requestParams: { path: stepExecutionsParams, query: listQuery },
+      responses: {
+        ...ok(200, 'One page of executions', z.array(executionView), { paged: true }),
+        ...errors(400, 401, 404),
+      },
     },
   },
   '/api/v1/workflows/runs/{runId}/cancel': {
