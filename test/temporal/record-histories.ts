@@ -21,7 +21,14 @@ import type { JsonObject } from '../../temporal/contract/json';
 import { startTestSmtp } from '../helpers/smtp';
 import { startTestApi, startTestWorker, testConfig } from '../helpers/stack';
 import { createTestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import {
+  actionTemplates,
+  createWorkflow,
+  isTerminal,
+  startRun,
+  temporalFinalStatus,
+  waitForStatus,
+} from '../helpers/workflows';
 
 const OUT_DIR = path.join(__dirname, 'histories');
 const log = (m: string) => process.stdout.write(`[record] ${m}\n`);
@@ -157,6 +164,8 @@ async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<v
   const runToEnd = async (wf: string, input?: JsonObject) => {
     const run = await startRun(api, user, wf, input);
     await waitForStatus(api, user, run, isTerminal);
+    // The projection is terminal just before the execution closes: record the closed history.
+    await temporalFinalStatus(api, run);
     return run;
   };
   const branch = await createWorkflow(api, user, {
