@@ -5,11 +5,11 @@
  */
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
+import { actionTemplates, createWorkflow } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import { runsCollection } from '../../db/runs';
 import type { ActionType } from '../../temporal/actions/types';
-import type { RunSnapshot, WorkflowStepSnapshot } from '../../temporal/contract/run';
+import type { WorkflowStepSnapshot } from '../../temporal/contract/run';
 
 describe('workflow graphs: definitions', () => {
   let api: TestApi;
@@ -64,7 +64,7 @@ describe('workflow graphs: definitions', () => {
       .send({ input: { items: [1] } });
     expect(start.status).toBe(202);
     const doc = await runsCollection(api.database.db).findOne({ _id: start.body.data.run_id });
-    const snapshot = doc!.snapshot as RunSnapshot;
+    const snapshot = doc!.snapshot;
     expect(snapshot.limits).toEqual({
       map_max_items: 1000,
       map_max_concurrency: 10,

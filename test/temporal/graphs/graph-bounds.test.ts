@@ -32,9 +32,9 @@ describe('graph bounds', () => {
           config: { expression: 'n * n', data: { n: '{{map.item}}' } },
         },
       ],
-    } as never);
+    });
     const numbers = Array.from({ length: 1000 }, (_, i) => i);
-    const runId = await startRun(g.api, g.user, wf, { numbers } as never);
+    const runId = await startRun(g.api, g.user, wf, { numbers });
     const status = await waitForStatus(g.api, g.user, runId, isTerminal, 600_000);
     expect(status.status).toBe('completed');
     expect(status.outputs.square).toEqual(numbers.map((n) => n * n));
@@ -54,7 +54,7 @@ describe('graph bounds', () => {
           config: { expression: 'i', data: { i: '{{loop.iteration}}' } },
         },
       ],
-    } as never);
+    });
     const runId = await startRun(g.api, g.user, wf);
     const status = await waitForStatus(g.api, g.user, runId, isTerminal, 300_000);
     expect(status.status).toBe('completed');
@@ -75,8 +75,8 @@ describe('graph bounds', () => {
           config: { expression: '1' },
         },
       ],
-    } as never);
-    const runId = await startRun(g.api, g.user, wf, { items: Array.from({ length: 1001 }, () => 0) } as never);
+    });
+    const runId = await startRun(g.api, g.user, wf, { items: Array.from({ length: 1001 }, () => 0) });
     const status = await waitForStatus(g.api, g.user, runId, isTerminal);
     expect(status.status).toBe('failed');
     expect(status.error).toMatchObject({ step_id: 'each', reason: 'map_too_large' });
