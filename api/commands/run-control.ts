@@ -7,6 +7,7 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@
 import type { Db } from 'mongodb';
 import { findRun, isTerminal, recordRunOutcome } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
+import { deriveOutcome } from '../../temporal/contract/run-state';
 import { parseExecutionId } from '../../temporal/contract/exec-id';
 import { approveUpdate, type ApprovalAccepted } from '../../temporal/contract/messages';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
@@ -32,11 +33,9 @@ export async function cancelRun(deps: RunControlDeps, ownerId: string, runId: st
   } catch (err) {
     if (err instanceof WorkflowNotFoundError && run.temporal.run_id === null) {
       // Recorded but never started: nothing runs, so the cancellation is final right here.
-      await recordRunOutcome(deps.db, runId, {
-        status: 'cancelled',
-        error: { step_id: null, reason: 'cancelled', message: 'the run was cancelled before it started' },
-        stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'skipped' as const })),
-      });
+      const steps = run.steps.map((s) => ({ id: s.id, status: s.status }));
+      const end = { kind: 'cancelled', stepId: null, message: 'the run was cancelled before it started' } as const;
+      await recordRunOutcome(deps.db, runId, deriveOutcome(steps, end));
       return { run_id: runId };
     }
     if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');

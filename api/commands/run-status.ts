@@ -28,6 +28,7 @@ import {
 import { readBlob } from '../../db/blobs';
 import type { JsonValue } from '../../temporal/contract/json';
 import { isOutputRef, type RunError, type RunResult } from '../../temporal/contract/run';
+import { deriveOutcome } from '../../temporal/contract/run-state';
 import { RUN_FAILED_FAILURE_TYPE } from '../../temporal/contract/steps';
 import { NotFoundError } from '../errors';
 
@@ -72,14 +73,8 @@ export async function getRunStatus(
 async function repairLostOutputs(deps: RunStatusDeps, run: RunView): Promise<RunView> {
   const lost = run.steps.filter((s) => s.status === 'completed' && s.output_json === null).map((s) => s.id);
   if (run.status !== 'completed' || lost.length === 0) return run;
-  let result: RunResult;
-  try {
-    result = await deps.temporal.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, (): Promise<RunResult> =>
-      deps.temporal.workflow.getHandle(run._id).result(),
-    );
-  } catch {
-    return run; // Temporal unreachable, or the run's history is gone: answer the projection as it is
-  }
+  const result = await resultOf(deps, run);
+  if (!result) return run; // Temporal unreachable, or the run's history is gone: answer the projection as it is
   const found = Object.fromEntries(Object.entries(result?.outputs ?? {}).filter(([id]) => lost.includes(id)));
   if (Object.keys(found).length === 0) return run;
   await restoreLostOutputs(deps.db, run._id, found);
@@ -158,70 +153,49 @@ function livenessOf(d: WorkflowExecutionDescription, run: RunView, now: Date, th
   return { checked_at: now, stalled: false, message: null };
 }
 
+/**
+ * The outcome of a run Temporal has closed, from the projection's step states: deriveOutcome decides what happens
+ * to the steps still open, exactly as the workflow itself would have (temporal/contract/run-state.ts).
+ */
 async function outcomeOf(deps: RunStatusDeps, run: RunView, d: WorkflowExecutionDescription): Promise<RunOutcome> {
-  const open = run.steps.filter((s) => s.status === 'running' || s.status === 'waiting' || s.status === 'pending');
-  const current = open.find((s) => s.status !== 'pending') ?? open[0];
-  const stopAt = (reason: string, message: string): RunOutcome['stepUpdates'] =>
-    open.map((s) =>
-      s === current
-        ? { id: s.id, status: 'failed' as const, error: { reason, message } }
-        : { id: s.id, status: 'skipped' as const },
-    );
+  const steps = run.steps.map((s) => ({ id: s.id, status: s.status }));
   switch (d.status.name) {
-    case 'COMPLETED':
-      return {
-        status: 'completed',
-        error: null,
-        stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'completed' as const })),
-      };
+    case 'COMPLETED': {
+      // Graph runs report how each step ended (some were skipped); older runs completed every step.
+      const ended = await resultOf(deps, run).then((r) => r?.steps);
+      return deriveOutcome(ended ? steps.map((s) => ({ id: s.id, status: ended[s.id] ?? s.status })) : steps, {
+        kind: 'completed',
+      });
+    }
     case 'CANCELLED':
-      return {
-        status: 'cancelled',
-        error: { step_id: current?.id ?? null, reason: 'cancelled', message: 'the run was cancelled' },
-        stepUpdates: stopAt('cancelled', 'cancelled'),
-      };
-    case 'TIMED_OUT': {
-      const message = 'the run exceeded its time limit (config.timeout_seconds)';
-      return {
-        status: 'timed_out',
-        error: { step_id: current?.id ?? null, reason: 'timeout', message },
-        stepUpdates: stopAt('timeout', message),
-      };
-    }
-    case 'TERMINATED': {
-      const message = 'the run was terminated in Temporal';
-      return {
-        status: 'failed',
-        error: { step_id: current?.id ?? null, reason: 'terminated', message },
-        stepUpdates: stopAt('terminated', message),
-      };
-    }
+      return deriveOutcome(steps, { kind: 'cancelled' });
+    case 'TIMED_OUT':
+      return deriveOutcome(steps, { kind: 'timed_out' });
+    case 'TERMINATED':
+      return deriveOutcome(steps, { kind: 'terminated' });
     case 'FAILED': {
-      const error = (await failureOf(deps, run)) ?? {
-        step_id: current?.id ?? null,
-        reason: 'internal',
-        message: 'the run failed',
-      };
-      const stepUpdates = open.map((s) =>
-        s.id === error.step_id
-          ? { id: s.id, status: 'failed' as const, error: { reason: error.reason, message: error.message } }
-          : { id: s.id, status: 'skipped' as const },
-      );
-      return { status: 'failed', error, stepUpdates };
+      const error = await failureOf(deps, run);
+      if (error) return deriveOutcome(steps, { kind: 'failed', error });
+      return deriveOutcome(steps, { kind: 'internal', message: 'the run failed' });
     }
     case 'RUNNING':
     case 'PAUSED':
     case 'CONTINUED_AS_NEW':
     case 'UNKNOWN':
-    case 'UNSPECIFIED': {
+    case 'UNSPECIFIED':
       // Not closed states of the run workflow (RUNNING/PAUSED are handled by the caller); report rather than guess.
-      const message = `Temporal reports the run as ${d.status.name}`;
-      return {
-        status: 'failed',
-        error: { step_id: current?.id ?? null, reason: 'internal', message },
-        stepUpdates: stopAt('internal', message),
-      };
-    }
+      return deriveOutcome(steps, { kind: 'internal', message: `Temporal reports the run as ${d.status.name}` });
+  }
+}
+
+/** The run's result, when Temporal answers in time (undefined otherwise). */
+async function resultOf(deps: RunStatusDeps, run: RunView): Promise<RunResult | undefined> {
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + DESCRIBE_DEADLINE_MS, (): Promise<RunResult> =>
+      deps.temporal.workflow.getHandle(run._id).result(),
+    );
+  } catch {
+    return undefined;
   }
 }
 
@@ -244,13 +218,14 @@ async function failureOf(deps: RunStatusDeps, run: RunView): Promise<RunError | 
 /** Temporal has no such execution: the API stopped between recording the run and starting it. */
 async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
   if (run.temporal.run_id !== null) return undefined; // started once: Temporal's retention removed it; keep as is
-  const message =
-    'the run was recorded but never started (the API stopped before starting it); start the workflow again';
-  await recordRunOutcome(deps.db, run._id, {
-    status: 'failed',
-    error: { step_id: null, reason: 'not_started', message },
-    stepUpdates: run.steps.map((s) => ({ id: s.id, status: 'skipped' as const })),
-  });
+  await recordRunOutcome(
+    deps.db,
+    run._id,
+    deriveOutcome(
+      run.steps.map((s) => ({ id: s.id, status: s.status })),
+      { kind: 'not_started' },
+    ),
+  );
   return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
 }
 

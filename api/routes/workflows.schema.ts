@@ -66,14 +66,9 @@ const loopSettings = z.strictObject({
   until: condition.meta({
     description: "Checked after each iteration; `steps.<this id>.output` is that iteration's output.",
   }),
-  max_iterations: z
-    .number()
-    .int()
-    .min(1)
-    .max(1_000)
-    .meta({
-      description: 'Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`.',
-    }),
+  max_iterations: z.number().int().min(1).max(1_000).meta({
+    description: 'Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`.',
+  }),
 });
 
 export const workflowStepBody = z.strictObject({

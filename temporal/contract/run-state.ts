@@ -30,7 +30,8 @@ export type RunEnd =
   | { kind: 'completed' }
   /** A step failed the run (error.step_id names it). */
   | { kind: 'failed'; error: RunError }
-  | { kind: 'cancelled'; message?: string }
+  /** `stepId: null`: cancelled before any step started (the API's cancel of a run never started). */
+  | { kind: 'cancelled'; message?: string; stepId?: null }
   | { kind: 'timed_out' }
   | { kind: 'terminated' }
   | { kind: 'not_started' }
@@ -64,7 +65,11 @@ function runError(end: Exclude<RunEnd, { kind: 'completed' }>, current: string |
     case 'failed':
       return end.error;
     case 'cancelled':
-      return { step_id: current, reason: 'cancelled', message: end.message ?? 'the run was cancelled' };
+      return {
+        step_id: end.stepId === null ? null : current,
+        reason: 'cancelled',
+        message: end.message ?? 'the run was cancelled',
+      };
     case 'timed_out':
       return {
         step_id: current,
