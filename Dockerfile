@@ -13,6 +13,7 @@ COPY package.json package-lock.json ./
 RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json config.ts ./
+COPY runtime ./runtime
 COPY api ./api
 COPY db ./db
 COPY temporal ./temporal

@@ -45,6 +45,43 @@ export default tseslint.config(
     },
   },
   {
+    // db/ is below the runtimes: it may use the shared contract, never the API, Koa or the worker's code.
+    files: ['db/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['koa', '@koa/*', '**/api/*', '**/api/**'], message: 'db/ does not know the API.' },
+            {
+              group: [
+                '**/temporal/actions/*',
+                '**/temporal/activities/*',
+                '**/temporal/activities/**',
+                '**/temporal/workflows/*',
+                '**/temporal/llm/*',
+                '**/temporal/tools/*',
+                '**/temporal/expressions/*',
+              ],
+              message: 'db/ may import only temporal/contract (shared types belong there).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The worker never imports the API process; what both need lives in runtime/ or temporal/contract.
+    files: ['temporal/**', 'runtime/**'],
+    ignores: ['temporal/workflows/**', 'temporal/contract/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/api/*', '**/api/**', 'koa', '@koa/*'], message: 'The worker does not import the API.' }] },
+      ],
+    },
+  },
+  {
     files: ['temporal/workflows/**', 'temporal/contract/**'],
     rules: {
       'no-restricted-imports': [
@@ -62,6 +99,7 @@ export default tseslint.config(
                 '**/activities/*',
                 '**/db/*',
                 '**/api/*',
+                '**/runtime/*',
                 '**/actions/*',
                 '**/tools/*',
                 '**/llm/*',

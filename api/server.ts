@@ -7,8 +7,8 @@ import { ensureIndexes } from '../db/indexes';
 import { seedSystemTemplates } from '../db/system-templates';
 import { createTemporalClient } from '../temporal/client';
 import { createApp } from './app';
-import { createLogger } from './logger';
-import { retryUntil } from './startup';
+import { createLogger } from '../runtime/logger';
+import { retryUntil } from '../runtime/startup';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

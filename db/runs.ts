@@ -8,7 +8,7 @@ import { loadedSchema, storedSchema } from './schema-keys';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
-import type { ActionType } from '../temporal/actions/types';
+import type { ActionType } from '../temporal/contract/action-types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { RunOutcome, StepError } from '../temporal/contract/steps';
 import {

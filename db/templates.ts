@@ -3,7 +3,7 @@
  * by what the caller may see; another user's template is indistinguishable from an unknown id.
  */
 import type { Db, Filter } from 'mongodb';
-import type { ActionType } from '../temporal/actions/types';
+import type { ActionType } from '../temporal/contract/action-types';
 import type { EgressSettings } from '../temporal/contract/egress';
 import type { JsonObject } from '../temporal/contract/json';
 import { newId } from './ids';

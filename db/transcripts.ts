@@ -7,7 +7,7 @@
 import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
-import type { LlmMessage, LlmToolCall, TokenUsage } from '../temporal/llm/types';
+import type { LlmMessage, LlmToolCall, TokenUsage } from '../temporal/contract/transcript';
 import type { Usage } from '../temporal/contract/run';
 import type { EgressPolicy } from '../temporal/contract/egress';
 

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
 import type { RunDoc } from '../../db/runs';
-import { ACTION_TYPES } from '../../temporal/actions/types';
+import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import type { JsonValue } from '../../temporal/contract/json';
 import { TERMINAL_RUN_STATUSES, type Usage } from '../../temporal/contract/run';
 import { deriveRunStatus } from '../../temporal/contract/run-state';

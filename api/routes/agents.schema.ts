@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import type { JsonObject } from '../../temporal/contract/json';
-import { ACTION_TYPES } from '../../temporal/actions/types';
+import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import { TOOL_NAMES } from '../../temporal/tools/registry';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';

@@ -25,7 +25,7 @@ import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
 import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
 import { templateRuleProblems } from './agents.rules';
-import type { ActionType } from '../../temporal/actions/types';
+import type { ActionType } from '../../temporal/contract/action-types';
 
 const list = validate({ query: listTemplatesQuery });
 const byId = validate({ params: templateIdParams });

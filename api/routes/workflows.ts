@@ -20,7 +20,7 @@ import { checkWorkflowBudget } from '../commands/budget';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { getRunStatus, resolveOutputs } from '../commands/run-status';
-import { findRepeatedStep, readRunExecutions } from '../commands/run-executions';
+import { findRepeatedStep, readRunExecutions } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';

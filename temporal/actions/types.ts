@@ -4,15 +4,16 @@
  * effects run as one activity (`execute`); `delay` and `approval` are carried out by the workflow itself (a durable
  * timer, a human decision), so they have no `execute`.
  *
- * Type-only imports: temporal/contract re-exports ActionType, and the workflow sandbox must not load zod or nodemailer.
+ * The names live in temporal/contract/action-types.ts (the database layer and the run snapshot need them too).
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
-export const ACTION_TYPES = ['send_email', 'http_request', 'transform', 'delay', 'approval'] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
+import type { ActionType } from '../contract/action-types';
+
+export { ACTION_TYPES, type ActionType } from '../contract/action-types';
 
 export interface ActionContext {
   config: Config;

@@ -9,7 +9,6 @@ import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
-import { echo } from './echo';
 import { createProjectionActivities } from './projection';
 
 export interface ActivityDeps {
@@ -22,7 +21,6 @@ export interface ActivityDeps {
 
 export function createActivities(deps: ActivityDeps) {
   return {
-    echo,
     ...createActionStepActivity(deps),
     ...createProjectionActivities(deps),
     callModel: createCallModelActivity(deps),

@@ -2,7 +2,7 @@
  * The run contract: what the API hands to Temporal when it starts a run (an immutable snapshot of the workflow and
  * of every template it uses), and what the workflow reports back. Workflow-safe: types and pure constants only.
  */
-import type { ActionType } from '../actions/types';
+import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
 import type { JsonObject, JsonValue } from './json';

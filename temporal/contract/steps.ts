@@ -2,7 +2,7 @@
  * What the run workflow and its activities exchange: the action-step request, projection events and the run's
  * outcome. Workflow-safe: types only.
  */
-import type { ActionType } from '../actions/types';
+import type { ActionType } from './action-types';
 import type { JsonObject, JsonValue } from './json';
 import type { OutputRef, RunError, RunSnapshot, RunStatus, StepStatus, Usage } from './run';
 

@@ -1,8 +1,9 @@
 /**
- * The one small interface every provider adapter implements, and the provider-neutral message format the agent loop
- * stores in its transcript (MongoDB) and rebuilds each turn. Nothing here carries a key or a base URL.
+ * The one small interface every provider adapter implements, and the provider-neutral message format (temporal/contract/transcript.ts)
+ * the agent loop stores in its transcript (MongoDB) and rebuilds each turn. Nothing here carries a key or a base URL.
  */
-import type { JsonObject, JsonValue } from '../contract/json';
+import type { JsonObject } from '../contract/json';
+import type { LlmMessage, LlmToolCall, TokenUsage } from '../contract/transcript';
 
 export type ProviderName = 'openai' | 'anthropic' | 'compat';
 
@@ -19,31 +20,7 @@ export interface LlmToolSpec {
   parameters: JsonObject;
 }
 
-export interface LlmToolCall {
-  id: string;
-  name: string;
-  /** Parsed arguments; `{}` when the model's arguments were not valid JSON (then `invalid_args` holds the raw text). */
-  args: JsonValue;
-  invalid_args?: string;
-}
-
-export interface LlmToolResult {
-  call_id: string;
-  name: string;
-  /** Handed back to the model as data (JSON), never as instructions. */
-  output: JsonValue;
-  is_error: boolean;
-}
-
-export type LlmMessage =
-  | { role: 'user'; text: string }
-  | { role: 'assistant'; text: string | null; tool_calls: LlmToolCall[] }
-  | { role: 'tool'; results: LlmToolResult[] };
-
-export interface TokenUsage {
-  input_tokens: number;
-  output_tokens: number;
-}
+export type { LlmMessage, LlmToolCall, LlmToolResult, TokenUsage } from '../contract/transcript';
 
 export interface GenerateRequest {
   system: string;

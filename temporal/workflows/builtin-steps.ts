@@ -1,8 +1,10 @@
 /**
  * The action steps the workflow performs itself, without an activity: `delay` (a durable timer — it survives worker
- * restarts and costs nothing while it waits) and `approval` (the execution waits for the approve update).
+ * restarts and costs nothing while it waits) and `approval` (the execution waits for the approve update). Their
+ * rendered configs are checked with the same schemas the action registry publishes (contract/builtin-actions.ts).
  */
 import { ApplicationFailure, condition, sleep } from '@temporalio/workflow';
+import { parseApprovalConfig, parseDelayConfig } from '../contract/builtin-actions';
 import type { JsonValue } from '../contract/json';
 import { REJECTED_FAILURE_TYPE } from '../contract/messages';
 import type { ActionStepSnapshot } from '../contract/run';
@@ -14,20 +16,9 @@ interface BuiltinDeps {
   project(execId: string, event: StepEvent): Promise<unknown>;
 }
 
-function numberField(config: JsonValue, name: string): number | undefined {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) return undefined;
-  const v = config[name];
-  return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
-}
-
-function stringField(config: JsonValue, name: string): string | undefined {
-  if (config === null || typeof config !== 'object' || Array.isArray(config)) return undefined;
-  const v = config[name];
-  return typeof v === 'string' ? v : undefined;
-}
-
-function invalid(step: ActionStepSnapshot, message: string): ApplicationFailure {
-  return ApplicationFailure.nonRetryable(`${step.id}.config: ${message}`, 'invalid_config');
+/** A rendered config the action's schema refuses: the step fails as an activity's run-mode check would fail it. */
+function invalid(step: ActionStepSnapshot, problem: string): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(`${step.id}.config.${problem}`, 'invalid_config');
 }
 
 export async function performDelay(
@@ -36,14 +27,12 @@ export async function performDelay(
   config: JsonValue,
   deps: BuiltinDeps,
 ): Promise<JsonValue> {
-  const seconds = numberField(config, 'seconds');
-  const until = stringField(config, 'until');
+  const parsed = parseDelayConfig(config);
+  if (!parsed.ok) throw invalid(step, parsed.problem);
+  const { seconds, until } = parsed.value;
   // Workflow time (Date.now() in the sandbox) is replay-safe.
   const now = Date.now();
-  let dueAt: number;
-  if (seconds !== undefined && seconds >= 0 && until === undefined) dueAt = now + seconds * 1000;
-  else if (until !== undefined && seconds === undefined && !Number.isNaN(Date.parse(until))) dueAt = Date.parse(until);
-  else throw invalid(step, 'seconds: exactly one of seconds or until (ISO 8601) is required');
+  const dueAt = until !== undefined ? Date.parse(until) : now + (seconds ?? 0) * 1000;
   await deps.project(execId, { kind: 'running' });
   const waitMs = Math.max(0, dueAt - now);
   if (waitMs > 0) await sleep(waitMs);
@@ -53,12 +42,14 @@ export async function performDelay(
 }
 
 export async function performApproval(
-  _step: ActionStepSnapshot,
+  step: ActionStepSnapshot,
   execId: string,
   config: JsonValue,
   deps: BuiltinDeps,
 ): Promise<JsonValue> {
-  const timeoutSeconds = numberField(config, 'timeout_seconds');
+  const parsed = parseApprovalConfig(config);
+  if (!parsed.ok) throw invalid(step, parsed.problem);
+  const timeoutSeconds = parsed.value.timeout_seconds;
   deps.approvals.startWaiting(execId);
   let decision;
   try {

@@ -1,3 +1,2 @@
 // The workflow bundle's entry: every workflow type the worker registers.
-export { pingWorkflow } from './ping';
 export { runWorkflow } from './run';

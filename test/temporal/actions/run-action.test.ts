@@ -5,8 +5,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { runAction } from '../../../temporal/actions/run-action';
 import { NonRetryableError, toActivityError, toApplicationFailure } from '../../../temporal/failures';
-import { runTool } from '../../../temporal/tools/run-tool';
-import { actionContext, toolContext } from '../../helpers/effects-context';
+import { actionContext } from '../../helpers/effects-context';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
 
 let sink: HttpSink;
@@ -76,23 +75,5 @@ describe('runAction inside an activity', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ApplicationFailure);
     expect(err).toMatchObject({ type: 'http_4xx', nonRetryable: true });
-  });
-});
-
-describe('runTool', () => {
-  it('parses the arguments and executes', async () => {
-    await expect(runTool('calculator', { expression: '2 + 2' }, toolContext())).resolves.toEqual({ result: 4 });
-  });
-
-  it('refuses unknown tools and bad arguments as invalid_input', async () => {
-    for (const [name, args] of [
-      ['rm_rf', {}],
-      ['calculator', { expression: 1 }],
-      ['calculator', { expression: '1', extra: 1 }],
-      ['current_time', 'UTC'],
-    ] as const) {
-      const err: unknown = await runTool(name, args, toolContext()).catch((e: unknown) => e);
-      expect(toApplicationFailure(err)).toMatchObject({ type: 'invalid_input', nonRetryable: true });
-    }
   });
 });

@@ -3,10 +3,10 @@
  * reads per such step; runs without maps or loops cost nothing more), and the owner check of the paging endpoint.
  */
 import type { Db } from 'mongodb';
-import { findRun, type RunDoc } from '../../db/runs';
-import { readExecutions } from '../../db/step-executions';
-import { EXECUTIONS_SHOWN, type PresentableExecutions } from '../presenters/run';
-import { NotFoundError } from '../errors';
+import { findRun, type RunDoc } from '../../../db/runs';
+import { readExecutions } from '../../../db/step-executions';
+import { EXECUTIONS_SHOWN, type PresentableExecutions } from '../../presenters/run';
+import { NotFoundError } from '../../errors';
 
 export async function readRunExecutions(
   db: Db,

@@ -1,76 +1,37 @@
 /**
- * Endpoint 8's read path. The common case is one MongoDB read of the `runs` projection. Only when the projection
- * is non-terminal and has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it
- * ask Temporal (`describe()`): a run Temporal has closed is written terminal (read-repair), and a run whose next
- * task no worker picks up is reported as stalled instead of silently `running`. Temporal being unreachable never
- * fails the read: the projection is answered as it is.
+ * Read-repair: reconciles a quiet, non-terminal projection with Temporal. A closed execution is written terminal with
+ * the outcome deriveOutcome builds from the projection's steps (the same function the workflow uses); an open one
+ * whose work no worker has picked up is marked stalled; a completed run that lost a step's completion write gets the
+ * output back from Temporal's result.
  */
-import {
-  WorkflowFailedError,
-  WorkflowNotFoundError,
-  type Client,
-  type WorkflowExecutionDescription,
-} from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type WorkflowExecutionDescription } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
-import type { Db } from 'mongodb';
-import type { Config } from '../../config';
+import type { Config } from '../../../config';
 import {
   findRun,
-  isTerminal,
   recordRunOutcome,
   restoreLostOutputs,
   setRunLiveness,
-  type RunDoc,
   type RunLiveness,
   type RunOutcome,
-} from '../../db/runs';
-import { readBlob } from '../../db/blobs';
-import type { JsonValue } from '../../temporal/contract/json';
-import { isOutputRef, type RunError, type RunResult } from '../../temporal/contract/run';
-import { deriveOutcome } from '../../temporal/contract/run-state';
-import { RUN_FAILED_FAILURE_TYPE } from '../../temporal/contract/steps';
-import { NotFoundError } from '../errors';
-
-export type RunView = Omit<RunDoc, 'snapshot'>;
-
-export interface RunStatusDeps {
-  config: Config;
-  db: Db;
-  temporal: Client;
-}
+} from '../../../db/runs';
+import type { RunError, RunResult } from '../../../temporal/contract/run';
+import { deriveOutcome } from '../../../temporal/contract/run-state';
+import { RUN_FAILED_FAILURE_TYPE } from '../../../temporal/contract/steps';
+import type { RunStatusDeps, RunView } from './read';
 
 /** Temporal gets this long to answer a describe before the projection is answered as it is. */
 const DESCRIBE_DEADLINE_MS = 2_000;
-/**
- * Long-poll re-read period: MongoDB change streams are not available on every supported server, so it polls —
- * quickly at first (steps of short runs finish within tens of ms), backing off to a steady rate for long waits.
- */
-const WAIT_POLL_FIRST_MS = 20;
-const WAIT_POLL_MAX_MS = 250;
 /** proto enum values (PENDING_ACTIVITY_STATE_SCHEDULED, PENDING_WORKFLOW_TASK_STATE_SCHEDULED). */
 const SCHEDULED = 1;
-
-export async function getRunStatus(
-  deps: RunStatusDeps,
-  ownerId: string,
-  runId: string,
-  opts: { waitSeconds?: number } = {},
-): Promise<RunView> {
-  let run = await findRun(deps.db, ownerId, runId);
-  if (!run) throw new NotFoundError(`run ${runId} not found`);
-  if (opts.waitSeconds && !isTerminal(run.status)) run = await waitForChange(deps.db, run, opts.waitSeconds * 1000);
-  if (!isTerminal(run.status) && needsCheck(deps.config, run, Date.now()))
-    run = (await checkWithTemporal(deps, run)) ?? run;
-  return repairLostOutputs(deps, run);
-}
 
 /**
  * A completed run with a completed step that has no output lost that step's completion write (the database was down
  * longer than the workflow retries its projection writes). Temporal's result holds the outputs (unless they were
  * too large for it): they are written back, so this costs one Temporal call once. Otherwise the view is unchanged.
  */
-async function repairLostOutputs(deps: RunStatusDeps, run: RunView): Promise<RunView> {
+export async function repairLostOutputs(deps: RunStatusDeps, run: RunView): Promise<RunView> {
   const lost = run.steps.filter((s) => s.status === 'completed' && s.output_json === null).map((s) => s.id);
   if (run.status !== 'completed' || lost.length === 0) return run;
   const result = await resultOf(deps, run);
@@ -81,30 +42,14 @@ async function repairLostOutputs(deps: RunStatusDeps, run: RunView): Promise<Run
   return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
 }
 
-function needsCheck(config: Config, run: RunView, now: number): boolean {
+export function needsCheck(config: Config, run: RunView, now: number): boolean {
   const quietMs = now - Math.max(run.updated_at.getTime(), run.liveness?.checked_at.getTime() ?? 0);
   if (run.deadline_at && now >= run.deadline_at.getTime()) return true;
   return quietMs >= config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
 }
 
-/** Re-reads until the projection changes (status or any progress write) or the time is up. */
-async function waitForChange(db: Db, first: RunView, waitMs: number): Promise<RunView> {
-  const deadline = Date.now() + waitMs;
-  let current = first;
-  let pollMs = WAIT_POLL_FIRST_MS;
-  while (Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now()))));
-    pollMs = Math.min(WAIT_POLL_MAX_MS, pollMs * 1.5);
-    const next = await findRun(db, first.owner_id, first._id);
-    if (!next) return current;
-    current = next;
-    if (next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime()) break;
-  }
-  return current;
-}
-
 /** Returns the repaired/annotated view, or undefined when Temporal could not be asked. */
-async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
+export async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
   const handle = deps.temporal.workflow.getHandle(run._id);
   let description: WorkflowExecutionDescription;
   try {
@@ -227,30 +172,4 @@ async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<Ru
     ),
   );
   return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
-}
-
-/** A step output as the status view shows it: the value, and its size when it was stored by reference. */
-export interface ResolvedOutput {
-  value: JsonValue;
-  /** Set for outputs kept in the blobs collection (over OUTPUT_INLINE_LIMIT_BYTES). */
-  storedBytes?: number;
-}
-
-/** Each step's output, parsed and with references to large outputs resolved (extra reads only for those). */
-export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, ResolvedOutput>> {
-  const out = new Map<string, ResolvedOutput>();
-  await Promise.all(
-    run.steps.map(async (s) => {
-      if (s.output_json === null) return;
-      const value = JSON.parse(s.output_json) as JsonValue;
-      if (!isOutputRef(value)) {
-        out.set(s.id, { value });
-        return;
-      }
-      // A missing blob (removed by hand) must not make the status unreadable: it shows as null.
-      const stored = await readBlob(db, run._id, value.stepwise_blob).catch(() => null);
-      out.set(s.id, { value: stored, storedBytes: value.bytes });
-    }),
-  );
-  return out;
 }

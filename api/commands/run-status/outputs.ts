@@ -1,0 +1,32 @@
+/** Step outputs for the status view: parsed, with references to large outputs resolved (extra reads only for those). */
+import type { Db } from 'mongodb';
+import { readBlob } from '../../../db/blobs';
+import type { JsonValue } from '../../../temporal/contract/json';
+import { isOutputRef } from '../../../temporal/contract/run';
+import type { RunView } from './read';
+
+/** A step output as the status view shows it: the value, and its size when it was stored by reference. */
+export interface ResolvedOutput {
+  value: JsonValue;
+  /** Set for outputs kept in the blobs collection (over OUTPUT_INLINE_LIMIT_BYTES). */
+  storedBytes?: number;
+}
+
+/** Each step's output, parsed and with references to large outputs resolved (extra reads only for those). */
+export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, ResolvedOutput>> {
+  const out = new Map<string, ResolvedOutput>();
+  await Promise.all(
+    run.steps.map(async (s) => {
+      if (s.output_json === null) return;
+      const value = JSON.parse(s.output_json) as JsonValue;
+      if (!isOutputRef(value)) {
+        out.set(s.id, { value });
+        return;
+      }
+      // A missing blob (removed by hand) must not make the status unreadable: it shows as null.
+      const stored = await readBlob(db, run._id, value.stepwise_blob).catch(() => null);
+      out.set(s.id, { value: stored, storedBytes: value.bytes });
+    }),
+  );
+  return out;
+}
