@@ -2,8 +2,8 @@
  * Map and loop: a step that runs more than once. Each execution has its own id (`emails[3]`, `draft#2`), its own
  * retries, output and error, and its own side-effect keys.
  *
- * History: a map item of an action step costs about six events (activity scheduled/started/completed and the
- * workflow task that follows), so the default limit of 1 000 items stays far below Temporal's 50 000-event limit;
+ * History: a map item of an action step costs about four events (activity scheduled/started/completed and its share
+ * of the workflow tasks; 1 000 items measured 3 926 events), far below Temporal's 51 200-event limit;
  * agent items cost a few events per model and tool call. Sub-workflow items are child workflows, each with a history
  * of its own. A loop iteration costs the same as one execution of its step; the default bound is 100.
  */
