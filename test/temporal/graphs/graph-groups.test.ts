@@ -81,7 +81,7 @@ describe('groups, and steps inside maps and loops', () => {
           loop: { until: 'steps.refine.output.critique.approved == true', max_iterations: maxIterations },
         },
       ],
-    } as never);
+    });
     const runId = await startRun(g.api, g.user, parent, { topic: 'rivers' });
     return { runId, status: await waitForStatus(g.api, g.user, runId, isTerminal, 60_000), drafter };
   };
@@ -122,8 +122,8 @@ describe('groups, and steps inside maps and loops', () => {
           config: { message: 'Publish {{map.item}}?' },
         },
       ],
-    } as never);
-    const runId = await startRun(g.api, g.user, wf, { docs: ['a', 'b', 'c'] } as never);
+    });
+    const runId = await startRun(g.api, g.user, wf, { docs: ['a', 'b', 'c'] });
     const waiting = await waitForStatus(g.api, g.user, runId, (s) => execsOf(s, 'review')?.counts.waiting === 3);
     expect(waiting.status).toBe('waiting');
     const approve = (step_id: string, approved = true) =>
@@ -152,8 +152,8 @@ describe('groups, and steps inside maps and loops', () => {
           map: { over: '{{input.cities}}', concurrency: 2 },
         },
       ],
-    } as never);
-    const runId = await startRun(g.api, g.user, wf, { cities: ['Paris', 'Rome', 'Oslo'] } as never);
+    });
+    const runId = await startRun(g.api, g.user, wf, { cities: ['Paris', 'Rome', 'Oslo'] });
     const status = await waitForStatus(g.api, g.user, runId, isTerminal, 60_000);
     expect(status.status).toBe('completed');
     expect(status.outputs.ask).toEqual(['capital of Paris', 'capital of Rome', 'capital of Oslo']);
@@ -176,9 +176,9 @@ describe('groups, and steps inside maps and loops', () => {
           config: { expression: 'x * x', data: { x: '{{map.item}}' } },
         },
       ],
-    } as never);
+    });
     const n = Array.from({ length: 12 }, (_, i) => i);
-    const runId = await startRun(g.api, g.user, wf, { n } as never);
+    const runId = await startRun(g.api, g.user, wf, { n });
     await waitForStatus(g.api, g.user, runId, isTerminal);
     const seen: string[] = [];
     let url: string | null = `/api/v1/workflows/runs/${runId}/steps/sq/executions?limit=5`;
@@ -186,7 +186,7 @@ describe('groups, and steps inside maps and loops', () => {
       const res = await g.api.http.get(url).set(g.user.auth);
       expect(res.status).toBe(200);
       seen.push(...(res.body.data as Exec[]).map((e) => e.exec_id));
-      const link = res.headers.link as string | undefined;
+      const link = res.headers.link;
       url = link ? new URL(/<([^>]+)>/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : null;
     }
     expect(seen).toEqual(n.map((i) => `sq[${i}]`));
