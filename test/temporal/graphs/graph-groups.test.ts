@@ -183,11 +183,13 @@ describe('groups, and steps inside maps and loops', () => {
     const seen: string[] = [];
     let url: string | null = `/api/v1/workflows/runs/${runId}/steps/sq/executions?limit=5`;
     while (url) {
-      const res = await g.api.http.get(url).set(g.user.auth);
+      const res: { status: number; body: { data: Exec[] }; headers: Record<string, string> } = await g.api.http
+        .get(url)
+        .set(g.user.auth);
       expect(res.status).toBe(200);
-      seen.push(...(res.body.data as Exec[]).map((e) => e.exec_id));
-      const link = res.headers.link;
-      url = link ? new URL(/<([^>]+)>/.exec(link)![1]!).pathname + new URL(/<([^>]+)>/.exec(link)![1]!).search : null;
+      seen.push(...res.body.data.map((e) => e.exec_id));
+      const next = res.headers.link ? new URL(/<([^>]+)>/.exec(res.headers.link)![1]!) : null;
+      url = next ? next.pathname + next.search : null;
     }
     expect(seen).toEqual(n.map((i) => `sq[${i}]`));
     const other = await g.api.http.get(`/api/v1/workflows/runs/${runId}/steps/nope/executions`).set(g.user.auth);
