@@ -77,7 +77,11 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['**/api/*', '**/api/**', 'koa', '@koa/*'], message: 'The worker does not import the API.' }] },
+        {
+          patterns: [
+            { group: ['**/api/*', '**/api/**', 'koa', '@koa/*'], message: 'The worker does not import the API.' },
+          ],
+        },
       ],
     },
   },
