@@ -120,7 +120,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   if (stop?.kind === 'failed') {
     const outcome = deriveOutcome(stepStates(), { kind: 'failed', error: stop.error });
     ended = outcome.status;
-    await env.recordOutcome(outcome);
+    // Not cancellable: a cancellation arriving now must not leave the failure unrecorded.
+    await CancellationScope.nonCancellable(() => env.recordOutcome(outcome));
     throw ApplicationFailure.nonRetryable(
       `step "${stop.error.step_id}" failed: ${stop.error.message}`,
       RUN_FAILED_FAILURE_TYPE,

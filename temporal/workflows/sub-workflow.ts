@@ -3,7 +3,13 @@
  * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at endpoint 8 and in
  * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
  */
-import { ApplicationFailure, ChildWorkflowFailure, proxyLocalActivities, startChild } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  ChildWorkflowFailure,
+  isCancellation,
+  proxyLocalActivities,
+  startChild,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { childRunId } from '../contract/exec-id';
 import type { JsonObject } from '../contract/json';
@@ -92,7 +98,8 @@ export async function runSubWorkflow(
 
 /** The child's own RunError, named for the parent's step. */
 function asStepFailure(err: unknown, name: string, id: string): unknown {
-  if (!(err instanceof ChildWorkflowFailure)) return err; // a cancellation of the parent propagates as it is
+  // A cancellation (the parent's, reaching the child) propagates as it is: the run ends cancelled, not failed.
+  if (!(err instanceof ChildWorkflowFailure) || isCancellation(err)) return err;
   const cause = err.cause;
   const detail =
     cause instanceof ApplicationFailure && cause.type === RUN_FAILED_FAILURE_TYPE

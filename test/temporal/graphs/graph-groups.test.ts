@@ -165,6 +165,41 @@ describe('groups, and steps inside maps and loops', () => {
     expect(JSON.stringify(transcript.body.data)).not.toContain('City: Paris');
   });
 
+  it('cancelling a run stops its sub-workflow: the child run ends cancelled too', async () => {
+    const child = await createWorkflow(g.api, g.user, {
+      name: uniqueId('child-wait'),
+      steps: [{ id: 'hold', template_id: g.tpl.approval._id, config: { message: 'never decided' } }],
+    });
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('parent'),
+      steps: [{ id: 'sub', workflow_id: child }],
+    });
+    const runId = await startRun(g.api, g.user, wf);
+    const childId = `${runId}.sub`;
+    // The parent records the child's run before starting it; then the child runs into its approval.
+    await waitForStatus(
+      g.api,
+      g.user,
+      runId,
+      (s) => (s.steps[0] as unknown as { child_run_id: string | null }).child_run_id === childId,
+    );
+    await waitForStatus(g.api, g.user, childId, (s) => s.status === 'waiting');
+    const cancel = await g.api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(g.user.auth).send({});
+    expect(cancel.status).toBe(202);
+    const parent = await waitForStatus(g.api, g.user, runId, isTerminal);
+    expect(parent.status).toBe('cancelled');
+    // Recorded by the workflow itself (a local activity after the child's cancellation), not left to read-repair.
+    const history = await g.api.temporal.workflow.getHandle(runId).fetchHistory();
+    const types = (history.events ?? []).map((e) => Number(e.eventType));
+    const CHILD_CANCELED = 34;
+    const MARKER = 25;
+    expect(types.indexOf(CHILD_CANCELED)).toBeGreaterThan(0);
+    expect(types.slice(types.indexOf(CHILD_CANCELED)).includes(MARKER)).toBe(true);
+    expect(parent.steps[0]).toMatchObject({ status: 'failed', error: { reason: 'cancelled' } });
+    const childEnd = await waitForStatus(g.api, g.user, childId, isTerminal);
+    expect(childEnd.status).toBe('cancelled');
+  });
+
   it('pages through a map step executions with Link headers', async () => {
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('paged'),
