@@ -11,9 +11,11 @@ import {
   insertTemplate,
   isTerminal,
   startRun,
+  temporalFinalStatus,
   waitForStatus,
   type StatusBody,
 } from '../../helpers/workflows';
+import { runsCollection } from '../../../db/runs';
 import { messageIdFor } from '../../../temporal/mail/message';
 
 interface GraphStep {
@@ -86,6 +88,51 @@ describe('workflow graphs on the real stack', () => {
       expect(stepOf(status, id).skip_reason).toContain('condition false');
     }
     expect(status.outputs.reply).toEqual({ b: 'handled by billing', t: null });
+  });
+
+  it('read-repair of a graph run that lost its last writes keeps the branch not taken skipped', async () => {
+    const { runId, status } = await run([
+      { id: 'pick', template_id: g.tpl.transform._id, config: { expression: '"a"' } },
+      {
+        id: 'a',
+        template_id: g.tpl.transform._id,
+        depends_on: ['pick'],
+        when: 'steps.pick.output == "a"',
+        config: { expression: '1' },
+      },
+      {
+        id: 'b',
+        template_id: g.tpl.transform._id,
+        depends_on: ['pick'],
+        when: 'steps.pick.output == "b"',
+        config: { expression: '2' },
+      },
+    ]);
+    expect(status.status).toBe('completed');
+    await temporalFinalStatus(g.api, runId);
+    // As if the database had been down for the end of the run: the projection still shows it running.
+    const quiet = new Date(Date.now() - 3_600_000);
+    await runsCollection(g.api.database.db).updateOne(
+      { _id: runId },
+      {
+        $set: {
+          status: 'running',
+          completed_at: null,
+          updated_at: quiet,
+          'steps.1.status': 'running',
+          'steps.2.status': 'pending',
+          'steps.2.skip_reason': null,
+        },
+      },
+    );
+    const res = await g.api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(g.user.auth);
+    const repaired = res.body.data as StatusBody;
+    expect(repaired.status).toBe('completed');
+    expect(repaired.steps.map((s) => [s.id, s.status])).toEqual([
+      ['pick', 'completed'],
+      ['a', 'completed'],
+      ['b', 'skipped'],
+    ]);
   });
 
   it('runs three HTTP steps in parallel (they overlap in time) and joins them', async () => {
