@@ -104,7 +104,7 @@ export class Graph {
       // is seen: when decide() returns with nothing running, nothing more can start.
       if (!stop) {
         try {
-          await this.decide(start);
+          await this.decide(start, () => stop !== undefined);
         } catch (err) {
           if (!isCancellation(err)) throw err;
           stop = { kind: 'cancelled', cause: err }; // the run was cancelled during a skip's projection write
@@ -124,10 +124,12 @@ export class Graph {
    * Starts or skips every pending step whose dependencies have all finished, until nothing changes (a skip can
    * decide the steps after it). List order breaks ties, so the decisions are deterministic.
    */
-  private async decide(start: (step: StepSnapshot) => void): Promise<void> {
+  private async decide(start: (step: StepSnapshot) => void, stopped: () => boolean): Promise<void> {
     for (let changed = true; changed;) {
       changed = false;
       for (const step of this.env.snapshot.steps) {
+        // A step failed (or the run was cancelled) while a skip was being written: start nothing more.
+        if (stopped()) return;
         const record = this.record(step.id);
         if (record.status !== 'pending') continue;
         const deps = this.deps.get(step.id) ?? [];
