@@ -226,7 +226,7 @@ function presentExecutions(
   };
 }
 
-/** A resolved step output (see api/commands/run-status.ts). */
+/** A resolved step output (see api/commands/run-status/outputs.ts). */
 export interface PresentableOutput {
   value: JsonValue;
   storedBytes?: number;
