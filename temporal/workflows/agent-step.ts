@@ -33,6 +33,8 @@ export async function runAgentStep(
 ): Promise<AgentStepOutcome> {
   const timeoutSeconds = Math.max(step.timeout_seconds, 2);
   const { callModel, callTool } = proxyActivities<Activities>({
+    // What the Temporal Web UI shows for each model and tool call: the agent execution it belongs to.
+    summary: `agent ${ctx.stepId}`,
     startToCloseTimeout: `${timeoutSeconds} seconds`,
     // Activities heartbeat every 2 s: a killed worker is noticed within this, not after the whole timeout.
     heartbeatTimeout: `${Math.min(timeoutSeconds, 10)} seconds`,

@@ -51,6 +51,8 @@ export async function runOnce(
           const config = render(step.config, ctx);
           const input = render(step.input, ctx);
           const { runActionStep } = proxyActivities<Activities>({
+            // What the Temporal Web UI shows for the activity: which action, for which execution.
+            summary: `${step.action_type} ${execId}`,
             startToCloseTimeout: `${step.timeout_seconds} seconds`,
             // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
             heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,

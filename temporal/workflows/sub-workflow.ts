@@ -78,6 +78,8 @@ export async function runSubWorkflow(
   await env.project(execId, { kind: 'running' });
   const handle = await startChild('runWorkflow', {
     workflowId: id,
+    // The Web UI lists the child under its parent with this line.
+    staticSummary: `${step.workflow.workflow_name} (${execId} of ${env.runId})`,
     args: [snapshot],
     ...(step.workflow.timeout_seconds ? { workflowExecutionTimeout: `${step.workflow.timeout_seconds} seconds` } : {}),
   });

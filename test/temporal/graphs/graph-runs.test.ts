@@ -5,7 +5,8 @@
  * approvals waiting at once, and cancellation in the middle of a map.
  */
 import { startGraphStack, type GraphStack } from '../../helpers/graph-stack';
-import { uniqueId } from '../../helpers/stack';
+import { historyText } from '../../helpers/history-text';
+import { testCodec, uniqueId } from '../../helpers/stack';
 import {
   createWorkflow,
   insertTemplate,
@@ -206,6 +207,10 @@ describe('workflow graphs on the real stack', () => {
     const step = stepOf(status, 'mail');
     expect(step.executions?.counts).toMatchObject({ total: 20, completed: 20, failed: 0 });
     expect(step.executions?.shown.map((e) => e.exec_id)).toEqual(customers.map((_, i) => `mail[${i}]`));
+    // In the Temporal Web UI each activity is labelled with its action and execution (decoded as the UI does).
+    const history = await g.api.temporal.workflow.getHandle(runId).fetchHistory();
+    const text = await historyText(history, testCodec());
+    for (let i = 0; i < 20; i++) expect(text).toContain(`send_email mail[${i}]`);
   });
 
   it('a map item that fails: `continue` records it and goes on; `fail` fails the step and the run', async () => {
