@@ -446,8 +446,23 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
   });
 }
 
-/** A sub-workflow execution started its child run. */
-export async function setChildRun(db: Db, runId: string, stepId: string, childRunId: string): Promise<boolean> {
+/**
+ * A sub-workflow execution started its child run: the parent's step shows the child's id, and the child's own
+ * document learns Temporal's run id (so its read-repair never takes it for a run that was never started).
+ */
+export async function setChildRun(
+  db: Db,
+  runId: string,
+  stepId: string,
+  childRunId: string,
+  temporalRunId?: string,
+): Promise<boolean> {
+  if (temporalRunId) {
+    await runsCollection(db).updateOne(
+      { _id: childRunId, 'temporal.run_id': null },
+      { $set: { 'temporal.run_id': temporalRunId } },
+    );
+  }
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId });
   return updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.child_run_id': childRunId } });

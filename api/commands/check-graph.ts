@@ -203,7 +203,8 @@ function notAList(
           : undefined;
       }
       const outputSchema = step.output_schema ?? template.output_schema ?? undefined;
-      if (!outputSchema) return undefined;
+      // Without an output_schema an agent answers in text.
+      if (!outputSchema) return ref.path.length === 0 ? 'is text (the agent step has no output_schema)' : undefined;
       const type = schemaTypeAt(outputSchema, ref.path);
       return type && !type.includes('array')
         ? `is not a list in the step's output_schema (type ${type.join(' | ')})`

@@ -56,7 +56,7 @@ export function createProjectionActivities(deps: { db: Db; config: Config }) {
           await markStepFailed(deps.db, run_id, step_id, event.error, { final: true });
           return null;
         case 'child':
-          await setChildRun(deps.db, run_id, step_id, event.child_run_id);
+          await setChildRun(deps.db, run_id, step_id, event.child_run_id, event.temporal_run_id);
           return null;
       }
     },

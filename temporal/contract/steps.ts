@@ -48,8 +48,8 @@ export type StepEvent =
   | { kind: 'skipped'; reason: string }
   /** A failure the run goes on after (`on_error: continue`, or a map item with `on_item_error: continue`). */
   | { kind: 'failed'; error: StepError }
-  /** A sub-workflow execution started its child run. */
-  | { kind: 'child'; child_run_id: string };
+  /** A sub-workflow execution started its child run (Temporal's run id of it, so read-repair knows it started). */
+  | { kind: 'child'; child_run_id: string; temporal_run_id?: string };
 
 export interface StepProjection {
   run_id: string;

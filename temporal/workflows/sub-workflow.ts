@@ -83,7 +83,7 @@ export async function runSubWorkflow(
     args: [snapshot],
     ...(step.workflow.timeout_seconds ? { workflowExecutionTimeout: `${step.workflow.timeout_seconds} seconds` } : {}),
   });
-  await env.project(execId, { kind: 'child', child_run_id: id });
+  await env.project(execId, { kind: 'child', child_run_id: id, temporal_run_id: handle.firstExecutionRunId });
   let result: RunResult;
   try {
     result = (await handle.result()) as RunResult;

@@ -5,7 +5,7 @@
  */
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow } from '../helpers/workflows';
+import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import { runsCollection } from '../../db/runs';
 import type { ActionType } from '../../temporal/actions/types';
@@ -173,6 +173,17 @@ describe('workflow graphs: definitions', () => {
       'steps[1] (a).map.over: {{steps.wait.output}} is not a list',
     );
     await expect400([t('s'), t('a', { map: { over: '{{steps.s.status}}' } })], 'is a status, not a list');
+    const writer = await insertTemplate(api.database.db, user.id, {
+      step_type: 'agent',
+      name: 'writer',
+      default_prompt: 'Write.',
+      default_tools: [],
+      model: 'openai:gpt-4o-mini',
+    });
+    await expect400(
+      [{ id: 'w', template_id: writer._id }, t('a', { map: { over: '{{steps.w.output}}' } })],
+      'steps[1] (a).map.over: {{steps.w.output}} is text (the agent step has no output_schema)',
+    );
   });
 
   it('refuses loops without a bound, over the limit, and combined with a map', async () => {

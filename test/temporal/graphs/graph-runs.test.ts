@@ -324,7 +324,10 @@ describe('workflow graphs on the real stack', () => {
     expect(childRunId).toBe(`${runId}.sub`);
     const childStatus = await waitForStatus(g.api, g.user, childRunId!, isTerminal);
     expect(childStatus).toMatchObject({ status: 'completed', outputs: { double: 42 } });
-    expect((childStatus as unknown as { temporal: { workflow_id: string } }).temporal.workflow_id).toBe(childRunId);
+    const childTemporal = (childStatus as unknown as { temporal: { workflow_id: string; run_id: string | null } })
+      .temporal;
+    expect(childTemporal.workflow_id).toBe(childRunId);
+    expect(childTemporal.run_id).toEqual(expect.any(String));
   });
 
   it('two approvals in parallel branches wait at once and are decided separately', async () => {
