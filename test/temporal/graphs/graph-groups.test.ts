@@ -200,6 +200,32 @@ describe('groups, and steps inside maps and loops', () => {
     expect(childEnd.status).toBe('cancelled');
   });
 
+  it('maps over a list stored by reference (over 64 KiB): each item reaches its activity', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('big-list'),
+      steps: [
+        // 120 items of 700 characters: about 85 KB, kept in the blob store and passed by reference.
+        {
+          id: 'make',
+          template_id: g.tpl.transform._id,
+          config: { expression: '[1..120].($pad("x", 700, "-") & $string($))' },
+        },
+        {
+          id: 'len',
+          template_id: g.tpl.transform._id,
+          map: { over: '{{steps.make.output}}', concurrency: 10 },
+          config: { expression: '$length(s)', data: { s: '{{map.item}}' } },
+        },
+      ],
+    } as never);
+    const runId = await startRun(g.api, g.user, wf);
+    const status = await waitForStatus(g.api, g.user, runId, isTerminal, 60_000);
+    expect(status.status).toBe('completed');
+    const make = status.steps.find((s) => s.id === 'make')!;
+    expect(make.output).toMatchObject({ stored_by_reference: true });
+    expect(status.outputs.len).toEqual(Array.from({ length: 120 }, (_, i) => 700 + String(i + 1).length));
+  });
+
   it('pages through a map step executions with Link headers', async () => {
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('paged'),
