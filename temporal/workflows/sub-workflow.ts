@@ -16,7 +16,7 @@ import type { JsonObject } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
 import { type RunError, type RunResult, type RunSnapshot, type WorkflowStepSnapshot } from '../contract/run';
 import { RUN_FAILED_FAILURE_TYPE } from '../contract/steps';
-import { addUsage, StepFailure, type RunEnv, type StepResult } from './run-env';
+import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
 const { prepareChildRun } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
@@ -90,11 +90,11 @@ export async function runSubWorkflow(
   } catch (err) {
     throw asStepFailure(err, step.workflow.workflow_name, id);
   }
-  addUsage(env.usage, result.usage);
+  // The run's budget counts the child's calls; its usage reaches the run's total through this step's result.
   env.spend.model_calls += result.usage.llm_calls;
   env.spend.tokens += result.usage.input_tokens + result.usage.output_tokens;
   const output = result.outputs_ref ?? (result.outputs as unknown as JsonObject);
-  const stored = await env.project(execId, { kind: 'completed', output });
+  const stored = await env.project(execId, { kind: 'completed', output, usage: result.usage });
   return { output: stored ?? output, usage: result.usage };
 }
 

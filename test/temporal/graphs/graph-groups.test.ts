@@ -99,6 +99,10 @@ describe('groups, and steps inside maps and loops', () => {
     // The second iteration saw the first one's outputs.
     const secondPrompt = JSON.stringify(drafter.requests[1]?.body);
     expect(secondPrompt).toContain('draft 1');
+    // Two iterations of two model calls: counted once in the status and in the workflow's result.
+    expect((status as unknown as { usage: { llm_calls: number } }).usage.llm_calls).toBe(4);
+    const result = (await g.api.temporal.workflow.getHandle(runId).result()) as { usage: { llm_calls: number } };
+    expect(result.usage.llm_calls).toBe(4);
     // Each iteration is a run of its own.
     const child = await waitForStatus(g.api, g.user, `${runId}.refine~i1`, isTerminal);
     expect(child).toMatchObject({ status: 'completed', outputs: { draft: 'draft 1' } });
@@ -217,7 +221,7 @@ describe('groups, and steps inside maps and loops', () => {
           config: { expression: '$length(s)', data: { s: '{{map.item}}' } },
         },
       ],
-    } as never);
+    });
     const runId = await startRun(g.api, g.user, wf);
     const status = await waitForStatus(g.api, g.user, runId, isTerminal, 60_000);
     expect(status.status).toBe('completed');
