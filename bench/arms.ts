@@ -4,6 +4,8 @@
  */
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
+import { createDataConverter } from '../temporal/codec/data-converter';
+import { parseCodecKeys } from '../temporal/codec/keys';
 import { ApiClient } from './api-client';
 import { cpuMs, rssMiB, type BenchStack } from './stack';
 import { interleave, round, summarize, timed } from './stats';
@@ -22,7 +24,10 @@ export interface Row {
 export interface BenchContext {
   stack: BenchStack;
   api: ApiClient;
+  /** Plain client for the bare workflows (their worker has no codec). */
   temporal: Client;
+  /** Client with the deployment's payload codec, to read Stepwise runs (their memo and payloads are encrypted). */
+  stepwiseTemporal: Client;
   workflows: Record<number, string>;
   scale: number;
 }
@@ -31,10 +36,14 @@ export async function createContext(stack: BenchStack, scale: number): Promise<B
   const api = new ApiClient(stack.apiUrl, stack.apiKey);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection });
+  const stepwiseTemporal = new Client({
+    connection,
+    dataConverter: createDataConverter(parseCodecKeys(stack.codecKeys).keys),
+  });
   const transform = await api.systemTemplateId('transform');
   const workflows: Record<number, string> = {};
   for (const n of [1, 3, 10]) workflows[n] = await api.createTransformWorkflow(n, transform);
-  return { stack, api, temporal, workflows, scale };
+  return { stack, api, temporal, stepwiseTemporal, workflows, scale };
 }
 
 let seq = 0;
@@ -196,7 +205,7 @@ export async function b4PerStep(ctx: BenchContext): Promise<Row> {
     );
     p50[n] = summarize(a).p50;
     bareP50[n] = summarize(b).p50;
-    const described = await ctx.temporal.workflow.getHandle(runId).describe();
+    const described = await ctx.stepwiseTemporal.workflow.getHandle(runId).describe();
     transitions[n] = Number(described.raw.workflowExecutionInfo?.stateTransitionCount ?? NaN);
   }
   // What a step costs beyond the activity round trip itself: Stepwise's slope minus the bare workflow's slope.

@@ -27,6 +27,8 @@ export interface BenchStack {
   bareQueue: string;
   bareKoaUrl: string;
   database: Database;
+  /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
+  codecKeys: string;
   pids: { api: number; worker: number; bareWorker: number };
   stop(): Promise<void>;
 }
@@ -65,6 +67,7 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise
     const apiPort = await freePort();
     const healthPort = await freePort();
     const bareKoaPort = await freePort();
+    const codecKeys = generateCodecKey();
     const stepwiseQueue = 'bench-stepwise';
     const bareQueue = 'bench-bare';
     const env: NodeJS.ProcessEnv = {
@@ -78,7 +81,7 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise
       WORKFLOW_BUNDLE_PATH: bundle,
       WORKER_HEALTH_PORT: String(healthPort),
       // Production refuses to start without payload encryption; the benchmark measures it as deployed.
-      PAYLOAD_CODEC_KEYS: generateCodecKey(),
+      PAYLOAD_CODEC_KEYS: codecKeys,
       API_PORT: String(apiPort),
       // The benchmark measures the engine, not the limiter: limits far above what it sends.
       RATE_LIMIT_PER_MINUTE: '100000000',
@@ -122,6 +125,7 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise
       bareQueue,
       bareKoaUrl: `http://127.0.0.1:${bareKoaPort}`,
       database,
+      codecKeys,
       pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid },
       stop: async () => {
         await database.close();
