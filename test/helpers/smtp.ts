@@ -82,6 +82,9 @@ export async function startTestSmtp(options: TestSmtpOptions = {}): Promise<Test
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
+  // A client that vanishes mid-session (a worker killed while sending) resets its connection; like a real SMTP server,
+  // this one goes on serving the others. Without a listener, the 'error' event would end the test process.
+  server.on('error', () => undefined);
   const port = (server.server.address() as AddressInfo).port;
 
   return {

@@ -4,6 +4,8 @@
  * Message-IDs — one per item, each derived from `<run id>:mail[<i>]` — so no item was sent under two identities and
  * none was lost. (A copy sent again after the kill carries its item's Message-ID, so it is recognisable.)
  */
+import net from 'node:net';
+import nodemailer from 'nodemailer';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
@@ -36,6 +38,25 @@ describe('R2: a map across a worker kill -9', () => {
     }
     await api?.close();
     await smtp?.close();
+  });
+
+  it('the SMTP test server outlives clients that reset their connections (as a killed worker does)', async () => {
+    for (let i = 0; i < 3; i++) {
+      const socket = net.connect(smtp.port, '127.0.0.1');
+      await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+      // Reset inside a transaction (after MAIL FROM), as a worker killed while sending leaves it.
+      for (const line of ['EHLO killed.example', 'MAIL FROM:<a@example.test>', 'RCPT TO:<b@example.test>']) {
+        socket.write(`${line}\r\n`);
+        await new Promise<void>((resolve) => socket.once('data', () => resolve()));
+      }
+      socket.resetAndDestroy();
+    }
+    await new Promise((r) => setTimeout(r, 200));
+    const before = smtp.messages.length;
+    const transport = nodemailer.createTransport(smtp.url);
+    await transport.sendMail({ from: 'a@example.test', to: 'b@example.test', subject: 'still here', text: 'x' });
+    transport.close();
+    await smtp.waitForMessages(before + 1);
   });
 
   it('still 20 distinct Message-IDs, none lost; the status answers while the worker is down', async () => {
