@@ -12,6 +12,7 @@ import {
   insertTemplate,
   isTerminal,
   startRun,
+  temporalFinalStatus,
   waitForStatus,
   type StatusBody,
 } from '../../helpers/workflows';
@@ -193,6 +194,8 @@ describe('groups, and steps inside maps and loops', () => {
     const parent = await waitForStatus(g.api, g.user, runId, isTerminal);
     expect(parent.status).toBe('cancelled');
     // Recorded by the workflow itself (a local activity after the child's cancellation), not left to read-repair.
+    // (The local activity's marker is in the history once the execution has closed.)
+    expect(await temporalFinalStatus(g.api, runId)).toBe('CANCELLED');
     const history = await g.api.temporal.workflow.getHandle(runId).fetchHistory();
     const types = (history.events ?? []).map((e) => Number(e.eventType));
     const CHILD_CANCELED = 34;
