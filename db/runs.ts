@@ -493,23 +493,34 @@ export async function recordRunOutcome(
     if (s.status === 'failed') set[`steps.$[s${i}].completed_at`] = at;
     arrayFilters.push({ [`s${i}.id`]: s.id });
   });
+  if (outcome.status !== 'completed') {
+    // Map items and loop iterations still open end with the run (a completed run has none open). Closed before the
+    // run turns terminal, so no reader ever sees an ended run with items still running; a late write from an item's
+    // activity cannot reopen them (terminal executions are never rewritten).
+    await closeOpenExecutions(db, runId, executionStopOf(outcome), at);
+  }
   const res = await runsCollection(db).updateOne(
     { _id: runId, status: notTerminal },
     { $set: set },
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
-  if (res.modifiedCount === 1 && outcome.status !== 'completed') {
-    // Map items and loop iterations still open end with the run (a completed run has none open).
-    const reason =
-      outcome.status === 'timed_out' ? 'timeout' : outcome.status === 'cancelled' ? 'cancelled' : 'stopped';
-    await closeOpenExecutions(
-      db,
-      runId,
-      { reason, message: outcome.error?.message ?? `the run ${outcome.status}` },
-      at,
-    );
-  }
   return res.modifiedCount === 1;
+}
+
+/** How an ending closes the executions it finds open: as its steps (temporal/contract/run-state.ts stopReason). */
+function executionStopOf(outcome: RunOutcome): StepError {
+  switch (outcome.status) {
+    case 'timed_out':
+      return { reason: 'timeout', message: outcome.error?.message ?? 'the run timed out' };
+    case 'cancelled':
+      return { reason: 'cancelled', message: 'cancelled' };
+    case 'failed':
+      return outcome.error?.reason === 'terminated'
+        ? { reason: 'terminated', message: outcome.error.message }
+        : { reason: 'cancelled', message: 'stopped: the run failed' };
+    case 'completed':
+      return { reason: 'internal', message: 'the run completed' };
+  }
 }
 
 /**
