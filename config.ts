@@ -56,6 +56,16 @@ export const configSchema = z.object({
   RUN_MAX_TOKENS: z.coerce.number().int().positive().default(1_000_000),
   RUN_MAX_MODEL_CALLS: z.coerce.number().int().positive().default(200),
   USER_MAX_CONCURRENT_RUNS: z.coerce.number().int().positive().default(50),
+  /**
+   * Run event streams (GET …/runs/:runId/events, docs/runs.md "Following a run"): how often an open stream checks
+   * the run's event counter, its heartbeat, how many may be open per API process and per user, and how long one
+   * stays open before the server ends it (the client resumes with Last-Event-ID).
+   */
+  EVENTS_POLL_MS: z.coerce.number().int().min(20).max(10_000).default(250),
+  EVENTS_HEARTBEAT_SECONDS: z.coerce.number().int().min(1).max(300).default(15),
+  EVENTS_MAX_STREAMS: z.coerce.number().int().positive().default(500),
+  EVENTS_MAX_STREAMS_PER_USER: z.coerce.number().int().positive().default(20),
+  EVENTS_MAX_STREAM_SECONDS: z.coerce.number().int().min(1).default(1800),
   // Graph limits (docs/graphs.md): checked on write and frozen into each run's snapshot.
   MAP_MAX_ITEMS: z.coerce.number().int().positive().max(10_000).default(1000),
   MAP_MAX_CONCURRENCY: z.coerce.number().int().positive().max(100).default(20),

@@ -68,6 +68,12 @@ export class TooManyRequestsError extends ApiError {
     });
   }
 }
+/** EVENTS_MAX_STREAMS (per process) or EVENTS_MAX_STREAMS_PER_USER open event streams. */
+export class TooManyStreamsError extends ApiError {
+  constructor(message: string) {
+    super(429, 'too_many_streams', message, { 'Retry-After': '5' });
+  }
+}
 /** A user already has USER_MAX_CONCURRENT_RUNS runs that have not ended. */
 export class ConcurrentRunsExceededError extends ApiError {
   constructor(limit: number, retryAfterSeconds: number) {

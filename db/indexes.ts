@@ -30,6 +30,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).
   step_executions: [{ key: { run_id: 1, step_id: 1, position: 1 }, name: 'by_run_step_position' }],
+  // The run event log (db/run-events.ts): read by _id (`<run>/<seq>`); the key makes each happening unique.
+  run_events: [{ key: { key: 1 }, unique: true, name: 'key_unique' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
   // Tokens per user and UTC day (db/usage.ts): one document per (owner, day), found by _id; expired by TTL.
   usage: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],

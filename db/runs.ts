@@ -5,6 +5,8 @@
  * a late or retried write never turns a finished run back into a running one.
  */
 import { loadedSchema, storedSchema } from './schema-keys';
+import { appendRunEnded } from './run-events';
+import { logStepChange, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
@@ -102,6 +104,8 @@ export interface RunDoc {
   liveness: RunLiveness | null;
   /** Sub-workflow runs: the run that started it (absent on top-level runs). */
   parent_run_id?: string | null;
+  /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */
+  event_seq?: number;
   /** When Temporal's execution timeout ends the run (null: no timeout). */
   deadline_at: Date | null;
   created_at: Date;
@@ -279,6 +283,12 @@ async function updateExecution(
   return true;
 }
 
+/** Logs the change when the write took effect (a write refused because the run ended logs nothing). */
+async function logged(db: Db, runId: string, execId: string, change: StepChange, wrote: boolean): Promise<boolean> {
+  if (wrote) await logStepChange(db, runId, execId, change);
+  return wrote;
+}
+
 /**
  * A step attempt has started (called by the step's activity at the start of every attempt). Moves the run to
  * `running`. Returns false when the run is already terminal (the caller may skip its work).
@@ -291,15 +301,17 @@ export async function markStepRunning(
   itemsTotal?: number,
 ): Promise<boolean> {
   const now = new Date();
+  const change: StepChange = { type: 'step.started', attempt };
   const inner = innerExecution(stepId);
   if (inner) {
-    return updateExecution(
+    const wrote = await updateExecution(
       db,
       runId,
       inner,
       { status: 'running', attempts: attempt, ...(attempt <= 1 ? { started_at: now } : {}) },
       now,
     );
+    return logged(db, runId, stepId, change, wrote);
   }
   // The stored status only ever moves queued → running → terminal (every writer of `running` writes the same value,
   // and never over a terminal one); `waiting` is derived from the steps when shown (temporal/contract/run-state.ts).
@@ -312,23 +324,31 @@ export async function markStepRunning(
   if (attempt <= 1) set['steps.$.started_at'] = now;
   if (itemsTotal !== undefined) set['steps.$.items_total'] = itemsTotal;
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
-  return updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } });
+  return logged(
+    db,
+    runId,
+    stepId,
+    change,
+    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }),
+  );
 }
 
 /** A step waits for a human decision (approval). */
 export async function markStepWaiting(db: Db, runId: string, stepId: string): Promise<boolean> {
   const now = new Date();
   const inner = innerExecution(stepId);
-  if (inner) return updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, now);
-  return updateStep(db, runId, stepId, {
-    $set: {
-      updated_at: now,
-      'steps.$.status': 'waiting',
-      'steps.$.attempts': 1,
-      'steps.$.started_at': now,
-    },
-    $min: { started_at: now },
-  });
+  const wrote = inner
+    ? await updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, now)
+    : await updateStep(db, runId, stepId, {
+        $set: {
+          updated_at: now,
+          'steps.$.status': 'waiting',
+          'steps.$.attempts': 1,
+          'steps.$.started_at': now,
+        },
+        $min: { started_at: now },
+      });
+  return logged(db, runId, stepId, { type: 'step.waiting' }, wrote);
 }
 
 /** A step finished. `usage`/`turns` are the step's totals (agent steps). */
@@ -341,9 +361,10 @@ export async function markStepCompleted(
   turns?: number,
 ): Promise<boolean> {
   const now = new Date();
+  const change: StepChange = { type: 'step.completed', output, ...(usage ? { usage } : {}) };
   const inner = innerExecution(stepId);
   if (inner) {
-    return updateExecution(db, runId, inner, {
+    const wrote = await updateExecution(db, runId, inner, {
       status: 'completed',
       output_json: JSON.stringify(output),
       error: null,
@@ -351,6 +372,7 @@ export async function markStepCompleted(
       ...(usage ? { usage } : {}),
       ...(turns !== undefined ? { turns } : {}),
     });
+    return logged(db, runId, stepId, change, wrote);
   }
   const set: Record<string, unknown> = {
     updated_at: now,
@@ -361,7 +383,7 @@ export async function markStepCompleted(
   };
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
-  return updateStep(db, runId, stepId, { $set: set });
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
 }
 
 /**
@@ -376,13 +398,17 @@ export async function markStepFailed(
   opts: { final: boolean; attempt?: number },
 ): Promise<boolean> {
   const now = new Date();
+  const change: StepChange = opts.final
+    ? { type: 'step.failed', error }
+    : { type: 'step.retrying', attempt: opts.attempt ?? 1, error };
   const inner = innerExecution(stepId);
   if (inner) {
-    return updateExecution(db, runId, inner, {
+    const wrote = await updateExecution(db, runId, inner, {
       error,
       ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
       ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
     });
+    return logged(db, runId, stepId, change, wrote);
   }
   const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
   if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
@@ -390,7 +416,7 @@ export async function markStepFailed(
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;
   }
-  return updateStep(db, runId, stepId, { $set: set });
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
 }
 
 /** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
@@ -440,10 +466,17 @@ export async function recordEgressDenied(
 export async function markStepSkipped(db: Db, runId: string, stepId: string, reason: string): Promise<boolean> {
   const now = new Date();
   const inner = innerExecution(stepId);
-  if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now });
-  return updateStep(db, runId, stepId, {
-    $set: { updated_at: now, 'steps.$.status': 'skipped', 'steps.$.skip_reason': reason, 'steps.$.completed_at': now },
-  });
+  const wrote = inner
+    ? await updateExecution(db, runId, inner, { status: 'skipped', completed_at: now })
+    : await updateStep(db, runId, stepId, {
+        $set: {
+          updated_at: now,
+          'steps.$.status': 'skipped',
+          'steps.$.skip_reason': reason,
+          'steps.$.completed_at': now,
+        },
+      });
+  return logged(db, runId, stepId, { type: 'step.skipped', reason }, wrote);
 }
 
 /**
@@ -464,8 +497,10 @@ export async function setChildRun(
     );
   }
   const inner = innerExecution(stepId);
-  if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId });
-  return updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.child_run_id': childRunId } });
+  const wrote = inner
+    ? await updateExecution(db, runId, inner, { child_run_id: childRunId })
+    : await updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.child_run_id': childRunId } });
+  return logged(db, runId, stepId, { type: 'step.child_run', child_run_id: childRunId }, wrote);
 }
 
 /**
@@ -504,7 +539,27 @@ export async function recordRunOutcome(
     { $set: set },
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
+  // From the stored document, whoever wrote it: a retried or racing writer logs the same end, once.
+  await logRunEnded(db, runId);
   return res.modifiedCount === 1;
+}
+
+/** Logs `run.ended` from the run's terminal document (a no-op when it is not terminal or was logged before). */
+export async function logRunEnded(db: Db, runId: string): Promise<void> {
+  const run = await runsCollection(db).findOne({ _id: runId }, { projection: { status: 1, error: 1, steps: 1 } });
+  if (!run || !isTerminal(run.status)) return;
+  const usage = { ...ZERO_USAGE };
+  for (const s of run.steps) {
+    usage.llm_calls += s.usage.llm_calls;
+    usage.input_tokens += s.usage.input_tokens;
+    usage.output_tokens += s.usage.output_tokens;
+  }
+  await appendRunEnded(db, runId, {
+    status: run.status,
+    error: run.error ? { ...run.error } : null,
+    usage,
+    steps: run.steps.map((s) => ({ id: s.id, status: s.status })),
+  });
 }
 
 /** How an ending closes the executions it finds open: as its steps (temporal/contract/run-state.ts stopReason). */

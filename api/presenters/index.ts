@@ -2,3 +2,4 @@ export * from './common';
 export * from './template';
 export * from './workflow';
 export * from './run';
+export * from './run-event';

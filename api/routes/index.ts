@@ -7,6 +7,7 @@ import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
+import { runEventRoutes } from './run-events';
 import { transcriptRoutes } from './transcripts';
 import { workflowRoutes } from './workflows';
 
@@ -21,6 +22,7 @@ export function rootRouter(deps: ApiDeps): Router {
   // Resource routers are mounted here (agents, workflows, runs): one line each.
   v1.use(agentRoutes(routeDeps).routes());
   v1.use(transcriptRoutes(routeDeps).routes());
+  v1.use(runEventRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;

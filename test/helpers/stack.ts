@@ -3,6 +3,8 @@
  * file, the Koa app mounted through supertest, and a real Worker on the shared Temporal server.
  */
 import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import pino from 'pino';
 import { Registry } from 'prom-client';
@@ -81,6 +83,8 @@ export interface TestApi {
   database: Database;
   http: ReturnType<typeof request>;
   temporal: ReturnType<typeof createTemporalClient>;
+  /** The app on a real socket (127.0.0.1, free port), for clients supertest cannot be: event streams. */
+  listen(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -96,12 +100,25 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
   });
   const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
   const http = request(app.callback());
+  let server: Server | undefined;
   return {
     config,
     database,
     http,
     temporal,
+    async listen() {
+      if (!server) {
+        const handle = app.callback();
+        server = createServer((req, res) => void handle(req, res));
+        await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
+      }
+      return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    },
     async close() {
+      if (server) {
+        server.closeAllConnections();
+        await new Promise((resolve) => server!.close(resolve));
+      }
       await database.db.dropDatabase().catch(() => undefined);
       await Promise.allSettled([database.close(), temporal.connection.close()]);
     },

@@ -91,6 +91,7 @@ export async function startMongoOutageStack(
     database,
     temporal,
     http: request(apiProc.url),
+    listen: () => Promise.resolve(apiProc.url),
     close: async () => {
       await Promise.allSettled([database.close(), temporal.connection.close()]);
     },

@@ -10,6 +10,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
 import { markStepRunning, setStepProgress } from '../../../db/runs';
+import { logAgentTurn } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import {
   putTranscriptEntry,
@@ -198,6 +199,13 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         final,
       };
       await putTranscriptEntry(deps.db, key(assistantSeq), entry);
+      await logAgentTurn(deps.db, req.run_id, req.step_id, assistantSeq, {
+        type: 'agent.model_call',
+        turn: req.turn,
+        usage: { input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens },
+        tool_calls: toolCalls.length,
+        final,
+      });
       // The call has happened: a failed progress write must not make Temporal repeat it.
       await setStepProgress(deps.db, req.run_id, req.step_id, {
         turn: req.turn,

@@ -8,6 +8,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { recordEgressDenied } from '../../../db/runs';
+import { logAgentTurn } from '../../../db/step-events';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import { DEFAULT_EGRESS } from '../../contract/egress';
 import type { JsonValue } from '../../contract/json';
@@ -124,6 +125,13 @@ export function createCallToolActivity(deps: CallToolDeps) {
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
       throw err;
     }
+    await logAgentTurn(deps.db, req.run_id, req.step_id, req.seq, {
+      type: 'agent.tool_call',
+      turn: req.turn,
+      tool: call.name,
+      ok: !outcome.is_error,
+      summary: summarizeToolCall(call.args, output),
+    });
     if (outcome.denied_target !== undefined) {
       // After the transcript write, so the status never names an attempt the transcript does not show.
       await recordEgressDenied(deps.db, req.run_id, req.step_id, {
@@ -139,4 +147,13 @@ export function createCallToolActivity(deps: CallToolDeps) {
     );
     return { ok: !outcome.is_error, truncated };
   };
+}
+
+const SUMMARY_CHARS = 200;
+
+/** One line for the event stream: the arguments, then what came back (the transcript keeps both whole). */
+function summarizeToolCall(args: JsonValue, output: JsonValue): string {
+  const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+  const result = typeof output === 'string' ? output : JSON.stringify(output);
+  return clip(`${clip(JSON.stringify(args) ?? '', 80)} → ${result}`, SUMMARY_CHARS);
 }

@@ -1,0 +1,105 @@
+/**
+ * The events the projection's writers log (db/runs.ts): one per step state change, keyed by what happened to which
+ * execution, so a retried write logs nothing new. Agent turns are logged by the agent activities (agentTurnEvent).
+ */
+import type { Db } from 'mongodb';
+import { parseExecutionId } from '../temporal/contract/exec-id';
+import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import { isOutputRef, type OutputRef, type Usage } from '../temporal/contract/run';
+import type { StepError } from '../temporal/contract/steps';
+import { appendRunEvent, type NewRunEvent } from './run-events';
+
+/** Outputs up to this size ride in the `step.completed` event; larger ones are named by size (the status has them). */
+export const EVENT_OUTPUT_INLINE_BYTES = 16 * 1024;
+
+export type StepChange =
+  | { type: 'step.started'; attempt: number }
+  | { type: 'step.retrying'; attempt: number; error: StepError }
+  | { type: 'step.waiting' }
+  | { type: 'step.completed'; output: JsonValue | OutputRef; usage?: Usage; reused_from_run_id?: string }
+  | { type: 'step.failed'; error: StepError }
+  | { type: 'step.skipped'; reason: string }
+  | { type: 'step.child_run'; child_run_id: string };
+
+function keyOf(execId: string, change: StepChange): string {
+  switch (change.type) {
+    case 'step.started':
+    case 'step.retrying':
+      return `${execId}:${change.type}:${change.attempt}`;
+    case 'step.waiting':
+    case 'step.completed':
+    case 'step.failed':
+    case 'step.skipped':
+    case 'step.child_run':
+      return `${execId}:${change.type}`;
+  }
+}
+
+function outputFields(output: JsonValue | OutputRef): JsonObject {
+  if (isOutputRef(output)) return { output_ref: { bytes: output.bytes } };
+  const bytes = Buffer.byteLength(JSON.stringify(output), 'utf8');
+  return bytes <= EVENT_OUTPUT_INLINE_BYTES ? { output } : { output_ref: { bytes } };
+}
+
+function dataOf(change: StepChange): JsonObject {
+  switch (change.type) {
+    case 'step.started':
+      return { attempt: change.attempt };
+    case 'step.retrying':
+      return { attempt: change.attempt, error: { reason: change.error.reason, message: change.error.message } };
+    case 'step.waiting':
+      return {};
+    case 'step.completed':
+      return {
+        ...outputFields(change.output),
+        ...(change.usage ? { usage: { ...change.usage } } : {}),
+        ...(change.reused_from_run_id ? { reused_from_run_id: change.reused_from_run_id } : {}),
+      };
+    case 'step.failed':
+      return { error: { reason: change.error.reason, message: change.error.message } };
+    case 'step.skipped':
+      return { reason: change.reason };
+    case 'step.child_run':
+      return { child_run_id: change.child_run_id };
+  }
+}
+
+function stepOf(execId: string): string {
+  return parseExecutionId(execId)?.stepId ?? execId;
+}
+
+/** Logs a state change of one execution (a step, a map item, a loop iteration). */
+export async function logStepChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
+  const event: NewRunEvent = {
+    type: change.type,
+    key: keyOf(execId, change),
+    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(change) },
+  };
+  await appendRunEvent(db, runId, event);
+}
+
+export type AgentTurnEvent =
+  | {
+      type: 'agent.model_call';
+      turn: number;
+      usage: { input_tokens: number; output_tokens: number };
+      tool_calls: number;
+      final: boolean;
+    }
+  | { type: 'agent.tool_call'; turn: number; tool: string; ok: boolean; summary: string };
+
+/** Logs an agent turn; `seq` is the transcript entry's, stable across the activity's attempts. */
+export async function logAgentTurn(
+  db: Db,
+  runId: string,
+  execId: string,
+  seq: number,
+  event: AgentTurnEvent,
+): Promise<void> {
+  const { type, ...fields } = event;
+  await appendRunEvent(db, runId, {
+    type,
+    key: `${execId}:transcript:${seq}`,
+    data: { exec_id: execId, step_id: stepOf(execId), transcript_seq: seq, ...fields },
+  });
+}
