@@ -12,6 +12,7 @@ import { metaPaths } from './routes/meta.openapi';
 import { workflowsPaths } from './routes/workflows.openapi';
 import { transcriptPaths } from './routes/transcripts.openapi';
 import { runEventPaths } from './routes/run-events.openapi';
+import { approvalPaths } from './routes/approvals.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -25,6 +26,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   transcriptPaths,
   // /api/v1/workflows/runs/{runId}/events
   runEventPaths,
+  // /api/v1/approvals
+  approvalPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -30,6 +30,11 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).
   step_executions: [{ key: { run_id: 1, step_id: 1, position: 1 }, name: 'by_run_step_position' }],
+  // The approvals inbox (db/approvals.ts): an owner's waiting approvals, oldest first; a run's, when it ends.
+  approvals: [
+    { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
+    { key: { run_id: 1 }, name: 'by_run' },
+  ],
   // The run event log (db/run-events.ts): read by _id (`<run>/<seq>`); the key makes each happening unique.
   run_events: [{ key: { key: 1 }, unique: true, name: 'key_unique' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],

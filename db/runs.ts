@@ -5,6 +5,7 @@
  * a late or retried write never turns a finished run back into a running one.
  */
 import { loadedSchema, storedSchema } from './schema-keys';
+import { putApproval, removeApproval, removeRunApprovals } from './approvals';
 import { appendRunEnded } from './run-events';
 import { logStepChange, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
@@ -12,7 +13,7 @@ import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { ActionType } from '../temporal/contract/action-types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
-import type { RunOutcome, StepError } from '../temporal/contract/steps';
+import type { ApprovalRequest, RunOutcome, StepError } from '../temporal/contract/steps';
 import {
   TERMINAL_RUN_STATUSES,
   type OutputRef,
@@ -283,10 +284,17 @@ async function updateExecution(
   return true;
 }
 
-/** Logs the change when the write took effect (a write refused because the run ended logs nothing). */
+/**
+ * What follows a write that took effect (a write refused because the run ended does neither): the change goes to the
+ * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
+ */
 async function logged(db: Db, runId: string, execId: string, change: StepChange, wrote: boolean): Promise<boolean> {
-  if (wrote) await logStepChange(db, runId, execId, change);
-  return wrote;
+  if (!wrote) return false;
+  if (change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped') {
+    await removeApproval(db, runId, execId);
+  }
+  await logStepChange(db, runId, execId, change);
+  return true;
 }
 
 /**
@@ -333,8 +341,13 @@ export async function markStepRunning(
   );
 }
 
-/** A step waits for a human decision (approval). */
-export async function markStepWaiting(db: Db, runId: string, stepId: string): Promise<boolean> {
+/** A step waits for a human decision (approval); with its request, the approval is listed in the owner's inbox. */
+export async function markStepWaiting(
+  db: Db,
+  runId: string,
+  stepId: string,
+  approval?: ApprovalRequest,
+): Promise<boolean> {
   const now = new Date();
   const inner = innerExecution(stepId);
   const wrote = inner
@@ -348,6 +361,13 @@ export async function markStepWaiting(db: Db, runId: string, stepId: string): Pr
         },
         $min: { started_at: now },
       });
+  if (wrote && approval) {
+    const run = await runsCollection(db).findOne(
+      { _id: runId },
+      { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
+    );
+    if (run) await putApproval(db, run, stepId, approval);
+  }
   return logged(db, runId, stepId, { type: 'step.waiting' }, wrote);
 }
 
@@ -539,6 +559,7 @@ export async function recordRunOutcome(
     { $set: set },
     arrayFilters.length > 0 ? { arrayFilters } : {},
   );
+  await removeRunApprovals(db, runId);
   // From the stored document, whoever wrote it: a retried or racing writer logs the same end, once.
   await logRunEnded(db, runId);
   return res.modifiedCount === 1;

@@ -5,6 +5,7 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
+import { removeApproval } from '../../db/approvals';
 import { findRun, isTerminal, recordRunOutcome } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { deriveOutcome } from '../../temporal/contract/run-state';
@@ -81,11 +82,14 @@ export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Pr
     throw new ConflictError(`step "${req.stepId}" is not waiting for approval (it is ${status})`);
   }
   try {
-    return await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
+    const accepted = await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
       deps.temporal.workflow.getHandle(req.runId).executeUpdate(approveUpdate, {
         args: [{ step_id: req.stepId, approved: req.approved, comment: req.comment, by: req.ownerId }],
       }),
     );
+    // Decided: out of the inbox now, not when the step's completion reaches the projection a moment later.
+    await removeApproval(deps.db, req.runId, req.stepId);
+    return accepted;
   } catch (err) {
     // The workflow's validator refused: the step stopped waiting in the meantime (e.g. a concurrent decision).
     if (err instanceof WorkflowUpdateFailedError) {

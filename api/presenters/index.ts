@@ -3,3 +3,4 @@ export * from './template';
 export * from './workflow';
 export * from './run';
 export * from './run-event';
+export * from './approval';

@@ -5,6 +5,7 @@ import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
+import { approvalRoutes } from './approvals';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { runEventRoutes } from './run-events';
@@ -23,6 +24,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(agentRoutes(routeDeps).routes());
   v1.use(transcriptRoutes(routeDeps).routes());
   v1.use(runEventRoutes(routeDeps).routes());
+  v1.use(approvalRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;

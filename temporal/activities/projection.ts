@@ -38,7 +38,7 @@ export function createProjectionActivities(deps: { db: Db; config: Config }) {
           await markStepRunning(deps.db, run_id, step_id, 1, event.items);
           return null;
         case 'waiting':
-          await markStepWaiting(deps.db, run_id, step_id);
+          await markStepWaiting(deps.db, run_id, step_id, event.approval);
           return null;
         case 'completed': {
           // A map's list may hold references to large item outputs: stored again as one value, it must hold the

@@ -35,6 +35,16 @@ export interface StepError {
   message: string;
 }
 
+/** An approval waiting for its decision, as the inbox shows it. */
+export interface ApprovalRequest {
+  message: string;
+  instructions: string | null;
+  /** Workflow time the wait began, ISO-8601. */
+  waiting_since: string;
+  /** When the approval times out (ISO-8601), or null without `timeout_seconds`. */
+  deadline: string | null;
+}
+
 /**
  * Projection writes the workflow makes (steps it performs itself, agent completion, and the graph's own events:
  * skips, recorded failures, map and loop progress). Each is idempotent by execution id.
@@ -42,7 +52,8 @@ export interface StepError {
 export type StepEvent =
   /** `items`: a map step starting, with its number of items. */
   | { kind: 'running'; items?: number }
-  | { kind: 'waiting' }
+  /** `approval`: what the approver is asked (the approvals inbox lists it); absent in histories from before it. */
+  | { kind: 'waiting'; approval?: ApprovalRequest }
   /** The output is stored by reference when large; the write returns what it stored. */
   | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
   | { kind: 'skipped'; reason: string }

@@ -53,7 +53,14 @@ export async function performApproval(
   deps.approvals.startWaiting(execId);
   let decision;
   try {
-    await deps.project(execId, { kind: 'waiting' });
+    const since = Date.now(); // workflow time: replay-safe
+    const approval = {
+      message: parsed.value.message,
+      instructions: parsed.value.instructions ?? null,
+      waiting_since: new Date(since).toISOString(),
+      deadline: timeoutSeconds !== undefined ? new Date(since + timeoutSeconds * 1000).toISOString() : null,
+    };
+    await deps.project(execId, { kind: 'waiting', approval });
     if (timeoutSeconds !== undefined) await condition(() => deps.approvals.decided(execId), timeoutSeconds * 1000);
     else await condition(() => deps.approvals.decided(execId));
   } finally {

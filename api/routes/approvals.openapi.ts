@@ -1,0 +1,25 @@
+/** OpenAPI path of the approvals inbox. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { BEARER, errors, ok } from '../openapi-kit';
+import { approvalView } from '../presenters/approval';
+import { approvalsQuery } from './approvals';
+
+export const approvalPaths: ZodOpenApiPathsObject = {
+  '/api/v1/approvals': {
+    get: {
+      tags: ['runs'],
+      summary: 'Your approvals inbox: approval steps waiting for your decision, across all your runs',
+      description:
+        'Oldest first, paged (`limit`, `cursor`, `Link: rel="next"`). Decide one with ' +
+        '`POST /api/v1/workflows/runs/{runId}/approve` and it leaves the list; one that times out or whose run ends ' +
+        'leaves it too.',
+      security: BEARER,
+      requestParams: { query: approvalsQuery },
+      responses: {
+        ...ok(200, 'One page of waiting approvals', z.array(approvalView), { paged: true }),
+        ...errors(400, 401),
+      },
+    },
+  },
+};

@@ -1,0 +1,44 @@
+/**
+ * GET /api/v1/approvals — the caller's inbox: every approval step waiting for their decision, across all runs, the
+ * oldest first. Deciding one (POST …/runs/:runId/approve) removes it.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { approvalsCollection } from '../../db/approvals';
+import { respond } from '../envelope';
+import { validate } from '../middleware/validate';
+import { paginate, pageQuery } from '../pagination';
+import { presentApproval } from '../presenters/approval';
+import { authenticated, type RouteDeps } from '../route-deps';
+
+export const approvalsQuery = pageQuery;
+const list = validate({ query: approvalsQuery });
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('authenticated route without a user');
+  return user.id;
+}
+
+export function approvalRoutes(deps: RouteDeps): Router {
+  const router = new Router();
+
+  router.get('/approvals', ...authenticated(deps), list, async (ctx) => {
+    const { query } = list.input(ctx);
+    const docs = await paginate(ctx, {
+      collection: approvalsCollection(deps.db),
+      filter: { owner_id: userId(ctx) },
+      page: query,
+      order: { sortField: 'created_at', direction: 1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    const base = deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+    respond(
+      ctx,
+      200,
+      docs.map((doc) => presentApproval(doc, base)),
+    );
+  });
+
+  return router;
+}
