@@ -41,6 +41,8 @@ export interface RunStepDoc {
   items_total?: number | null;
   /** Sub-workflow steps: the child run's id (also a run of its own at endpoint 8). */
   child_run_id?: string | null;
+  /** A rerun's step whose output was taken over from that run (nothing ran for it in this one). */
+  reused_from_run_id?: string;
   status: StepStatus;
   /** Attempts started so far (activity attempts of an action step; 1 for steps the workflow performs itself). */
   attempts: number;
@@ -103,6 +105,10 @@ export interface RunDoc {
   temporal: RunTemporalRef;
   /** The last comparison with Temporal (read-repair): whether the run is progressing. */
   liveness: RunLiveness | null;
+  /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
+  rerun_of?: string;
+  /** The reruns started from this run, oldest first. */
+  reruns?: string[];
   /** Sub-workflow runs: the run that started it (absent on top-level runs). */
   parent_run_id?: string | null;
   /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */

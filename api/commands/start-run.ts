@@ -74,48 +74,101 @@ export interface StartedRun {
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
   const workflow = await findWorkflow(deps.db, req.ownerId, req.workflowId);
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
-  const requestHash = hashRequest(req.workflowId, req.input);
-  const key = req.idempotencyKey;
+  const launch: LaunchRequest = {
+    ...req,
+    requestHash: hashRequest({ workflow_id: req.workflowId, input: req.input ?? null }),
+  };
+  return launchRun(deps, launch, {
+    prepare: async (runId, now) => {
+      const input = req.input ?? {};
+      deps.inputValidators.check(workflow, input);
+      const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
+      const snapshot = buildSnapshot({ runId, workflow, sources, input, config: deps.config, now });
+      return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
+    },
+    again: () => startRun(deps, req),
+  });
+}
 
+/** A run start as endpoint 7 and rerun share it: who asks, with which key, and a hash of what they asked. */
+export interface LaunchRequest {
+  ownerId: string;
+  idempotencyKey: string | undefined;
+  baseUrl: string;
+  /** Same key with another hash: 422. */
+  requestHash: string;
+}
+
+export interface PreparedRun {
+  snapshot: RunSnapshot;
+  timeoutSeconds?: number | undefined;
+  /** Changes to the new run's document before it is stored (a rerun's reused steps). */
+  adjust?: (doc: RunDoc) => RunDoc;
+}
+
+export interface LaunchSteps {
+  /** Builds the run's snapshot (the run id is new); may refuse with an ApiError. */
+  prepare(runId: string, now: Date): Promise<PreparedRun>;
+  /** Idempotent work once the run is recorded and within the limits, before Temporal starts it (and on a retry). */
+  beforeStart?(doc: RunDoc): Promise<void>;
+  /** Idempotent work once Temporal has the run (and on a retry). */
+  afterStart?(doc: RunDoc): Promise<void>;
+  /** The whole request again (its key's claimant stopped before recording a run). */
+  again(): Promise<StartedRun>;
+}
+
+/**
+ * Claim the idempotency key, record the run, check the concurrent-runs limit, start the Temporal workflow (workflow
+ * id = run id), confirm. The record is created `queued` first (so a crash after the start still leaves a findable
+ * run) and removed again when Temporal or the limit refuses.
+ */
+export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: LaunchSteps): Promise<StartedRun> {
+  const key = req.idempotencyKey;
   if (key !== undefined) {
     const existing = await findClaim(deps.db, req.ownerId, key);
-    if (existing) return replay(deps, req, existing, requestHash);
+    if (existing) return replay(deps, req, existing, steps);
   }
-
-  const input = req.input ?? {};
-  deps.inputValidators.check(workflow, input);
-  const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
   const now = new Date();
-  const snapshot = buildSnapshot({ runId: newId('run'), workflow, sources, input, config: deps.config, now });
+  const prepared = await steps.prepare(newId('run'), now);
+  const { snapshot } = prepared;
   const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
   if (bytes > MAX_SNAPSHOT_BYTES) {
     throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
   }
   if (key !== undefined) {
     // Exactly one of concurrent duplicates gets the claim; the others answer from it.
-    const claim = await claimKey(deps.db, { ownerId: req.ownerId, key, runId: snapshot.run_id, requestHash, now });
+    const claim = await claimKey(deps.db, {
+      ownerId: req.ownerId,
+      key,
+      runId: snapshot.run_id,
+      requestHash: req.requestHash,
+      now,
+    });
     if (!claim.claimed) {
       if (!claim.existing)
         throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
-      return replay(deps, req, claim.existing, requestHash);
+      return replay(deps, req, claim.existing, steps);
     }
   }
-  const doc = newRunDoc({
+  const fresh = newRunDoc({
     snapshot,
     namespace: deps.config.TEMPORAL_NAMESPACE,
     taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
     idempotencyKey: key,
-    timeoutSeconds: workflow.config.timeout_seconds,
+    timeoutSeconds: prepared.timeoutSeconds,
     now,
   });
+  const doc = prepared.adjust ? prepared.adjust(fresh) : fresh;
   try {
     await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);
+    await steps.beforeStart?.(doc);
     await startExecution(deps, doc, snapshot, { removeOnFailure: true });
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
   }
+  await steps.afterStart?.(doc);
   return accepted(req, doc);
 }
 
@@ -177,7 +230,7 @@ async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Pro
   throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
 }
 
-function accepted(req: StartRunRequest, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {
+function accepted(req: Pick<LaunchRequest, 'baseUrl'>, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {
   return {
     run_id: doc._id,
     workflow_id: doc.workflow_id,
@@ -189,30 +242,35 @@ function accepted(req: StartRunRequest, doc: Pick<RunDoc, '_id' | 'workflow_id'>
 /** Same key again: same body → the same answer; other body → 422; first request still starting → 409. */
 async function replay(
   deps: StartRunDeps,
-  req: StartRunRequest,
+  req: LaunchRequest,
   claim: IdempotencyDoc,
-  requestHash: string,
+  steps: LaunchSteps,
 ): Promise<StartedRun> {
-  if (claim.request_hash !== requestHash) {
+  if (claim.request_hash !== req.requestHash) {
     throw new UnprocessableError(
       'Idempotency-Key was already used with a different request body',
       'idempotency_mismatch',
     );
   }
   const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
-  if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) return accepted(req, doc);
+  if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) {
+    await steps.afterStart?.(doc);
+    return accepted(req, doc);
+  }
   if (Date.now() - claim.created_at.getTime() < STALE_START_MS) {
     throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
   }
   if (!doc) {
     // The claiming request stopped before recording its run: give the key up and start afresh.
     await releaseKey(deps.db, req.ownerId, req.idempotencyKey ?? '', claim.run_id);
-    return startRun(deps, req);
+    return steps.again();
   }
   // The first request stopped between recording and confirming (a crash): finish its start. Starting is idempotent
   // by workflow id, so this cannot create a second execution.
   // The document read back holds the snapshot in its stored form (schema keys escaped).
+  await steps.beforeStart?.(doc);
   await startExecution(deps, doc, loadedSnapshot(doc), { removeOnFailure: false });
+  await steps.afterStart?.(doc);
   return accepted(req, doc);
 }
 
@@ -259,10 +317,8 @@ async function startExecution(
 }
 
 /** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */
-function hashRequest(workflowId: string, input: JsonObject | undefined): string {
-  return createHash('sha256')
-    .update(canonical({ workflow_id: workflowId, input: input ?? null }))
-    .digest('hex');
+export function hashRequest(request: JsonObject): string {
+  return createHash('sha256').update(canonical(request)).digest('hex');
 }
 
 function canonical(value: unknown): string {

@@ -84,6 +84,9 @@ export const runStepView = z.strictObject({
       'Sub-workflow steps: the child run (readable at this endpoint; `~n` / `~in` suffixes inside maps and loops).',
   }),
   repeat: z.enum(['map', 'loop']).nullable(),
+  reused_from_run_id: z.string().nullable().meta({
+    description: 'A rerun step whose output was taken over from this run: nothing ran for it in this run.',
+  }),
   executions: z
     .strictObject({
       counts: countsView,
@@ -139,6 +142,8 @@ export const runView = z
     updated_at: isoTimestamp,
     started_at: isoTimestamp.nullable(),
     completed_at: isoTimestamp.nullable(),
+    rerun_of: z.string().nullable().meta({ description: 'The run this one reruns (POST …/rerun).' }),
+    reruns: z.array(z.string()).meta({ description: 'Reruns started from this run, oldest first.' }),
     temporal: z.strictObject({
       namespace: z.string(),
       workflow_id: z.string(),
@@ -277,6 +282,7 @@ export function presentRun(
       skip_reason: s.skip_reason ?? null,
       child_run_id: s.child_run_id ?? null,
       repeat: s.repeat ?? null,
+      reused_from_run_id: s.reused_from_run_id ?? null,
       executions: presentExecutions(
         s,
         executions.get(s.id),
@@ -311,6 +317,8 @@ export function presentRun(
     updated_at: iso(run.updated_at),
     started_at: isoOrNull(run.started_at ?? null),
     completed_at: isoOrNull(run.completed_at),
+    rerun_of: run.rerun_of ?? null,
+    reruns: run.reruns ?? [],
     temporal: {
       namespace: run.temporal.namespace,
       workflow_id: run._id,

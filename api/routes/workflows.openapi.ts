@@ -7,6 +7,7 @@ import { workflowView } from '../presenters/workflow';
 import {
   approveBody,
   createWorkflowBody,
+  rerunBody,
   listQuery,
   runIdParams,
   startRunBody,
@@ -163,6 +164,37 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
           z.strictObject({ run_id: z.string(), step_id: z.string(), approved: z.boolean() }),
         ),
         ...errors(400, 401, 404, 409, 413, 415),
+      },
+    },
+  },
+  '/api/v1/workflows/runs/{runId}/rerun': {
+    post: {
+      tags: runTags,
+      summary: 'Rerun an ended run from a step, reusing the recorded outputs of the steps before it',
+      description:
+        'A new run of the same snapshot (not the workflow as edited since). The chosen step (default: the first ' +
+        'that did not complete), every step that depends on it and every step that had not completed run again; ' +
+        'the other completed steps keep their outputs and make no model call, e-mail or HTTP request ' +
+        '(`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). ' +
+        '`Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.',
+      security: BEARER,
+      requestParams: { path: runIdParams, header: idempotencyHeader },
+      requestBody: { content: { 'application/json': { schema: rerunBody } } },
+      responses: {
+        ...ok(
+          202,
+          'The rerun was accepted',
+          started.extend({
+            rerun_of: z.string(),
+            from_step: z.string(),
+            reused_steps: z.array(z.string()).meta({ description: 'Steps whose outputs were taken over.' }),
+          }),
+        ),
+        ...errors(400, 401, 404, 409, 413, 415, 422),
+        '429': {
+          ...errorResponse(429),
+          description: 'As a run start: `rate_limited` or `concurrent_runs_exceeded`.',
+        },
       },
     },
   },

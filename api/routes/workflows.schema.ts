@@ -192,6 +192,19 @@ export const runIdParams = z.strictObject({ runId: z.string().min(1) });
 
 export const listQuery = pageQuery;
 
+export const rerunBody = z.strictObject({
+  from_step: z
+    .string()
+    .min(1)
+    .max(64)
+    .optional()
+    .meta({
+      description:
+        'The step to run again, with every step after it (default: the first step that did not complete). Steps ' +
+        'that completed before it keep their recorded outputs.',
+    }),
+});
+
 export const startRunBody = z.strictObject({
   input: jsonObject.optional().meta({ description: 'Run input, validated against config.input_schema.' }),
 });

@@ -23,6 +23,7 @@ import { getRunStatus, resolveOutputs } from '../commands/run-status';
 import { findRepeatedStep, readRunExecutions } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
+import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
@@ -34,6 +35,7 @@ import '../state';
 import {
   approveBody,
   createWorkflowBody,
+  rerunBody,
   listQuery,
   runIdParams,
   startRunBody,
@@ -54,6 +56,7 @@ export const runStatus = validate({ params: runIdParams, query: statusQuery });
 export const listExecutionsRoute = validate({ params: stepExecutionsParams, query: listQuery });
 export const cancelRunRoute = validate({ params: runIdParams });
 export const approveRoute = validate({ params: runIdParams, body: approveBody });
+export const rerunRoute = validate({ params: runIdParams, body: rerunBody });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
@@ -61,6 +64,15 @@ function userId(ctx: Context): string {
   const user = ctx.state.user;
   if (!user) throw new Error('route mounted without authentication');
   return user.id;
+}
+
+/** The `Idempotency-Key` header of a run start or rerun, checked. */
+function idempotencyKey(ctx: Context): string | undefined {
+  const key = ctx.get('Idempotency-Key') || undefined;
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
+  }
+  return key;
 }
 
 function workflowIdOr404(id: string): string {
@@ -117,6 +129,23 @@ export function workflowRoutes(deps: RouteDeps): Router {
       comment: body.comment ?? null,
     });
     respond(ctx, 200, { run_id: params.runId, ...result });
+  });
+
+  router.post('/workflows/runs/:runId/rerun', ...auth, deps.limits.runStarts, rerunRoute, async (ctx) => {
+    const { params, body } = rerunRoute.input(ctx);
+    const started = await rerunRun(
+      { ...deps, inputValidators },
+      {
+        ownerId: userId(ctx),
+        runId: runIdOr404(ctx, params.runId),
+        fromStep: body.from_step,
+        idempotencyKey: idempotencyKey(ctx),
+        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+      },
+    );
+    ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
+    ctx.set('Location', started.status_url);
+    respond(ctx, 202, started);
   });
 
   // --- workflows ---
@@ -204,10 +233,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.post('/workflows/:id/run', ...auth, deps.limits.runStarts, startRunRoute, async (ctx) => {
     const { params, body } = startRunRoute.input(ctx);
-    const key = ctx.get('Idempotency-Key') || undefined;
-    if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
-      throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
-    }
+    const key = idempotencyKey(ctx);
     const started = await startRun(
       { ...deps, inputValidators },
       {

@@ -75,3 +75,10 @@ export function ancestorsOf(id: string, deps: ReadonlyMap<string, readonly strin
   }
   return seen;
 }
+
+/** Every step that transitively depends on `id` (its descendants): what a new output of `id` would change. */
+export function descendantsOf(id: string, deps: ReadonlyMap<string, readonly string[]>): Set<string> {
+  const dependents = new Map<string, string[]>();
+  for (const [step, own] of deps) for (const d of own) dependents.set(d, [...(dependents.get(d) ?? []), step]);
+  return ancestorsOf(id, dependents);
+}

@@ -133,6 +133,19 @@ export interface RunSnapshot {
   limits?: GraphLimits;
   /** Set on a sub-workflow's run: the run and execution that started it, and how deep it is (1 = a child). */
   parent?: { run_id: string; exec_id: string; depth: number };
+  /** Set on a rerun (POST …/runs/:runId/rerun): the run it repeats, and the outputs of the steps it does not run. */
+  rerun?: RerunOrigin;
+}
+
+export interface RerunOrigin {
+  run_id: string;
+  from_step: string;
+  /**
+   * Outputs of the source run's completed steps as JSON text (a value or an OutputRef), by step id: the workflow
+   * takes them as finished and runs nothing for them. Text, because the snapshot is also stored in MongoDB, which
+   * refuses some keys outputs may hold.
+   */
+  reused_json: Record<string, string>;
 }
 
 /** A step output too large for Temporal payloads, kept in MongoDB's `blobs` collection. */

@@ -36,7 +36,14 @@ export class Graph {
 
   constructor(private readonly env: RunEnv) {
     const steps = env.snapshot.steps;
-    for (const s of steps) this.records.set(s.id, { status: 'pending' });
+    // A rerun's reused steps are finished before the run begins: their outputs come from the run it repeats.
+    const reused = env.snapshot.rerun?.reused_json ?? {};
+    for (const s of steps) {
+      // Own keys only: a step may be called `constructor`.
+      const json = Object.prototype.hasOwnProperty.call(reused, s.id) ? reused[s.id] : undefined;
+      const output = json !== undefined ? (JSON.parse(json) as JsonValue | OutputRef) : undefined;
+      this.records.set(s.id, output !== undefined ? { status: 'completed', output } : { status: 'pending' });
+    }
     this.deps = resolveDependencies(steps);
   }
 

@@ -3,6 +3,7 @@
  * deadline; a decision, a cancelled run and a timeout each take it off the list; nobody sees or decides another
  * user's approvals.
  */
+import type { JsonObject } from '../../temporal/contract/json';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import { uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
@@ -41,7 +42,7 @@ describe('approvals inbox', () => {
       .set(user.auth)
       .send({ step_id: stepId, approved, comment: approved ? 'fine' : 'no' });
 
-  const approvalWorkflow = async (user: TestUser, name: string, steps: unknown[]) =>
+  const approvalWorkflow = async (user: TestUser, name: string, steps: JsonObject[]) =>
     createWorkflow(g.api, user, { name, steps });
 
   it("lists each user's waiting approvals and removes them as they are decided, time out or end with the run", async () => {

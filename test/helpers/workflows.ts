@@ -71,6 +71,7 @@ export interface StatusBody {
     error: { reason: string; message: string } | null;
     started_at: string | null;
     completed_at: string | null;
+    reused_from_run_id?: string | null;
   }[];
   started_at: string | null;
   completed_at: string | null;

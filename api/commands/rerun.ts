@@ -1,0 +1,163 @@
+/**
+ * POST …/runs/:runId/rerun: a new run of the same snapshot (not the workflow as edited since) that takes the recorded
+ * outputs of the source run's completed steps as finished and runs the rest — the chosen step and everything that
+ * depends on it, plus whatever had not completed. No model call, e-mail or HTTP request of a reused step is made
+ * again: the workflow never schedules them (temporal/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
+ * Temporal's reset.
+ */
+import type { Db } from 'mongodb';
+import { readBlob, storeOutput } from '../../db/blobs';
+import { isTerminal, loadedSnapshot, runsCollection, ZERO_USAGE, type RunDoc, type RunStepDoc } from '../../db/runs';
+import { logStepChange } from '../../db/step-events';
+import { descendantsOf, resolveDependencies, topologicalOrder } from '../../temporal/contract/graph';
+import type { JsonValue } from '../../temporal/contract/json';
+import { isOutputRef, type OutputRef, type RunSnapshot } from '../../temporal/contract/run';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
+
+/** Reused outputs above this ride in the new run's snapshot by reference (the snapshot has a size limit). */
+const INLINE_REUSED_BYTES = 8 * 1024;
+
+export interface RerunRequest {
+  ownerId: string;
+  runId: string;
+  fromStep: string | undefined;
+  idempotencyKey: string | undefined;
+  baseUrl: string;
+}
+
+export interface RerunStarted extends StartedRun {
+  rerun_of: string;
+  from_step: string;
+  reused_steps: string[];
+}
+
+export interface RerunPlan {
+  fromStep: string;
+  /** Step ids whose outputs the new run takes over, in the snapshot's order. */
+  reused: string[];
+}
+
+/**
+ * Which steps a rerun from `fromStep` (default: the first step in dependency order that did not complete) runs again:
+ * that step, every step that depends on it, and every step that did not complete with an output — together with
+ * their dependents, so no reused output was computed from one that changes. The rest is reused.
+ */
+export function planRerun(snapshot: RunSnapshot, steps: readonly RunStepDoc[], fromStep?: string): RerunPlan {
+  const deps = resolveDependencies(snapshot.steps);
+  const topo = topologicalOrder(snapshot.steps, deps);
+  const order = topo.ok ? topo.order : snapshot.steps.map((s) => s.id);
+  const byId = new Map(steps.map((s) => [s.id, s]));
+  const done = (id: string) => byId.get(id)?.status === 'completed' && byId.get(id)?.output_json != null;
+  let from = fromStep;
+  if (from === undefined) {
+    from = order.find((id) => byId.get(id)?.status === 'failed') ?? order.find((id) => !done(id));
+    if (from === undefined) {
+      throw new BadRequestError(
+        'from_step: every step of this run completed; name the step to run again',
+        'invalid_field',
+      );
+    }
+  } else if (!deps.has(from)) {
+    throw new BadRequestError(
+      `from_step: the run has no step "${from}" (name a step, not a map item or iteration)`,
+      'invalid_field',
+    );
+  }
+  const rerun = new Set<string>();
+  for (const id of [from, ...order.filter((id) => !done(id))]) {
+    rerun.add(id);
+    for (const d of descendantsOf(id, deps)) rerun.add(d);
+  }
+  return { fromStep: from, reused: snapshot.steps.map((s) => s.id).filter((id) => !rerun.has(id)) };
+}
+
+export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<RerunStarted> {
+  const source = await runsCollection(deps.db).findOne({ _id: req.runId, owner_id: req.ownerId });
+  if (!source) throw new NotFoundError(`run ${req.runId} not found`);
+  if (source.parent_run_id) {
+    throw new ConflictError(`run ${req.runId} is a sub-workflow run; rerun its parent ${source.parent_run_id}`);
+  }
+  if (!isTerminal(source.status)) {
+    throw new ConflictError(`run ${req.runId} has not ended (${source.status}); cancel it or wait for its end first`);
+  }
+  const sourceSnapshot = loadedSnapshot(source);
+  const plan = planRerun(sourceSnapshot, source.steps, req.fromStep);
+  const requestHash = hashRequest({ rerun_of: source._id, from_step: plan.fromStep });
+  const timeoutSeconds = source.deadline_at
+    ? Math.round((source.deadline_at.getTime() - source.created_at.getTime()) / 1000)
+    : undefined;
+  const started = await launchRun(
+    deps,
+    { ownerId: req.ownerId, idempotencyKey: req.idempotencyKey, baseUrl: req.baseUrl, requestHash },
+    {
+      prepare: async (runId, now) => {
+        const reused: Record<string, string> = {};
+        for (const id of plan.reused) reused[id] = JSON.stringify(await carryOutput(deps.db, source, id, runId));
+        const snapshot: RunSnapshot = {
+          ...sourceSnapshot,
+          run_id: runId,
+          created_at: now.toISOString(),
+          rerun: { run_id: source._id, from_step: plan.fromStep, reused_json: reused },
+        };
+        return { snapshot, timeoutSeconds, adjust: (doc) => withReusedSteps(doc, source, plan) };
+      },
+      // Reused steps appear in the new run's event log first, as completed.
+      beforeStart: async (doc) => {
+        for (const step of doc.steps) {
+          if (!step.reused_from_run_id || step.output_json === null) continue;
+          const output = JSON.parse(step.output_json) as JsonValue | OutputRef;
+          await logStepChange(deps.db, doc._id, step.id, {
+            type: 'step.completed',
+            output,
+            reused_from_run_id: step.reused_from_run_id,
+          });
+        }
+      },
+      afterStart: async (doc) => {
+        await runsCollection(deps.db).updateOne({ _id: source._id }, { $addToSet: { reruns: doc._id } });
+      },
+      again: () => rerunRun(deps, req),
+    },
+  );
+  return { ...started, rerun_of: source._id, from_step: plan.fromStep, reused_steps: plan.reused };
+}
+
+/**
+ * A reused output as the new run will hold it: small values inline; large ones (and those the source stored by
+ * reference) copied into the new run's blobs, so every read stays within the run that reads it.
+ */
+async function carryOutput(db: Db, source: RunDoc, stepId: string, runId: string): Promise<JsonValue | OutputRef> {
+  const json = source.steps.find((s) => s.id === stepId)?.output_json;
+  if (json == null) throw new Error(`step ${stepId} has no recorded output`);
+  const stored = JSON.parse(json) as JsonValue | OutputRef;
+  const value = isOutputRef(stored) ? await readBlob(db, source._id, stored.stepwise_blob) : stored;
+  if (!isOutputRef(stored) && Buffer.byteLength(json, 'utf8') <= INLINE_REUSED_BYTES) return value;
+  return storeOutput(db, runId, stepId, value, { force: true });
+}
+
+/** The new run's document: reused steps completed (no usage: nothing was spent on them in this run), linked. */
+function withReusedSteps(doc: RunDoc, source: RunDoc, plan: RerunPlan): RunDoc {
+  const reused = new Set(plan.reused);
+  const reusedOutputs = doc.snapshot.rerun?.reused_json ?? {};
+  return {
+    ...doc,
+    rerun_of: source._id,
+    steps: doc.steps.map((step) => {
+      const from = source.steps.find((s) => s.id === step.id);
+      if (!reused.has(step.id) || !from) return step;
+      return {
+        ...step,
+        status: 'completed',
+        output_json: reusedOutputs[step.id] ?? null,
+        usage: { ...ZERO_USAGE },
+        turns: from.turns,
+        ...(from.items_total != null ? { items_total: from.items_total } : {}),
+        ...(from.child_run_id ? { child_run_id: from.child_run_id } : {}),
+        reused_from_run_id: source._id,
+        started_at: from.started_at,
+        completed_at: from.completed_at,
+      };
+    }),
+  };
+}
