@@ -19,8 +19,9 @@ import {
 import { checkWorkflowBudget } from '../commands/budget';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
-import { getRunStatus, resolveOutputs } from '../commands/run-status';
-import { findRepeatedStep, readRunExecutions } from '../commands/run-status/executions';
+import { buildRunView } from '../../db/run-view/build';
+import { getRunStatus } from '../commands/run-status';
+import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';
@@ -28,7 +29,7 @@ import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
-import { presentExecution, presentRun, presentRunSummary, presentWorkflow } from '../presenters';
+import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
 import { authenticated, type RouteDeps } from '../route-deps';
 import '../state';
 import {
@@ -84,8 +85,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
     const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
-    const [outputs, executions] = await Promise.all([resolveOutputs(deps.db, run), readRunExecutions(deps.db, run)]);
-    respond(ctx, 200, presentRun(run, outputs, deps.config, executions));
+    respond(ctx, 200, await buildRunView(deps.db, run, deps.config));
   });
 
   router.get('/workflows/runs/:runId/steps/:stepId/executions', ...auth, listExecutionsRoute, async (ctx) => {
