@@ -11,6 +11,7 @@ import { agentsPaths } from './routes/agents.openapi';
 import { metaPaths } from './routes/meta.openapi';
 import { workflowsPaths } from './routes/workflows.openapi';
 import { transcriptPaths } from './routes/transcripts.openapi';
+import { webhooksPaths } from './routes/webhooks.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -22,6 +23,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   workflowsPaths,
   // /api/v1/workflows/runs/{runId}/steps/{stepId}/transcript
   transcriptPaths,
+  // /api/v1/webhooks/secret
+  webhooksPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

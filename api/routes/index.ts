@@ -8,6 +8,7 @@ import { agentRoutes } from './agents';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { transcriptRoutes } from './transcripts';
+import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
@@ -22,6 +23,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(agentRoutes(routeDeps).routes());
   v1.use(transcriptRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
+  v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
 }
