@@ -32,6 +32,7 @@ import {
   UnprocessableError,
 } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
+import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, type SnapshotSources } from './snapshot';
 import { loadWorkflowTree } from './sub-workflows';
@@ -59,6 +60,8 @@ export interface StartRunRequest {
   ownerId: string;
   workflowId: string;
   input: JsonObject | undefined;
+  /** The start body's callback_url (replaces the workflow config's). */
+  callbackUrl?: string;
   idempotencyKey: string | undefined;
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
@@ -74,7 +77,7 @@ export interface StartedRun {
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
   const workflow = await findWorkflow(deps.db, req.ownerId, req.workflowId);
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
-  const requestHash = hashRequest(req.workflowId, req.input);
+  const requestHash = hashRequest(req.workflowId, req.input, req.callbackUrl);
   const key = req.idempotencyKey;
 
   if (key !== undefined) {
@@ -84,9 +87,24 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
 
   const input = req.input ?? {};
   deps.inputValidators.check(workflow, input);
+  const callbackUrl = req.callbackUrl ?? workflow.config.callback_url;
+  // Checked again at start: HTTP_ALLOWED_HOSTS may have changed since the workflow was saved.
+  checkCallbackUrl(
+    callbackUrl,
+    deps.config.HTTP_ALLOWED_HOSTS,
+    req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
+  );
   const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
   const now = new Date();
-  const snapshot = buildSnapshot({ runId: newId('run'), workflow, sources, input, config: deps.config, now });
+  const snapshot = buildSnapshot({
+    runId: newId('run'),
+    workflow,
+    sources,
+    input,
+    config: deps.config,
+    now,
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+  });
   const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
   if (bytes > MAX_SNAPSHOT_BYTES) {
     throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
@@ -258,10 +276,19 @@ async function startExecution(
   );
 }
 
-/** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */
-function hashRequest(workflowId: string, input: JsonObject | undefined): string {
+/**
+ * Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. A callback URL
+ * is hashed only when given, so keys claimed by requests without one keep their hash.
+ */
+function hashRequest(workflowId: string, input: JsonObject | undefined, callbackUrl: string | undefined): string {
   return createHash('sha256')
-    .update(canonical({ workflow_id: workflowId, input: input ?? null }))
+    .update(
+      canonical({
+        workflow_id: workflowId,
+        input: input ?? null,
+        ...(callbackUrl !== undefined ? { callback_url: callbackUrl } : {}),
+      }),
+    )
     .digest('hex');
 }
 

@@ -17,6 +17,7 @@ import {
   type WorkflowDoc,
 } from '../../db/workflows';
 import { checkWorkflowBudget } from '../commands/budget';
+import { checkCallbackUrl } from '../commands/callback-url';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { buildRunView } from '../../db/run-view/build';
@@ -150,6 +151,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       updated_at: now,
     };
     checkWorkflowBudget(deps.config, doc.config);
+    checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, doc, deps.config);
     await insertWorkflow(deps.db, doc);
     respond(ctx, 201, presentWorkflow(doc));
@@ -174,6 +176,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       config: body.config ?? current.config,
     };
     checkWorkflowBudget(deps.config, next.config);
+    if (body.config) checkCallbackUrl(body.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
@@ -214,6 +217,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         ownerId: userId(ctx),
         workflowId: workflowIdOr404(params.id),
         input: body.input,
+        ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
         idempotencyKey: key,
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
       },
