@@ -139,6 +139,12 @@ export const configSchema = z.object({
       }),
     )
     .default([]),
+  /**
+   * Completion webhooks (docs/webhooks.md): Temporal retries a delivery after this many seconds, doubling up to
+   * 10 minutes, for at most WEBHOOK_MAX_ATTEMPTS attempts. Read by the worker when a delivery starts.
+   */
+  WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().min(0.01).max(3600).default(5),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(10),
 
   LLM_DEFAULT_MODEL: z
     .string()

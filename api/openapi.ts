@@ -13,6 +13,7 @@ import { workflowsPaths } from './routes/workflows.openapi';
 import { transcriptPaths } from './routes/transcripts.openapi';
 import { runEventPaths } from './routes/run-events.openapi';
 import { approvalPaths } from './routes/approvals.openapi';
+import { webhooksPaths } from './routes/webhooks.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -28,6 +29,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   runEventPaths,
   // /api/v1/approvals
   approvalPaths,
+  // /api/v1/webhooks/secret
+  webhooksPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

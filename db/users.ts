@@ -7,6 +7,8 @@ export interface UserDoc {
   _id: string;
   name: string;
   created_at: Date;
+  /** Signs the user's completion webhooks (db/webhook-secrets.ts); created on first use. */
+  webhook_secret?: { secret: string; created_at: Date };
 }
 
 export interface ApiKeyDoc {

@@ -39,6 +39,8 @@ export interface WorkflowConfigDoc {
   step_timeout_seconds?: number;
   /** Lowers the server's run budget (RUN_MAX_TOKENS, RUN_MAX_MODEL_CALLS) for this workflow's runs. */
   budget?: { max_tokens?: number; max_model_calls?: number };
+  /** Completion webhook of every run (a run start's own callback_url replaces it). */
+  callback_url?: string;
 }
 
 export interface WorkflowDoc {

@@ -46,6 +46,8 @@ export function buildSnapshot(args: {
   input: JsonObject;
   config: SnapshotConfig;
   now: Date;
+  /** The run's completion webhook (the start body's, else the workflow config's), already checked. */
+  callbackUrl?: string;
 }): RunSnapshot {
   const { workflow } = args;
   const limits: GraphLimits = {
@@ -64,6 +66,7 @@ export function buildSnapshot(args: {
     budget: effectiveBudget(args.config, workflow.config),
     created_at: args.now.toISOString(),
     limits,
+    callback_url: args.callbackUrl ?? null,
   };
 }
 

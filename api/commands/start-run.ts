@@ -32,6 +32,7 @@ import {
   UnprocessableError,
 } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
+import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, type SnapshotSources } from './snapshot';
 import { loadWorkflowTree } from './sub-workflows';
@@ -59,6 +60,8 @@ export interface StartRunRequest {
   ownerId: string;
   workflowId: string;
   input: JsonObject | undefined;
+  /** The start body's callback_url (replaces the workflow config's). */
+  callbackUrl?: string;
   idempotencyKey: string | undefined;
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
@@ -76,14 +79,34 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
   const launch: LaunchRequest = {
     ...req,
-    requestHash: hashRequest({ workflow_id: req.workflowId, input: req.input ?? null }),
+    // A callback URL is hashed only when given, so keys claimed by requests without one keep their hash.
+    requestHash: hashRequest({
+      workflow_id: req.workflowId,
+      input: req.input ?? null,
+      ...(req.callbackUrl !== undefined ? { callback_url: req.callbackUrl } : {}),
+    }),
   };
   return launchRun(deps, launch, {
     prepare: async (runId, now) => {
       const input = req.input ?? {};
       deps.inputValidators.check(workflow, input);
+      const callbackUrl = req.callbackUrl ?? workflow.config.callback_url;
+      // Checked again at start: HTTP_ALLOWED_HOSTS may have changed since the workflow was saved.
+      checkCallbackUrl(
+        callbackUrl,
+        deps.config.HTTP_ALLOWED_HOSTS,
+        req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
+      );
       const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
-      const snapshot = buildSnapshot({ runId, workflow, sources, input, config: deps.config, now });
+      const snapshot = buildSnapshot({
+        runId,
+        workflow,
+        sources,
+        input,
+        config: deps.config,
+        now,
+        ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+      });
       return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
     },
     again: () => startRun(deps, req),

@@ -10,6 +10,7 @@ import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { runEventRoutes } from './run-events';
 import { transcriptRoutes } from './transcripts';
+import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
@@ -26,6 +27,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(runEventRoutes(routeDeps).routes());
   v1.use(approvalRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
+  v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
 }

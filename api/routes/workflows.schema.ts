@@ -128,6 +128,30 @@ export const workflowStepBody = z.strictObject({
   timeout_seconds: z.number().int().min(1).max(MAX_STEP_TIMEOUT_SECONDS).optional(),
 });
 
+/** The longest callback URL accepted. */
+export const MAX_CALLBACK_URL_LENGTH = 2048;
+
+/** Shape of a completion webhook URL; whether its host may be reached is checked by api/commands/callback-url.ts. */
+function isWebhookUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+  } catch {
+    return false;
+  }
+}
+
+const callbackUrl = z
+  .string()
+  .max(MAX_CALLBACK_URL_LENGTH)
+  .refine(isWebhookUrl, 'must be an http or https URL without credentials')
+  .meta({
+    description:
+      'Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret ' +
+      '(GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.',
+    example: 'https://example.com/hooks/stepwise',
+  });
+
 const budget = z.strictObject({
   max_tokens: z
     .number()
@@ -167,6 +191,7 @@ export const workflowConfigBody = z.strictObject({
       "Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. " +
       "Values above the server's maximum are refused.",
   }),
+  callback_url: callbackUrl.optional(),
 });
 
 export const createWorkflowBody = z.strictObject({
@@ -207,6 +232,9 @@ export const rerunBody = z.strictObject({
 
 export const startRunBody = z.strictObject({
   input: jsonObject.optional().meta({ description: 'Run input, validated against config.input_schema.' }),
+  callback_url: callbackUrl
+    .optional()
+    .meta({ description: "Replaces the workflow's config.callback_url for this run." }),
 });
 
 export const approveBody = z.strictObject({

@@ -17,10 +17,12 @@ import {
   type WorkflowDoc,
 } from '../../db/workflows';
 import { checkWorkflowBudget } from '../commands/budget';
+import { checkCallbackUrl } from '../commands/callback-url';
 import { checkWorkflow } from '../commands/check-workflow';
 import { approveStep, cancelRun } from '../commands/run-control';
-import { getRunStatus, resolveOutputs } from '../commands/run-status';
-import { findRepeatedStep, readRunExecutions } from '../commands/run-status/executions';
+import { buildRunView } from '../../db/run-view/build';
+import { getRunStatus } from '../commands/run-status';
+import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
 import { rerunRun } from '../commands/rerun';
@@ -29,7 +31,7 @@ import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
-import { presentExecution, presentRun, presentRunSummary, presentWorkflow } from '../presenters';
+import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
 import { authenticated, type RouteDeps } from '../route-deps';
 import '../state';
 import {
@@ -96,8 +98,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
     const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
-    const [outputs, executions] = await Promise.all([resolveOutputs(deps.db, run), readRunExecutions(deps.db, run)]);
-    respond(ctx, 200, presentRun(run, outputs, deps.config, executions));
+    respond(ctx, 200, await buildRunView(deps.db, run, deps.config));
   });
 
   router.get('/workflows/runs/:runId/steps/:stepId/executions', ...auth, listExecutionsRoute, async (ctx) => {
@@ -179,6 +180,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       updated_at: now,
     };
     checkWorkflowBudget(deps.config, doc.config);
+    checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, doc, deps.config);
     await insertWorkflow(deps.db, doc);
     respond(ctx, 201, presentWorkflow(doc));
@@ -203,6 +205,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       config: body.config ?? current.config,
     };
     checkWorkflowBudget(deps.config, next.config);
+    if (body.config) checkCallbackUrl(body.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
@@ -240,6 +243,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         ownerId: userId(ctx),
         workflowId: workflowIdOr404(params.id),
         input: body.input,
+        ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
         idempotencyKey: key,
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
       },

@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
+import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
   config: Config;
@@ -23,6 +24,7 @@ export function createActivities(deps: ActivityDeps) {
   return {
     ...createActionStepActivity(deps),
     ...createProjectionActivities(deps),
+    ...createWebhookActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
   };

@@ -133,6 +133,11 @@ export interface RunSnapshot {
   limits?: GraphLimits;
   /** Set on a sub-workflow's run: the run and execution that started it, and how deep it is (1 = a child). */
   parent?: { run_id: string; exec_id: string; depth: number };
+  /**
+   * Where the run's completion webhook goes (temporal/workflows/webhook.ts). Null or absent (snapshots from before
+   * webhooks, sub-workflow runs): no webhook.
+   */
+  callback_url?: string | null;
   /** Set on a rerun (POST …/runs/:runId/rerun): the run it repeats, and the outputs of the steps it does not run. */
   rerun?: RerunOrigin;
 }

@@ -7,7 +7,8 @@
  * the step states by deriveOutcome (temporal/contract/run-state.ts), the same function the API's read-repair uses.
  *
  * Any change to the order or kind of commands this code issues for a snapshot without graph fields must go behind
- * `patched()`; the replay test over test/temporal/histories/ fails otherwise.
+ * `patched()`; the replay test over test/temporal/histories/ fails otherwise. The completion webhook (./webhook.ts)
+ * needs no patch: it issues commands only for snapshots with a `callback_url`, which no run before it had.
  */
 import {
   ApplicationFailure,
@@ -29,6 +30,7 @@ import { RUN_FAILED_FAILURE_TYPE, type RunOutcome, type StepEvent } from '../con
 import { Approvals } from './approvals';
 import { Graph } from './graph';
 import type { RunEnv } from './run-env';
+import { startWebhookDelivery } from './webhook';
 
 /** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the API's read-repair. */
 const projection = proxyLocalActivities<Activities>({
@@ -114,14 +116,21 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   if (stop?.kind === 'cancelled') {
     const outcome = deriveOutcome(stepStates(), { kind: 'cancelled' });
     ended = outcome.status;
-    await CancellationScope.nonCancellable(() => env.recordOutcome(outcome));
+    // The webhook of a cancelled run is delivered too: starting it must survive the cancellation being handled.
+    await CancellationScope.nonCancellable(async () => {
+      await env.recordOutcome(outcome);
+      await startWebhookDelivery(snapshot, runId, outcome.status);
+    });
     throw stop.cause;
   }
   if (stop?.kind === 'failed') {
     const outcome = deriveOutcome(stepStates(), { kind: 'failed', error: stop.error });
     ended = outcome.status;
-    // Not cancellable: a cancellation arriving now must not leave the failure unrecorded.
-    await CancellationScope.nonCancellable(() => env.recordOutcome(outcome));
+    // Not cancellable: a cancellation arriving now must not leave the failure unrecorded (nor undelivered).
+    await CancellationScope.nonCancellable(async () => {
+      await env.recordOutcome(outcome);
+      await startWebhookDelivery(snapshot, runId, outcome.status);
+    });
     throw ApplicationFailure.nonRetryable(
       `step "${stop.error.step_id}" failed: ${stop.error.message}`,
       RUN_FAILED_FAILURE_TYPE,
@@ -132,6 +141,7 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   const outcome = deriveOutcome(stepStates(), { kind: 'completed' });
   ended = outcome.status;
   await env.recordOutcome(outcome);
+  await CancellationScope.nonCancellable(() => startWebhookDelivery(snapshot, runId, outcome.status));
   const outputs = graph.outputs();
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;
   const result: RunResult = { outputs: small ? outputs : {}, usage, steps: graph.statuses() };

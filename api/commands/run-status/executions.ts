@@ -3,19 +3,11 @@
  * reads per such step; runs without maps or loops cost nothing more), and the owner check of the paging endpoint.
  */
 import type { Db } from 'mongodb';
-import { findRun, type RunDoc } from '../../../db/runs';
-import { readExecutions } from '../../../db/step-executions';
-import { EXECUTIONS_SHOWN, type PresentableExecutions } from '../../presenters/run';
+import { findRun } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
 
-export async function readRunExecutions(
-  db: Db,
-  run: Pick<RunDoc, '_id' | 'steps'>,
-): Promise<Map<string, PresentableExecutions>> {
-  const repeated = run.steps.filter((s) => s.repeat).map((s) => s.id);
-  if (repeated.length === 0) return new Map();
-  return readExecutions(db, run._id, repeated, EXECUTIONS_SHOWN);
-}
+// The status view's reads live with the view (db/run-view), which the worker shares.
+export { readRunExecutions } from '../../../db/run-view/build';
 
 /** The run (the owner's) and its map or loop step, or 404. */
 export async function findRepeatedStep(db: Db, ownerId: string, runId: string, stepId: string) {

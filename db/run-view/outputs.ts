@@ -1,9 +1,9 @@
 /** Step outputs for the status view: parsed, with references to large outputs resolved (extra reads only for those). */
 import type { Db } from 'mongodb';
-import { readBlob } from '../../../db/blobs';
-import type { JsonValue } from '../../../temporal/contract/json';
-import { isOutputRef } from '../../../temporal/contract/run';
-import type { RunView } from './read';
+import type { JsonValue } from '../../temporal/contract/json';
+import { isOutputRef } from '../../temporal/contract/run';
+import { readBlob } from '../blobs';
+import type { RunDoc } from '../runs';
 
 /** A step output as the status view shows it: the value, and its size when it was stored by reference. */
 export interface ResolvedOutput {
@@ -12,8 +12,15 @@ export interface ResolvedOutput {
   storedBytes?: number;
 }
 
-/** Each step's output, parsed and with references to large outputs resolved (extra reads only for those). */
-export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, ResolvedOutput>> {
+/**
+ * Each step's output, parsed and with references to large outputs resolved (extra reads only for those). With
+ * `resolveLarge: false` a large output stays `{stored_by_reference: true, bytes}` (bounded bodies, e.g. webhooks).
+ */
+export async function resolveOutputs(
+  db: Db,
+  run: Pick<RunDoc, '_id' | 'steps'>,
+  opts: { resolveLarge?: boolean } = {},
+): Promise<Map<string, ResolvedOutput>> {
   const out = new Map<string, ResolvedOutput>();
   await Promise.all(
     run.steps.map(async (s) => {
@@ -21,6 +28,10 @@ export async function resolveOutputs(db: Db, run: RunView): Promise<Map<string, 
       const value = JSON.parse(s.output_json) as JsonValue;
       if (!isOutputRef(value)) {
         out.set(s.id, { value });
+        return;
+      }
+      if (opts.resolveLarge === false) {
+        out.set(s.id, { value: { stored_by_reference: true, bytes: value.bytes }, storedBytes: value.bytes });
         return;
       }
       // A missing blob (removed by hand) must not make the status unreadable: it shows as null.

@@ -1,0 +1,42 @@
+/**
+ * The caller's webhook signing secret: GET returns it (created on first use), POST …/rotate replaces it. Each route
+ * acts on the authenticated user only, so there is no id another user could name.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { ensureWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
+import { respond } from '../envelope';
+import { presentWebhookSecret } from '../presenters/webhook-secret';
+import { authenticated, type RouteDeps } from '../route-deps';
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('authenticated route without a user');
+  return user.id;
+}
+
+/** A live key always names an existing user (users are never deleted, db/users.ts), so null is a broken invariant. */
+function existing<T>(value: T | null): T {
+  if (value === null) throw new Error('the authenticated user has no user document');
+  return value;
+}
+
+export function webhookRoutes(deps: RouteDeps): Router {
+  const router = new Router({ prefix: '/webhooks' });
+  const auth = authenticated(deps);
+
+  router.get('/secret', ...auth, async (ctx) => {
+    const secret = existing(await ensureWebhookSecret(deps.db, userId(ctx)));
+    ctx.set('Cache-Control', 'no-store');
+    respond(ctx, 200, presentWebhookSecret(secret));
+  });
+
+  router.post('/secret/rotate', ...auth, async (ctx) => {
+    const secret = existing(await rotateWebhookSecret(deps.db, userId(ctx)));
+    ctx.state.log.info('webhook secret rotated');
+    ctx.set('Cache-Control', 'no-store');
+    respond(ctx, 200, presentWebhookSecret(secret));
+  });
+
+  return router;
+}
