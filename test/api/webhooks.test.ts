@@ -194,6 +194,23 @@ describe('completion webhooks', () => {
     expect((await settled(runId)).webhooks[0]!.status).toBe('delivered');
   });
 
+  it('delivers for a run that timed out (an end only read-repair sees), once', async () => {
+    const path = `/${uniqueId('timed-out')}`;
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('slow'),
+      steps: [{ id: 'ask', template_id: g.tpl.approval._id, config: { message: 'go?' } }],
+      config: { callback_url: g.sink.url(path), timeout_seconds: 2 },
+    });
+    const runId = await startOk(wf, {});
+    const ended = await waitForStatus(g.api, g.user, runId, isTerminal);
+    expect(ended.status).toBe('timed_out');
+    const [request] = await g.sink.waitForRequests(1, path, 30_000);
+    expect((JSON.parse(request!.text) as { type: string }).type).toBe('run.timed_out');
+    expect(verify(await secretOf(g.user), request!.headers, request!.text)).toBe(true);
+    expect((await settled(runId)).webhooks.map((w) => w.status)).toEqual(['delivered']);
+    expect(g.sink.requestsTo(path)).toHaveLength(1);
+  });
+
   it("uses the start body's URL over the workflow config's", async () => {
     const fromConfig = `/${uniqueId('config')}`;
     const fromStart = `/${uniqueId('start')}`;

@@ -19,6 +19,7 @@ import {
 import type { RunError, RunResult } from '../../../temporal/contract/run';
 import { deriveOutcome } from '../../../temporal/contract/run-state';
 import { RUN_FAILED_FAILURE_TYPE } from '../../../temporal/contract/steps';
+import { startLateWebhook } from './late-webhook';
 import type { RunStatusDeps, RunView } from './read';
 
 /** Temporal gets this long to answer a describe before the projection is answered as it is. */
@@ -68,7 +69,11 @@ export async function checkWithTemporal(deps: RunStatusDeps, run: RunView): Prom
   }
   const outcome = await outcomeOf(deps, run, description);
   const at = description.closeTime ?? now;
-  await recordRunOutcome(deps.db, run._id, outcome, at);
+  const recorded = await recordRunOutcome(deps.db, run._id, outcome, at);
+  // An end the workflow never saw (timed out, terminated) also never started the run's webhook.
+  if (recorded && (outcome.status === 'timed_out' || outcome.error?.reason === 'terminated')) {
+    await startLateWebhook(deps, run, outcome.status).catch(() => undefined);
+  }
   return (await findRun(deps.db, run.owner_id, run._id)) ?? run;
 }
 
