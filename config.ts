@@ -157,6 +157,13 @@ export const configSchema = z.object({
   LLM_BASE_URL: z.url().optional(),
   LLM_API_KEY: z.string().optional(),
 
+  /**
+   * CLI only (`runs …`, `approvals …`): the API the user commands talk to and the key they act with. Unset URL:
+   * http://127.0.0.1:<API_PORT>, the local API. The flags --url / --api-key win over these.
+   */
+  STEPWISE_URL: z.url().optional(),
+  STEPWISE_API_KEY: z.string().min(1).optional(),
+
   /** Dev stack only (npm run dev): ports of the servers it starts when none is configured. */
   DEV_TEMPORAL_PORT: port.default(7233),
   DEV_TEMPORAL_UI_PORT: port.default(8233),

@@ -1,11 +1,13 @@
 /**
- * What every command needs: a way to reach the database (opened lazily, once, closed by the entrypoint) and where to
- * write. Commands receive it instead of reading globals, so the same code runs in the entrypoint and in tests.
+ * What every command needs: a way to reach the database (opened lazily, once, closed by the entrypoint), the API
+ * client of the user commands, and where to write. Commands receive it instead of reading globals, so the same code
+ * runs in the entrypoint and in tests.
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../config';
 import { connectDatabase, type Database } from '../db/client';
 import { ensureIndexes } from '../db/indexes';
+import { ApiClient } from './api-client';
 import { CliError } from './errors';
 
 export interface CliOutput {
@@ -13,12 +15,42 @@ export interface CliOutput {
   out(line: string): void;
   /** Notes for the person at the terminal. */
   err(line: string): void;
+  /** Present when stdout is a terminal: raw writes (ANSI redraws) and its size. */
+  terminal?: { write(text: string): void; columns: number; rows: number };
+}
+
+/** --url / --api-key of a user command; unset ones come from STEPWISE_URL / STEPWISE_API_KEY. */
+export interface ApiFlags {
+  url?: string;
+  apiKey?: string;
 }
 
 export interface CliContext {
   io: CliOutput;
   db(): Promise<Db>;
+  /** The HTTP API client the user commands act through, with the flags or the configured URL and key. */
+  api(flags: ApiFlags): ApiClient;
+  /** The process exit code when the command returns normally (`runs watch`: 1 when the run did not complete). */
+  exitCode: number;
   close(): Promise<void>;
+}
+
+/** Where the user commands find the API: the flag, else STEPWISE_URL, else the local API on API_PORT. */
+export function apiClientFor(config: Config, flags: ApiFlags): ApiClient {
+  const baseUrl = flags.url ?? config.STEPWISE_URL ?? `http://127.0.0.1:${config.API_PORT}`;
+  try {
+    if (!/^https?:$/.test(new URL(baseUrl).protocol)) throw new Error('not http(s)');
+  } catch {
+    throw new CliError(`--url / STEPWISE_URL: "${baseUrl}" is not an http(s) URL`);
+  }
+  const apiKey = flags.apiKey ?? config.STEPWISE_API_KEY;
+  if (!apiKey) {
+    throw new CliError(
+      'no API key: pass --api-key <key> or set STEPWISE_API_KEY (an administrator makes one with: ' +
+        'npm run cli -- keys create <user>)',
+    );
+  }
+  return new ApiClient({ baseUrl, apiKey });
 }
 
 export function createCliContext(config: Config, io: CliOutput): CliContext {
@@ -37,6 +69,8 @@ export function createCliContext(config: Config, io: CliOutput): CliContext {
   };
   return {
     io,
+    api: (flags) => apiClientFor(config, flags),
+    exitCode: 0,
     async db() {
       database ??= open();
       return (await database).db;

@@ -1,30 +1,17 @@
-/** CLI entrypoint (`npm run cli -- <command>`): parse config, run one command, close the database, exit. */
+/** CLI entrypoint (`npm run cli -- <command>`): parse config, run one command, exit with its code. */
 import { loadConfigOrExit } from '../config';
-import { createCliContext } from './context';
-import { CliError } from './errors';
-import { buildProgram } from './program';
+import { runCli } from './run';
 
-async function main(): Promise<number> {
-  const config = loadConfigOrExit();
-  const ctx = createCliContext(config, {
-    out: (line) => process.stdout.write(`${line}\n`),
-    err: (line) => process.stderr.write(`${line}\n`),
-  });
-  try {
-    await buildProgram(ctx).parseAsync(process.argv);
-    return 0;
-  } catch (err) {
-    if (err instanceof CliError) {
-      process.stderr.write(`error: ${err.message}\n`);
-      return err.exitCode;
-    }
-    throw err;
-  } finally {
-    await ctx.close();
-  }
-}
+const config = loadConfigOrExit();
+const stdout = process.stdout;
 
-main().then(
+runCli(process.argv.slice(2), config, {
+  out: (line) => stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+  terminal: stdout.isTTY
+    ? { write: (text) => stdout.write(text), columns: stdout.columns || 80, rows: stdout.rows || 24 }
+    : undefined,
+}).then(
   (code) => process.exit(code),
   (err: unknown) => {
     process.stderr.write(`error: ${err instanceof Error ? err.message : String(err)}\n`);

@@ -1,15 +1,25 @@
-/** The `stepwise` command line: users and API keys (`npm run cli -- --help`). */
+/**
+ * The `stepwise` command line (`npm run cli -- --help`): administration over the database (users, keys) and a user's
+ * commands over the HTTP API (runs, approvals).
+ */
 import { Command } from 'commander';
 import type { CliContext } from './context';
+import { registerApprovalCommands } from './commands/approvals';
 import { registerKeyCommands } from './commands/keys';
+import { registerRunCommands } from './commands/runs';
 import { registerUserCommands } from './commands/users';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
-    .description('Stepwise administration: users and their API keys (uses MONGODB_URI / MONGODB_DB)')
+    .description(
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs and approvals (as a user, through the ' +
+        'API: STEPWISE_URL, STEPWISE_API_KEY)',
+    )
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => ctx.io.out(s.trimEnd()), writeErr: (s) => ctx.io.err(s.trimEnd()) });
   registerUserCommands(program, ctx);
   registerKeyCommands(program, ctx);
+  registerRunCommands(program, ctx);
+  registerApprovalCommands(program, ctx);
   return program;
 }

@@ -1,0 +1,138 @@
+/**
+ * `runs list|watch|rerun`: a user's commands over the HTTP API, acting with their API key (not the database: the API
+ * is what enforces owner isolation, and the same commands work against a remote Stepwise).
+ */
+import type { Command } from 'commander';
+import { RUN_STATUSES, type RunSearchItem } from '../api-types';
+import type { CliContext, ApiFlags } from '../context';
+import { CliError } from '../errors';
+import { formatTable } from '../table';
+import { formatDuration } from '../watch/render';
+import { watchRun } from '../watch/follow';
+import { withApiFlags } from './api-flags';
+
+interface ListFlags extends ApiFlags {
+  status?: string;
+  workflow?: string;
+  since?: string;
+  until?: string;
+  search?: string;
+  limit: string;
+  json?: boolean;
+}
+
+function statuses(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  const list = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  const unknown = list.filter((s) => !(RUN_STATUSES as readonly string[]).includes(s));
+  if (unknown.length > 0 || list.length === 0) {
+    throw new CliError(`--status: ${unknown.join(', ') || '(empty)'} is not one of ${RUN_STATUSES.join(', ')}`);
+  }
+  return list;
+}
+
+/** An ISO 8601 instant for the API; a bare date (`2025-01-31`) is read as midnight UTC. */
+function instant(flag: string, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms))
+    throw new CliError(`${flag}: "${value}" is not a date or time (ISO 8601, e.g. 2025-01-31T12:00Z)`);
+  return new Date(ms).toISOString();
+}
+
+function positive(flag: string, value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new CliError(`${flag}: a whole number from 1 to 10000`);
+  return n;
+}
+
+export function runRows(runs: RunSearchItem[]): string[] {
+  return formatTable(
+    ['RUN', 'WORKFLOW', 'STATUS', 'CREATED', 'DURATION', 'TOKENS'],
+    runs.map((r) => [
+      r.run_id,
+      r.workflow_name,
+      r.status,
+      r.created_at,
+      r.duration_ms === null ? '-' : formatDuration(r.duration_ms),
+      String(r.usage.input_tokens + r.usage.output_tokens),
+    ]),
+  );
+}
+
+/** Follows a run and sets the exit code: 0 when it completed, 1 when it failed, was cancelled or timed out. */
+async function watchAndExit(ctx: CliContext, flags: ApiFlags, runId: string, json: boolean): Promise<void> {
+  const end = await watchRun(ctx.api(flags), ctx.io, runId, { json });
+  if (end.status !== 'completed') {
+    if (!json) ctx.io.err(`run ${runId} ${end.status}${end.message ? `: ${end.message}` : ''}`);
+    ctx.exitCode = 1;
+  }
+}
+
+export function registerRunCommands(program: Command, ctx: CliContext): void {
+  const runs = program.command('runs').description('your runs, through the API (--api-key or STEPWISE_API_KEY)');
+
+  withApiFlags(runs.command('list'))
+    .description('your runs across all workflows, newest first')
+    .option('--status <statuses>', `comma-separated: ${RUN_STATUSES.join(', ')}`)
+    .option('--workflow <id>', 'only the runs of this workflow (wf_…)')
+    .option('--since <time>', 'created at or after (ISO 8601)')
+    .option('--until <time>', 'created before (ISO 8601)')
+    .option('--search <text>', 'text in the workflow name (case-insensitive)')
+    .option('--limit <n>', 'how many runs at most', '50')
+    .option('--json', 'one JSON object per line instead of a table')
+    .action(async (flags: ListFlags) => {
+      const filter = {
+        status: statuses(flags.status),
+        workflow_id: flags.workflow,
+        created_after: instant('--since', flags.since),
+        created_before: instant('--until', flags.until),
+        q: flags.search,
+      };
+      const limit = positive('--limit', flags.limit);
+      const found = await ctx.api(flags).searchRuns(filter, limit);
+      if (flags.json) {
+        for (const run of found) ctx.io.out(JSON.stringify(run));
+        return;
+      }
+      if (found.length === 0) {
+        ctx.io.err('no runs match');
+        return;
+      }
+      for (const line of runRows(found)) ctx.io.out(line);
+    });
+
+  withApiFlags(runs.command('watch'))
+    .description('follow a run live until it ends; exit code 0 if it completed, 1 if not')
+    .argument('<run-id>', 'the run (run_…)')
+    .option('--json', 'print each event as one JSON object per line')
+    .action(async (runId: string, flags: ApiFlags & { json?: boolean }) => {
+      await watchAndExit(ctx, flags, runId, flags.json ?? false);
+    });
+
+  withApiFlags(runs.command('rerun'))
+    .description("start a new run of a run's snapshot, reusing the outputs of the steps before --from-step")
+    .argument('<run-id>', 'the run to rerun (run_…)')
+    .option('--from-step <step-id>', 'rerun from this step (default: the step that failed)')
+    .option('--idempotency-key <key>', 'repeat the command safely: the same key starts one run')
+    .option('--watch', 'follow the new run until it ends (exit code as `runs watch`)')
+    .option('--json', 'with --watch: the events as JSON lines')
+    .action(
+      async (
+        runId: string,
+        flags: ApiFlags & { fromStep?: string; idempotencyKey?: string; watch?: boolean; json?: boolean },
+      ) => {
+        const started = await ctx
+          .api(flags)
+          .rerun(runId, { fromStep: flags.fromStep, idempotencyKey: flags.idempotencyKey });
+        ctx.io.out(started.run_id);
+        const from = flags.fromStep ? ` from step ${flags.fromStep}` : '';
+        ctx.io.err(`Started ${started.run_id}, a rerun of ${started.rerun_of ?? runId}${from}.`);
+        if (flags.watch) await watchAndExit(ctx, flags, started.run_id, flags.json ?? false);
+        else ctx.io.err(`Follow it with: npm run cli -- runs watch ${started.run_id}`);
+      },
+    );
+}

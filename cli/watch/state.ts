@@ -1,0 +1,204 @@
+/**
+ * What `runs watch` knows about a run: one row per graph step (from the status body), plus rows for the map items
+ * and loop iterations the events name, folded from the event stream by `applyEvent`. Pure: the same events give the
+ * same state, so the renderer and its tests need no server.
+ */
+import type { RunEvent, RunStatus, RunStatusBody } from '../api-types';
+
+export interface StepRow {
+  /** `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+  execId: string;
+  stepId: string;
+  /** A map item or loop iteration rather than a graph step. */
+  item: boolean;
+  /** The step statuses of the API, plus `retrying` between a failed attempt and the next. */
+  status: string;
+  attempts: number;
+  tokens: number;
+  /** Epoch ms. */
+  startedAt: number | null;
+  endedAt: number | null;
+  /** The latest thing worth a glance: a tool call, an error, a skip reason. */
+  note: string;
+}
+
+export interface WatchState {
+  runId: string;
+  workflowName: string;
+  /** The run status when the watch began (the end's once it ends); `displayStatus` derives the live one. */
+  status: RunStatus;
+  rows: StepRow[];
+  ended: { status: RunStatus; message: string | null } | null;
+  lastSeq: number;
+}
+
+const time = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
+
+export function initialWatchState(run: RunStatusBody): WatchState {
+  return {
+    runId: run.run_id,
+    workflowName: run.workflow_name,
+    status: run.status,
+    rows: run.steps.map((s) => ({
+      execId: s.id,
+      stepId: s.id,
+      item: false,
+      status: s.status,
+      attempts: s.attempts,
+      tokens: s.usage.input_tokens + s.usage.output_tokens,
+      startedAt: time(s.started_at),
+      endedAt: time(s.completed_at),
+      note: '',
+    })),
+    ended: null,
+    lastSeq: 0,
+  };
+}
+
+/** The row of `execId`, created after its step's rows when the events name it first (items, iterations). */
+function withRow(rows: StepRow[], execId: string, stepId: string, change: (row: StepRow) => StepRow): StepRow[] {
+  const at = rows.findIndex((r) => r.execId === execId);
+  if (at !== -1) return rows.map((r, i) => (i === at ? change(r) : r));
+  const fresh: StepRow = {
+    execId,
+    stepId,
+    item: execId !== stepId,
+    status: 'pending',
+    attempts: 0,
+    tokens: 0,
+    startedAt: null,
+    endedAt: null,
+    note: '',
+  };
+  let insertAt = rows.length;
+  for (let i = rows.length - 1; i >= 0; i--) {
+    if (rows[i]?.stepId === stepId) {
+      insertAt = i + 1;
+      break;
+    }
+  }
+  return [...rows.slice(0, insertAt), change(fresh), ...rows.slice(insertAt)];
+}
+
+function ended(event: { at: string }): number | null {
+  return time(event.at);
+}
+
+/** The state after one event. Events are applied in seq order; the stream never repeats one. */
+export function applyEvent(state: WatchState, event: RunEvent): WatchState {
+  const next = { ...state, lastSeq: event.seq };
+  switch (event.type) {
+    case 'run.ended': {
+      const finals = new Map(event.steps.map((s) => [s.id, s.status]));
+      return {
+        ...next,
+        status: event.status,
+        ended: { status: event.status, message: event.error?.message ?? null },
+        rows: state.rows.map((r) => (r.item ? r : { ...r, status: finals.get(r.execId) ?? r.status })),
+      };
+    }
+    case 'step.started':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'running',
+          attempts: Math.max(r.attempts, event.attempt),
+          startedAt: r.startedAt ?? time(event.at),
+          endedAt: null,
+        })),
+      };
+    case 'step.retrying':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'retrying',
+          attempts: Math.max(r.attempts, event.attempt),
+          note: `attempt ${event.attempt} failed: ${event.error.message}`,
+        })),
+      };
+    case 'step.waiting':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'waiting',
+          note: 'waiting for approval',
+        })),
+      };
+    case 'step.completed':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'completed',
+          // The step's own total wins over the sum of the turns seen (a watch may have joined mid-step).
+          tokens: event.usage ? event.usage.input_tokens + event.usage.output_tokens : r.tokens,
+          startedAt: r.startedAt ?? time(event.at),
+          endedAt: ended(event),
+          note: event.reused_from_run_id ? `reused from ${event.reused_from_run_id}` : '',
+        })),
+      };
+    case 'step.failed':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'failed',
+          endedAt: ended(event),
+          note: `${event.error.reason}: ${event.error.message}`,
+        })),
+      };
+    case 'step.skipped':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'skipped',
+          note: event.reason,
+        })),
+      };
+    case 'step.child_run':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          note: `child run ${event.child_run_id}`,
+        })),
+      };
+    case 'agent.model_call':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          tokens: r.tokens + event.usage.input_tokens + event.usage.output_tokens,
+          note: `turn ${event.turn}: model call, ${event.tool_calls} tool call${event.tool_calls === 1 ? '' : 's'}`,
+        })),
+      };
+    case 'agent.tool_call':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          note: `turn ${event.turn}: ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`,
+        })),
+      };
+  }
+}
+
+const DONE = new Set(['completed', 'failed', 'skipped']);
+
+/** Graph steps that have finished, of all graph steps (items count inside their step). */
+export function progress(state: WatchState): { done: number; total: number } {
+  const steps = state.rows.filter((r) => !r.item);
+  return { done: steps.filter((r) => DONE.has(r.status)).length, total: steps.length };
+}
+
+/** The run status to show: the end's, else derived from the rows as the API derives it (waiting wins over running). */
+export function displayStatus(state: WatchState): RunStatus {
+  if (state.ended) return state.ended.status;
+  if (state.rows.some((r) => r.status === 'waiting')) return 'waiting';
+  if (state.rows.some((r) => r.status === 'running' || r.status === 'retrying')) return 'running';
+  return state.status === 'waiting' ? 'running' : state.status;
+}
