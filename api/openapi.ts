@@ -13,6 +13,7 @@ import { workflowsPaths } from './routes/workflows.openapi';
 import { transcriptPaths } from './routes/transcripts.openapi';
 import { runEventPaths } from './routes/run-events.openapi';
 import { approvalPaths } from './routes/approvals.openapi';
+import { runsPaths } from './routes/runs.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
 
 /** Every resource's paths; one line per resource router. */
@@ -29,6 +30,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   runEventPaths,
   // /api/v1/approvals
   approvalPaths,
+  // /api/v1/runs
+  runsPaths,
   // /api/v1/webhooks/secret
   webhooksPaths,
   // add one line per resource (workflows, runs) above this comment

@@ -47,13 +47,17 @@ export interface PaginateOptions<T extends { _id: string }> {
   filter: Filter<T>;
   page: PageRequest;
   order?: PageOrder;
+  /** A MongoDB projection (e.g. leave out large fields the list does not show). */
+  projection?: Record<string, 0 | 1>;
   /** PUBLIC_URL from the configuration; without it the Link header uses the request's own origin. */
   baseUrl?: string | undefined;
 }
 
 /** One page of documents; sets the `Link` header when there is a next page. A bad cursor is a 400. */
 export async function paginate<T extends { _id: string }>(ctx: Context, opts: PaginateOptions<T>): Promise<T[]> {
-  const page = await pageOrBadRequest(() => findPage(opts.collection, opts.filter, opts.page, opts.order));
+  const page = await pageOrBadRequest(() =>
+    findPage(opts.collection, opts.filter, opts.page, opts.order, opts.projection),
+  );
   setNextLink(ctx, page.nextCursor, opts.baseUrl);
   return page.items;
 }

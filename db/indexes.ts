@@ -22,10 +22,12 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   workflows: [{ key: { owner_id: 1, _id: 1 }, name: 'by_owner' }],
   // Claims of run-start idempotency keys (db/idempotency.ts): unique by _id; expired by TTL.
   idempotency_keys: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
-  // USER_MAX_CONCURRENT_RUNS counts a user's runs that have not ended (api/commands/run-quota.ts).
   runs: [
     { key: { owner_id: 1, workflow_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_workflow_created' },
-    { key: { owner_id: 1, status: 1 }, name: 'by_owner_status' },
+    // Run search (db/run-search.ts): equality fields, then the newest-first sort. The status one also serves
+    // USER_MAX_CONCURRENT_RUNS (owner_id + status).
+    { key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' },
+    { key: { owner_id: 1, status: 1, created_at: -1, _id: -1 }, name: 'by_owner_status_created' },
   ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).

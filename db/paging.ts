@@ -40,6 +40,8 @@ export async function findPage<T extends { _id: string }>(
   filter: Filter<T>,
   page: PageRequest,
   order: PageOrder = {},
+  /** Fields to leave out or keep (a MongoDB projection); the sort fields must stay. */
+  projection?: Document,
 ): Promise<Page<T>> {
   const sortField = order.sortField ?? '_id';
   const direction = order.direction ?? 1;
@@ -47,7 +49,9 @@ export async function findPage<T extends { _id: string }>(
   const query = after ? ({ $and: [filter, afterFilter(sortField, direction, after)] } as Filter<T>) : filter;
   const sort: Sort = sortField === '_id' ? { _id: direction } : { [sortField]: direction, _id: direction };
   // One extra document tells whether a next page exists without a count query.
-  const items = (await collection.find(query, { sort, limit: page.limit + 1 }).toArray()) as T[];
+  const items = (await collection
+    .find(query, { sort, limit: page.limit + 1, ...(projection ? { projection } : {}) })
+    .toArray()) as T[];
   if (items.length <= page.limit) return { items, nextCursor: null };
   items.length = page.limit;
   return { items, nextCursor: encodeCursor(sortField, items[items.length - 1] as T) };

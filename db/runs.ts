@@ -220,7 +220,7 @@ export function newRunDoc(args: {
 }
 
 /**
- * How many of the owner's runs have not ended (index by_owner_status); with `before`, only those created earlier
+ * How many of the owner's runs have not ended (index by_owner_status_created); with `before`, only those created earlier
  * (by created_at, then _id). Derived from the stored runs, not a counter that a crash could leave wrong.
  */
 export async function countActiveRuns(

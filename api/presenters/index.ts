@@ -4,3 +4,4 @@ export * from './workflow';
 export * from './run';
 export * from './run-event';
 export * from './approval';
+export * from './run-search';

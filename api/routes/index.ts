@@ -9,6 +9,7 @@ import { approvalRoutes } from './approvals';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { runEventRoutes } from './run-events';
+import { runRoutes } from './runs';
 import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
@@ -26,6 +27,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(transcriptRoutes(routeDeps).routes());
   v1.use(runEventRoutes(routeDeps).routes());
   v1.use(approvalRoutes(routeDeps).routes());
+  v1.use(runRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());

@@ -6,7 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { isId, newId } from '../../db/ids';
-import { runsCollection } from '../../db/runs';
+import { runsCollection, STATUS_PROJECTION } from '../../db/runs';
 import {
   deleteWorkflow,
   findWorkflow,
@@ -229,6 +229,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       filter: { owner_id: owner, workflow_id: workflow._id },
       page: query,
       order: { sortField: 'created_at', direction: -1 },
+      projection: STATUS_PROJECTION,
       baseUrl: deps.config.PUBLIC_URL,
     });
     respond(ctx, 200, docs.map(presentRunSummary));

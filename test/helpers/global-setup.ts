@@ -26,6 +26,7 @@ export default async function globalSetup(): Promise<void> {
   process.env.STEPWISE_TEST_DIR = dir;
   process.env.STEPWISE_TEST_TEMPORAL_ADDRESS = temporal.address;
   process.env.STEPWISE_TEST_MONGODB_URI = mongo.uri;
+  process.env.STEPWISE_TEST_MONGODB_KIND = mongo.kind;
   process.env.STEPWISE_TEST_BUNDLE = bundle;
   (globalThis as Record<string, unknown>).__stepwiseStack = { temporal, mongo, dir };
 }
