@@ -106,11 +106,7 @@ describe('run search plan', () => {
         await runs.insertMany(docs as never);
         for (const shape of SHAPES) {
           const filter = runSearchFilter({ ownerId: 'usr_plan', ...shape.search });
-          const plan = (await runs
-            .find(filter)
-            .sort({ created_at: -1, _id: -1 })
-            .limit(51)
-            .explain('executionStats'));
+          const plan = await runs.find(filter).sort({ created_at: -1, _id: -1 }).limit(51).explain('executionStats');
           const text = JSON.stringify(plan.queryPlanner.winningPlan);
           expect({ shape: shape.name, ixscan: text.includes('IXSCAN'), sort: /"stage":"SORT"/.test(text) }).toEqual({
             shape: shape.name,
