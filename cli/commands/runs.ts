@@ -116,7 +116,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
   withApiFlags(runs.command('rerun'))
     .description("start a new run of a run's snapshot, reusing the outputs of the steps before --from-step")
     .argument('<run-id>', 'the run to rerun (run_…)')
-    .option('--from-step <step-id>', 'rerun from this step (default: the step that failed)')
+    .option('--from-step <step-id>', 'rerun from this step (default: the first step that did not complete)')
     .option('--idempotency-key <key>', 'repeat the command safely: the same key starts one run')
     .option('--watch', 'follow the new run until it ends (exit code as `runs watch`)')
     .option('--json', 'with --watch: the events as JSON lines')

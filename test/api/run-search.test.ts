@@ -95,13 +95,14 @@ describe('run search', () => {
     const items: Item[] = [];
     let next: string | undefined = `/api/v1/runs${query}`;
     while (next) {
-      const res = await api.http.get(next).set(user.auth);
+      const res: { status: number; body: unknown; headers: Record<string, string> } = await api.http
+        .get(next)
+        .set(user.auth);
       expect(res.status).toBe(200);
       items.push(...(res.body as { data: Item[] }).data);
-      const link = res.headers.link;
-      next = link
-        ? new URL(link.slice(1, link.indexOf('>'))).pathname + new URL(link.slice(1, link.indexOf('>'))).search
-        : undefined;
+      const link: string | undefined = res.headers.link;
+      const url = link ? new URL(link.slice(1, link.indexOf('>'))) : undefined;
+      next = url ? url.pathname + url.search : undefined;
     }
     return items;
   };
