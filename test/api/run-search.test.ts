@@ -5,7 +5,8 @@
  * projection), so many states and ages can be set up exactly.
  */
 import { insertRun, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
-import type { RunStatus, RunSnapshot, StepStatus } from '../../temporal/contract/run';
+import type { RunStatus, StepStatus } from '../../temporal/contract/run';
+import { actionStep, testSnapshot } from '../helpers/snapshots';
 import { deriveRunStatus } from '../../temporal/contract/run-state';
 import { startTestApi, testConfig, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
@@ -21,28 +22,6 @@ interface Item {
 }
 
 const STEP_STATES: StepStatus[] = ['pending', 'running', 'waiting', 'completed', 'failed', 'skipped'];
-
-function snapshot(runId: string, owner: string, workflow: { id: string; name: string }, steps: number): RunSnapshot {
-  return {
-    run_id: runId,
-    workflow_id: workflow.id,
-    workflow_name: workflow.name,
-    owner_id: owner,
-    input: {},
-    created_at: new Date().toISOString(),
-    steps: Array.from({ length: steps }, (_, i) => ({
-      id: `s${i}`,
-      kind: 'action' as const,
-      action_type: 'transform' as const,
-      config: {},
-      template_id: 'tpl_x',
-      template_name: 't',
-      input: null,
-      retry: { max_attempts: 3 },
-      timeout_seconds: 60,
-    })),
-  };
-}
 
 describe('run search', () => {
   let api: TestApi;
@@ -64,9 +43,14 @@ describe('run search', () => {
   ): Promise<RunDoc> => {
     const steps = opts.steps ?? ['completed'];
     const runId = opts.parent ? `${opts.parent}.child` : uniqueId('run_');
+    const workflow = opts.workflow ?? { id: 'wf_default000', name: 'Default flow' };
     const created = new Date(base + minute * 60_000);
     const doc = newRunDoc({
-      snapshot: snapshot(runId, owner.id, opts.workflow ?? { id: 'wf_default000', name: 'Default flow' }, steps.length),
+      snapshot: testSnapshot(
+        runId,
+        steps.map((_, i) => actionStep(`s${i}`)),
+        { owner_id: owner.id, workflow_id: workflow.id, workflow_name: workflow.name },
+      ),
       namespace: 'default',
       taskQueue: 'q',
       now: created,

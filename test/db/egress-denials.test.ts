@@ -1,31 +1,8 @@
 /** The status record of refused tool calls: idempotent on retried writes, per step, capped, long targets cut. */
 import { EGRESS_DENIALS_SHOWN, findRun, newRunDoc, recordEgressDenied, runsCollection } from '../../db/runs';
 import type { Database } from '../../db/client';
-import type { RunSnapshot } from '../../temporal/contract/run';
+import { agentStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, testConfig } from '../helpers/stack';
-
-function snapshot(runId: string): RunSnapshot {
-  const base = {
-    template_id: 'tpl_x',
-    template_name: 't',
-    input: null,
-    retry: { max_attempts: 3 },
-    timeout_seconds: 60,
-  };
-  const agent = { ...base, kind: 'agent' as const, prompt: 'p', tasks: [], tools: [], model: 'openai:m', max_turns: 8 };
-  return {
-    run_id: runId,
-    workflow_id: 'wf_x',
-    workflow_name: 'w',
-    owner_id: 'usr_owner',
-    input: {},
-    created_at: new Date().toISOString(),
-    steps: [
-      { ...agent, id: 'a' },
-      { ...agent, id: 'b' },
-    ],
-  };
-}
 
 describe('recordEgressDenied', () => {
   let database: Database;
@@ -40,7 +17,11 @@ describe('recordEgressDenied', () => {
   it('records once per call (a retried write adds nothing), on its own step only', async () => {
     const runId = 'run_egress_once1';
     await runsCollection(database.db).insertOne(
-      newRunDoc({ snapshot: snapshot(runId), namespace: 'n', taskQueue: 'q' }),
+      newRunDoc({
+        snapshot: testSnapshot(runId, [agentStep('a', 'openai:m'), agentStep('b', 'openai:m')]),
+        namespace: 'n',
+        taskQueue: 'q',
+      }),
     );
     const denial = { seq: 3, tool: 'send_email', target: 'x@evil.test' };
     expect(await recordEgressDenied(database.db, runId, 'b', denial)).toBe(true);
@@ -56,7 +37,11 @@ describe('recordEgressDenied', () => {
   it(`keeps at most ${EGRESS_DENIALS_SHOWN} per step`, async () => {
     const runId = 'run_egress_cap01';
     await runsCollection(database.db).insertOne(
-      newRunDoc({ snapshot: snapshot(runId), namespace: 'n', taskQueue: 'q' }),
+      newRunDoc({
+        snapshot: testSnapshot(runId, [agentStep('a', 'openai:m'), agentStep('b', 'openai:m')]),
+        namespace: 'n',
+        taskQueue: 'q',
+      }),
     );
     for (let seq = 0; seq < EGRESS_DENIALS_SHOWN + 5; seq++) {
       await recordEgressDenied(database.db, runId, 'a', { seq, tool: 'http_fetch', target: 'evil.test' });

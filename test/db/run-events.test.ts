@@ -4,33 +4,9 @@
  */
 import { appendRunEvent, readRunEvents, runEventsCollection } from '../../db/run-events';
 import { insertRun, markStepCompleted, markStepRunning, newRunDoc, recordRunOutcome } from '../../db/runs';
-import type { RunSnapshot } from '../../temporal/contract/run';
+import { actionStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, testConfig, uniqueId } from '../helpers/stack';
 import type { Database } from '../../db/client';
-
-function snapshot(runId: string): RunSnapshot {
-  return {
-    run_id: runId,
-    workflow_id: 'wf_x',
-    workflow_name: 'w',
-    owner_id: 'usr_owner',
-    input: {},
-    created_at: new Date().toISOString(),
-    steps: [
-      {
-        id: 'a',
-        kind: 'action',
-        action_type: 'transform',
-        config: {},
-        template_id: 'tpl_x',
-        template_name: 't',
-        input: null,
-        retry: { max_attempts: 3 },
-        timeout_seconds: 60,
-      },
-    ],
-  };
-}
 
 describe('run event log', () => {
   let database: Database;
@@ -44,7 +20,10 @@ describe('run event log', () => {
 
   const newRun = async () => {
     const runId = uniqueId('run_');
-    await insertRun(database.db, newRunDoc({ snapshot: snapshot(runId), namespace: 'default', taskQueue: 'q' }));
+    await insertRun(
+      database.db,
+      newRunDoc({ snapshot: testSnapshot(runId, [actionStep('a')]), namespace: 'default', taskQueue: 'q' }),
+    );
     return runId;
   };
   const readAll = (runId: string) =>

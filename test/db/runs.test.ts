@@ -8,31 +8,9 @@ import {
   runsCollection,
   setStepProgress,
 } from '../../db/runs';
-import type { RunSnapshot } from '../../temporal/contract/run';
+import { actionStep, agentStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, testConfig } from '../helpers/stack';
 import type { Database } from '../../db/client';
-
-function snapshot(runId: string): RunSnapshot {
-  const base = {
-    template_id: 'tpl_x',
-    template_name: 't',
-    input: null,
-    retry: { max_attempts: 3 },
-    timeout_seconds: 60,
-  };
-  return {
-    run_id: runId,
-    workflow_id: 'wf_x',
-    workflow_name: 'w',
-    owner_id: 'usr_owner',
-    input: {},
-    created_at: new Date().toISOString(),
-    steps: [
-      { ...base, id: 'a', kind: 'action', action_type: 'transform', config: {} },
-      { ...base, id: 'b', kind: 'agent', prompt: 'p', tasks: [], tools: [], model: 'openai:gpt-4o-mini', max_turns: 8 },
-    ],
-  };
-}
 
 describe('runs projection', () => {
   let database: Database;
@@ -46,7 +24,11 @@ describe('runs projection', () => {
 
   const insert = async (runId: string) => {
     await runsCollection(database.db).insertOne(
-      newRunDoc({ snapshot: snapshot(runId), namespace: 'default', taskQueue: 'q' }),
+      newRunDoc({
+        snapshot: testSnapshot(runId, [actionStep('a'), agentStep('b')]),
+        namespace: 'default',
+        taskQueue: 'q',
+      }),
     );
   };
 
