@@ -6,6 +6,7 @@ import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
+import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { runEventRoutes } from './run-events';
@@ -20,6 +21,7 @@ export function rootRouter(deps: ApiDeps): Router {
   const health = healthRoutes(deps);
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
+  root.use(consoleRoutes().routes());
   const v1 = new Router({ prefix: '/api/v1' });
   v1.use(routeDeps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): one line each.
