@@ -9,6 +9,7 @@ import { approvalRoutes } from './approvals';
 import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
+import { hookRoutes } from './hooks';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { transcriptRoutes } from './transcripts';
@@ -30,6 +31,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(runEventRoutes(routeDeps).routes());
   v1.use(approvalRoutes(routeDeps).routes());
   v1.use(runRoutes(routeDeps).routes());
+  v1.use(hookRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
