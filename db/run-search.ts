@@ -24,7 +24,8 @@ export interface RunSearch {
   text?: string | undefined;
 }
 
-const IN_FLIGHT: RunStatus[] = ['queued', 'running'];
+/** Stored statuses of a run in flight; `waiting` only on runs stored before it became derived. */
+const IN_FLIGHT: RunStatus[] = ['queued', 'running', 'waiting'];
 const STARTED_STEP: StepStatus[] = ['running', 'waiting', 'completed', 'failed', 'skipped'];
 const FINISHED_STEP: StepStatus[] = ['completed', 'failed', 'skipped'];
 
@@ -47,12 +48,12 @@ export function runStatusFilter(status: RunStatus): Filter<RunDoc> {
         $and: [{ 'steps.status': 'waiting' }, { 'steps.status': { $ne: 'running' } }],
       };
     case 'running':
-      // In flight, and: a step runs; or none waits and the run has started (stored running, or a step finished).
+      // In flight, and: a step runs; or none waits and the run has started (stored past queued, or a step finished).
       return {
         status: { $in: IN_FLIGHT },
         $or: [
           { 'steps.status': 'running' },
-          { 'steps.status': { $ne: 'waiting' }, status: 'running' },
+          { 'steps.status': { $ne: 'waiting' }, status: { $in: ['running', 'waiting'] } },
           { $and: [{ 'steps.status': { $ne: 'waiting' } }, { 'steps.status': { $in: FINISHED_STEP } }] },
         ],
       };

@@ -103,7 +103,16 @@ describe('run search', () => {
     const expected = new Map<string, RunStatus>();
     let minute = 0;
     // Every stored status × every pair of step states (and one-step runs): what the status endpoint would show.
-    for (const stored of ['queued', 'running', 'completed', 'failed', 'cancelled', 'timed_out'] as RunStatus[]) {
+    // `waiting` stored: runs recorded before it became derived.
+    for (const stored of [
+      'queued',
+      'running',
+      'waiting',
+      'completed',
+      'failed',
+      'cancelled',
+      'timed_out',
+    ] as RunStatus[]) {
       for (const a of STEP_STATES) {
         for (const b of [...STEP_STATES, null]) {
           const steps = b === null ? [a] : [a, b];
