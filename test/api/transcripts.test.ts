@@ -23,7 +23,7 @@ describe('GET /api/v1/workflows/runs/:runId/steps/:stepId/transcript', () => {
     );
     worker = await startTestWorker(api.config, api.database);
     [owner, other] = await Promise.all([createTestUser(api.database.db), createTestUser(api.database.db)]);
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }], usage: { input: 20, output: 3 } },
       { text: '42', usage: { input: 30, output: 1 } },
     ]);

@@ -81,7 +81,7 @@ describe('R10: hostile expressions in transform steps', () => {
   });
 
   it('a prompt-injected agent calling json_transform with a memory bomb hears an error; the step still completes', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       {
         toolCalls: [
           { name: 'json_transform', args: { expression: '$count([1..100000].{"a": [1..1000]})', data: null } },

@@ -16,7 +16,9 @@ afterAll(() => api?.close());
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 /** Pages and assets of the docs UI are not API operations. */
-const NOT_API = (path: string) => path === '/docs' || path.startsWith('/docs/');
+// The API docs page and the web console are static files, not API operations.
+const NOT_API = (path: string) =>
+  path === '/docs' || path.startsWith('/docs/') || path === '/console' || path.startsWith('/console/');
 
 function registeredRoutes(router: Router): Set<string> {
   const out = new Set<string>();
@@ -64,7 +66,9 @@ it('gives every API operation its error responses, and authenticated ones a secu
       ];
       if (!op) continue;
       for (const status of ['429', '500', '503']) expect(op.responses).toHaveProperty(status);
-      const isPublic = path === '/api/v1/agents/tools' || path === '/api/v1/agents/actions';
+      // Inbound webhooks authenticate by their unguessable id (and, signed, by signature), not by an API key.
+      const isPublic =
+        path === '/api/v1/agents/tools' || path === '/api/v1/agents/actions' || path === '/api/v1/hooks/{hookId}';
       expect(Boolean(op.security?.length)).toBe(!isPublic);
       if (!isPublic) expect(op.responses).toHaveProperty('401');
     }

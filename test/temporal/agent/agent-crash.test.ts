@@ -45,7 +45,7 @@ describe('agent step survives a worker crash between model calls', () => {
       HTTP_ALLOWED_HOSTS: sink.host,
       LLM_BASE_URL: llm.baseUrl,
     };
-    const script = llm.script(uniqueId('gpt-'), (_req, index) => {
+    const script = llm.script(uniqueId('gpt-test-'), (_req, index) => {
       if (index === 0)
         return {
           toolCalls: [{ name: 'http_fetch', args: { url: sink.url('/page') } }],

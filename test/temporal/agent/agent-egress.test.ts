@@ -64,7 +64,7 @@ describe('agent egress policy', () => {
       name: 'send_email',
       args: { subject: 'report', text: 'the data', ...args },
     });
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       {
         toolCalls: [
           mail({ to: 'ops@acme.test' }),
@@ -114,7 +114,7 @@ describe('agent egress policy', () => {
   });
 
   it('an agent without a recipient allowlist can e-mail nobody, and is told why', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'send_email', args: { to: 'ops@acme.test', subject: 's', text: 't' } }] },
       { text: 'could not send' },
     ]);
@@ -131,7 +131,7 @@ describe('agent egress policy', () => {
     allowed.route('/hop', { redirect: other.url('/landing?leak=2') });
     other.route('/exfil', { body: 'got it' });
     other.route('/landing', { body: 'landed' });
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       {
         toolCalls: [
           { name: 'http_fetch', args: { url: allowed.url('/page') } },
@@ -162,7 +162,7 @@ describe('agent egress policy', () => {
   });
 
   it('a workflow step replaces the template field it sets', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       {
         toolCalls: [
           { name: 'send_email', args: { to: 'ops@acme.test', subject: 's', text: 't' } },

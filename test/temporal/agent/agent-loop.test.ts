@@ -69,7 +69,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('runs model → tool → model: prompt, numbered tasks, tool schemas, tool result, output and usage', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }], usage: { input: 100, output: 10 } },
       { text: 'The answer is 42.', usage: { input: 130, output: 6 } },
     ]);
@@ -125,7 +125,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('malformed, invalid and not-allowed tool calls go back to the model as errors and cost a turn', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: '{"expression": "6*' }] },
       {
         toolCalls: [
@@ -159,7 +159,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('a 429 with Retry-After is retried by Temporal after the requested delay, then succeeds', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { status: 429, headers: { 'retry-after': '3' }, message: 'slow down' },
       { text: 'done' },
     ]);
@@ -181,7 +181,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('repeated 500s fail the step after its bounded attempts', async () => {
-    const script = llm.script(uniqueId('gpt-'), [{ status: 500, message: 'boom' }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ status: 500, message: 'boom' }]);
     const { status } = await runAgent(api, user, { model: `openai:${script.model}`, max_attempts: 3 });
     expect(status.status).toBe('failed');
     expect(script.requests).toHaveLength(3);
@@ -191,7 +191,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('a model that never stops calling tools fails with turn_limit after max_turns model calls', async () => {
-    const script = llm.script(uniqueId('gpt-'), (_req, i) => ({
+    const script = llm.script(uniqueId('gpt-test-'), (_req, i) => ({
       toolCalls: [{ name: 'calculator', args: { expression: `${i}+1` } }],
     }));
     const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, max_turns: 3 });
@@ -205,7 +205,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('an authentication error fails at once, non-retryably, saying which variable to check', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { status: 401, message: `Incorrect API key provided: ${OPENAI_KEY}` },
     ]);
     const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}` });
@@ -237,7 +237,7 @@ describe('agent steps on the run workflow', () => {
       required: ['answer'],
       additionalProperties: false,
     };
-    const script = llm.script(uniqueId('gpt-'), [{ text: 'It is 42.' }, { text: '```json\n{"answer": 42}\n```' }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: 'It is 42.' }, { text: '```json\n{"answer": 42}\n```' }]);
     const { status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: [], output_schema: schema });
     expect(status.status).toBe('completed');
     expect(status.outputs.ask).toEqual({ answer: 42 });
@@ -247,7 +247,7 @@ describe('agent steps on the run workflow', () => {
     expect(last.role).toBe('user');
     expect(last.content).toContain('not valid JSON');
 
-    const bad = llm.script(uniqueId('gpt-'), [{ text: '{"answer": "x"}' }]);
+    const bad = llm.script(uniqueId('gpt-test-'), [{ text: '{"answer": "x"}' }]);
     const failed = await runAgent(api, user, { model: `openai:${bad.model}`, tools: [], output_schema: schema });
     expect(failed.status.status).toBe('failed');
     expect(bad.requests).toHaveLength(2);
@@ -283,7 +283,7 @@ describe('agent steps on the run workflow', () => {
 
   it('tool output beyond the limit is truncated and handed back as data', async () => {
     sink.route('/big', { status: 200, headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(40_000) });
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'http_fetch', args: { url: sink.url('/big') } }] },
       { text: 'a lot of x' },
     ]);
@@ -301,7 +301,7 @@ describe('agent steps on the run workflow', () => {
   });
 
   it('shows the current turn and usage while the step runs, and cancelling stops the model call', async () => {
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }], usage: { input: 10, output: 2 } },
       { hold: new Promise(() => undefined) },
     ]);
@@ -332,7 +332,7 @@ describe('agent steps on the run workflow', () => {
 
   it('a large final answer travels by reference: whole in the status, not in the Temporal history', async () => {
     const answer = `${'All work and no play. '.repeat(5_000)}The end.`;
-    const script = llm.script(uniqueId('gpt-'), [{ text: answer }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: answer }]);
     const { runId, status } = await runAgent(api, user, { model: `openai:${script.model}`, tools: [] });
     expect(status.status).toBe('completed');
     expect(status.outputs.ask).toBe(answer);
@@ -344,7 +344,7 @@ describe('agent steps on the run workflow', () => {
 
   it("a step's max_turns and output_schema override the template's, and are checked on write", async () => {
     const schema = { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] };
-    const script = llm.script(uniqueId('gpt-'), [{ text: '{"n": 7}' }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '{"n": 7}' }]);
     const ok = await runAgent(api, user, {
       model: `openai:${script.model}`,
       max_turns: 8,
@@ -355,7 +355,9 @@ describe('agent steps on the run workflow', () => {
     expect((script.requests[0]!.body.messages as Msg[])[0]!.content).toContain(JSON.stringify(schema));
     expect((await getTranscript(api, user, ok.runId)).max_turns).toBe(1);
 
-    const looping = llm.script(uniqueId('gpt-'), [{ toolCalls: [{ name: 'calculator', args: { expression: '1' } }] }]);
+    const looping = llm.script(uniqueId('gpt-test-'), [
+      { toolCalls: [{ name: 'calculator', args: { expression: '1' } }] },
+    ]);
     const limited = await runAgent(api, user, {
       model: `openai:${looping.model}`,
       max_turns: 8,
@@ -383,7 +385,7 @@ describe('agent steps on the run workflow', () => {
       action_type: 'transform',
       config: { expression: '$pad("", size, "x")' },
     });
-    const script = llm.script(uniqueId('gpt-'), [{ text: 'many x' }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: 'many x' }]);
     const agent = await insertAgentTemplate(api, user, { model: `openai:${script.model}`, tools: [] });
     const run = async (size: number) => {
       const workflowId = await createWorkflow(api, user, {
@@ -410,7 +412,7 @@ describe('agent steps on the run workflow', () => {
 
   it('side-effecting tools: one e-mail per call, distinct even when the provider sends empty or reused call ids', async () => {
     const mail = (to: string) => ({ name: 'send_email', args: { to, subject: `hi ${to}`, text: 'hello' } });
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       {
         toolCalls: [
           { ...mail('a@example.test'), id: '' },

@@ -71,7 +71,7 @@ async function record(): Promise<void> {
     const only = RECORD === '1' ? null : new Set(RECORD?.split(','));
     for (const [name, scenario] of Object.entries(SCENARIOS)) {
       if (only && !only.has(name)) continue;
-      const script = llm.script(uniqueId('gpt-'), scenario.script);
+      const script = llm.script(uniqueId('gpt-test-'), scenario.script);
       const { runId } = await runAgent(api, user, { ...scenario.agent, model: `openai:${script.model}` });
       const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
       fs.writeFileSync(path.join(DIR, `agent-${name}.json`), toJson(history));

@@ -76,7 +76,7 @@ describe('run and daily budgets', () => {
   it('a run that has spent its tokens across steps fails before the next model call', async () => {
     const user = await createTestUser(api.database.db);
     // Step 1 answers with 60 tokens; step 2's first call (a tool call) brings the run to exactly 120 = max_tokens.
-    const script = llm.script(uniqueId('gpt-'), (_req, n) =>
+    const script = llm.script(uniqueId('gpt-test-'), (_req, n) =>
       n === 0
         ? { text: 'first answer', usage: { input: 50, output: 10 } }
         : { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }], usage: { input: 50, output: 10 } },
@@ -100,7 +100,7 @@ describe('run and daily budgets', () => {
 
   it('a call that pushes the run over its token budget fails the run, even with a final answer', async () => {
     const user = await createTestUser(api.database.db);
-    const script = llm.script(uniqueId('gpt-'), [{ text: 'expensive answer', usage: { input: 90, output: 60 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: 'expensive answer', usage: { input: 90, output: 60 } }]);
     const workflowId = await agentWorkflow(user, script, 2, { budget: { max_tokens: 100 } });
     const status = await runToEnd(user, workflowId);
 
@@ -114,7 +114,7 @@ describe('run and daily budgets', () => {
 
   it('a run stops at max_model_calls although the model keeps asking for tools', async () => {
     const user = await createTestUser(api.database.db);
-    const script = llm.script(uniqueId('gpt-'), [
+    const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }], usage: { input: 5, output: 5 } },
     ]);
     const workflowId = await agentWorkflow(user, script, 1, { budget: { max_model_calls: 3 } });
@@ -130,7 +130,7 @@ describe('run and daily budgets', () => {
 
   it('a run within its budget completes and shows the default budget with its usage', async () => {
     const user = await createTestUser(api.database.db);
-    const script = llm.script(uniqueId('gpt-'), [{ text: '42', usage: { input: 11, output: 7 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 11, output: 7 } }]);
     const workflowId = await agentWorkflow(user, script, 1);
     const status = await runToEnd(user, workflowId);
     expect(status.status).toBe('completed');
@@ -145,7 +145,7 @@ describe('run and daily budgets', () => {
   it('a user over the daily token budget has their next agent step fail without calling the model', async () => {
     const user = await createTestUser(api.database.db);
     const other = await createTestUser(api.database.db);
-    const script = llm.script(uniqueId('gpt-'), [{ text: 'big answer', usage: { input: 700, output: 400 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: 'big answer', usage: { input: 700, output: 400 } }]);
     const workflowId = await agentWorkflow(user, script, 1);
 
     // The first run may overshoot (the check is before each call); it completes and is counted once.
@@ -161,7 +161,7 @@ describe('run and daily budgets', () => {
     expect(script.requests).toHaveLength(1);
 
     // The budget is per user: another user's step runs.
-    const otherScript = llm.script(uniqueId('gpt-'), [{ text: 'fine', usage: { input: 5, output: 5 } }]);
+    const otherScript = llm.script(uniqueId('gpt-test-'), [{ text: 'fine', usage: { input: 5, output: 5 } }]);
     const otherWorkflow = await agentWorkflow(other, otherScript, 1);
     expect((await runToEnd(other, otherWorkflow)).status).toBe('completed');
   });

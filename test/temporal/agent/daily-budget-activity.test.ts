@@ -93,7 +93,7 @@ describe('callModel and the daily token budget', () => {
 
   it('counts a retried attempt of the same call once, and distinct calls each', async () => {
     const owner = uniqueId('usr_');
-    const script = llm.script(uniqueId('gpt-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
     const runId = await newRun(owner, script);
     const req = firstCall(runId, owner, script);
 
@@ -112,7 +112,7 @@ describe('callModel and the daily token budget', () => {
 
   it('refuses a call once the day is spent, non-retryable, without asking the model', async () => {
     const owner = uniqueId('usr_');
-    const script = llm.script(uniqueId('gpt-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
     await attempt(1, firstCall(await newRun(owner, script), owner, script));
     expect(await tokensUsedOn(database.db, owner, new Date())).toBe(120);
 
@@ -125,7 +125,7 @@ describe('callModel and the daily token budget', () => {
 
   it('a call without an owner (histories from before budgets) is not checked or counted', async () => {
     const owner = uniqueId('usr_');
-    const script = llm.script(uniqueId('gpt-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
     const { owner_id: _dropped, ...legacy } = firstCall(await newRun(owner, script), owner, script);
     await attempt(1, legacy);
     expect(await tokensUsedOn(database.db, owner, new Date())).toBe(0);
