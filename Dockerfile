@@ -1,5 +1,15 @@
 # One image for both Stepwise processes: the API (default command) and the Temporal worker (compose overrides the
-# command). TypeScript runs through tsx, as in development; the workflow bundle is built once here, at build time.
+# command). TypeScript runs through tsx, as in development; the workflow bundle and the web console are built once
+# here, at build time.
+
+# The console's static files, built with the dev dependencies (Vite, React) that the runtime image leaves out.
+FROM node:20-bookworm-slim AS console
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm install --no-audit --no-fund
+COPY console ./console
+RUN npm run build:console
+
 FROM node:20-bookworm-slim
 
 WORKDIR /app
@@ -18,6 +28,7 @@ COPY api ./api
 COPY db ./db
 COPY temporal ./temporal
 COPY cli ./cli
+COPY --from=console /app/console/dist ./console/dist
 
 # The worker loads this prebuilt bundle instead of running webpack at every start.
 RUN npm run build:workflows -- /app/dist \

@@ -145,6 +145,9 @@ export const configSchema = z.object({
    */
   WEBHOOK_RETRY_INITIAL_SECONDS: z.coerce.number().min(0.01).max(3600).default(5),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(10),
+  /** Inbound webhooks (POST /api/v1/hooks/:hookId): deliveries per hook per minute, and hooks per workflow. */
+  HOOK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  HOOKS_MAX_PER_WORKFLOW: z.coerce.number().int().positive().max(1000).default(10),
 
   LLM_DEFAULT_MODEL: z
     .string()

@@ -14,6 +14,7 @@ import { transcriptPaths } from './routes/transcripts.openapi';
 import { runEventPaths } from './routes/run-events.openapi';
 import { approvalPaths } from './routes/approvals.openapi';
 import { runsPaths } from './routes/runs.openapi';
+import { hooksPaths } from './routes/hooks.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
 
 /** Every resource's paths; one line per resource router. */
@@ -32,6 +33,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   approvalPaths,
   // /api/v1/runs
   runsPaths,
+  // /api/v1/workflows/{id}/hooks, /api/v1/hooks/{hookId}
+  hooksPaths,
   // /api/v1/webhooks/secret
   webhooksPaths,
   // add one line per resource (workflows, runs) above this comment

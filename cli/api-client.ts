@@ -8,11 +8,13 @@ import { CliError } from './errors';
 import {
   approvalDecided,
   approvalItem,
+  hookItem,
   runSearchItem,
   runStarted,
   runStatusBody,
   type ApprovalDecided,
   type ApprovalItem,
+  type HookItem,
   type RunSearchItem,
   type RunStarted,
   type RunStatusBody,
@@ -210,6 +212,30 @@ export class ApiClient {
     const path = `/workflows/runs/${encodeURIComponent(runId)}/approve`;
     const body = { step_id: stepId, approved, ...(comment === undefined ? {} : { comment }) };
     return (await this.call('POST', this.url(path), approvalDecided, { body })).data;
+  }
+
+  hooks(workflowId: string, max: number): Promise<HookItem[]> {
+    return this.list(`/workflows/${encodeURIComponent(workflowId)}/hooks`, hookItem, {}, max);
+  }
+
+  async createHook(workflowId: string, body: { name?: string; signed?: boolean }): Promise<HookItem> {
+    const path = `/workflows/${encodeURIComponent(workflowId)}/hooks`;
+    return (await this.call('POST', this.url(path), hookItem, { body })).data;
+  }
+
+  /** `PATCH` (`{enabled}`), `POST …/rotate-secret` or `DELETE` on one hook. */
+  async changeHook(
+    workflowId: string,
+    hookId: string,
+    change: { enabled: boolean } | 'rotate' | 'delete',
+  ): Promise<HookItem | null> {
+    const path = `/workflows/${encodeURIComponent(workflowId)}/hooks/${encodeURIComponent(hookId)}`;
+    if (change === 'delete') {
+      await this.call('DELETE', this.url(path), z.unknown());
+      return null;
+    }
+    if (change === 'rotate') return (await this.call('POST', this.url(`${path}/rotate-secret`), hookItem)).data;
+    return (await this.call('PATCH', this.url(path), hookItem, { body: change })).data;
   }
 
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */

@@ -124,3 +124,16 @@ export const runEvent = z.discriminatedUnion('type', [
 ]);
 export type RunEvent = z.infer<typeof runEvent>;
 export const RUN_EVENT_TYPES = runEvent.options.map((o) => o.shape.type.value);
+
+/** A hook (inbound webhook) as the API presents it; `secret` only when created or rotated. */
+export const hookItem = z.looseObject({
+  id: z.string(),
+  workflow_id: z.string(),
+  name: z.string().nullable(),
+  url: z.string(),
+  signed: z.boolean(),
+  enabled: z.boolean(),
+  created_at: z.string(),
+  secret: z.string().optional(),
+});
+export type HookItem = z.infer<typeof hookItem>;

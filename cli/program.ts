@@ -1,10 +1,11 @@
 /**
  * The `stepwise` command line (`npm run cli -- --help`): administration over the database (users, keys) and a user's
- * commands over the HTTP API (runs, approvals).
+ * commands over the HTTP API (runs, approvals, hooks).
  */
 import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
+import { registerHookCommands } from './commands/hooks';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
 import { registerUserCommands } from './commands/users';
@@ -12,7 +13,7 @@ import { registerUserCommands } from './commands/users';
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs and approvals (as a user, through the ' +
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals and hooks (as a user, through the ' +
         'API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
@@ -21,5 +22,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeyCommands(program, ctx);
   registerRunCommands(program, ctx);
   registerApprovalCommands(program, ctx);
+  registerHookCommands(program, ctx);
   return program;
 }

@@ -269,24 +269,26 @@ function innerExecution(execId: string) {
 
 /**
  * A write to an execution inside a map or loop: it goes to `step_executions` (db/step-executions.ts) if the run has
- * not ended; the run's `updated_at` moves so long polls see the progress. Returns false when the run is terminal.
+ * not ended; the run's `updated_at` moves so long polls see the progress. The change is logged only when the
+ * execution took it (a late write to an ended execution changes nothing). Returns false when the run is terminal.
  */
 async function updateExecution(
   db: Db,
   runId: string,
   exec: NonNullable<ReturnType<typeof innerExecution>>,
   set: Parameters<typeof writeExecution>[2],
-  startedAt?: Date,
+  opts: { startedAt?: Date; change?: StepChange } = {},
 ): Promise<boolean> {
   const now = new Date();
   const run = await runsCollection(db).updateOne(
     { _id: runId, status: notTerminal },
-    startedAt
-      ? { $set: { status: 'running', updated_at: now }, $min: { started_at: startedAt } }
+    opts.startedAt
+      ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
       : { $set: { updated_at: now } },
   );
   if (run.matchedCount !== 1) return false;
-  await writeExecution(db, { runId, ...exec }, set);
+  const changed = await writeExecution(db, { runId, ...exec }, set);
+  if (changed && opts.change) await afterChange(db, runId, exec.execId, opts.change);
   return true;
 }
 
@@ -295,12 +297,15 @@ async function updateExecution(
  * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
  */
 async function logged(db: Db, runId: string, execId: string, change: StepChange, wrote: boolean): Promise<boolean> {
-  if (!wrote) return false;
+  if (wrote) await afterChange(db, runId, execId, change);
+  return wrote;
+}
+
+async function afterChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
   if (change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped') {
     await removeApproval(db, runId, execId);
   }
   await logStepChange(db, runId, execId, change);
-  return true;
 }
 
 /**
@@ -318,14 +323,13 @@ export async function markStepRunning(
   const change: StepChange = { type: 'step.started', attempt };
   const inner = innerExecution(stepId);
   if (inner) {
-    const wrote = await updateExecution(
+    return updateExecution(
       db,
       runId,
       inner,
       { status: 'running', attempts: attempt, ...(attempt <= 1 ? { started_at: now } : {}) },
-      now,
+      { startedAt: now, change },
     );
-    return logged(db, runId, stepId, change, wrote);
   }
   // The stored status only ever moves queued → running → terminal (every writer of `running` writes the same value,
   // and never over a terminal one); `waiting` is derived from the steps when shown (temporal/contract/run-state.ts).
@@ -357,7 +361,7 @@ export async function markStepWaiting(
   const now = new Date();
   const inner = innerExecution(stepId);
   const wrote = inner
-    ? await updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, now)
+    ? await updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, { startedAt: now })
     : await updateStep(db, runId, stepId, {
         $set: {
           updated_at: now,
@@ -390,15 +394,20 @@ export async function markStepCompleted(
   const change: StepChange = { type: 'step.completed', output, ...(usage ? { usage } : {}) };
   const inner = innerExecution(stepId);
   if (inner) {
-    const wrote = await updateExecution(db, runId, inner, {
-      status: 'completed',
-      output_json: JSON.stringify(output),
-      error: null,
-      completed_at: now,
-      ...(usage ? { usage } : {}),
-      ...(turns !== undefined ? { turns } : {}),
-    });
-    return logged(db, runId, stepId, change, wrote);
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        status: 'completed',
+        output_json: JSON.stringify(output),
+        error: null,
+        completed_at: now,
+        ...(usage ? { usage } : {}),
+        ...(turns !== undefined ? { turns } : {}),
+      },
+      { change },
+    );
   }
   const set: Record<string, unknown> = {
     updated_at: now,
@@ -429,12 +438,17 @@ export async function markStepFailed(
     : { type: 'step.retrying', attempt: opts.attempt ?? 1, error };
   const inner = innerExecution(stepId);
   if (inner) {
-    const wrote = await updateExecution(db, runId, inner, {
-      error,
-      ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
-      ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
-    });
-    return logged(db, runId, stepId, change, wrote);
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        error,
+        ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
+        ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
+      },
+      { change },
+    );
   }
   const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
   if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
@@ -491,18 +505,18 @@ export async function recordEgressDenied(
 /** A step (or execution) the run will not perform: its condition was false, or its dependencies were skipped. */
 export async function markStepSkipped(db: Db, runId: string, stepId: string, reason: string): Promise<boolean> {
   const now = new Date();
+  const change: StepChange = { type: 'step.skipped', reason };
   const inner = innerExecution(stepId);
-  const wrote = inner
-    ? await updateExecution(db, runId, inner, { status: 'skipped', completed_at: now })
-    : await updateStep(db, runId, stepId, {
-        $set: {
-          updated_at: now,
-          'steps.$.status': 'skipped',
-          'steps.$.skip_reason': reason,
-          'steps.$.completed_at': now,
-        },
-      });
-  return logged(db, runId, stepId, { type: 'step.skipped', reason }, wrote);
+  if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now }, { change });
+  const wrote = await updateStep(db, runId, stepId, {
+    $set: {
+      updated_at: now,
+      'steps.$.status': 'skipped',
+      'steps.$.skip_reason': reason,
+      'steps.$.completed_at': now,
+    },
+  });
+  return logged(db, runId, stepId, change, wrote);
 }
 
 /**
@@ -522,11 +536,11 @@ export async function setChildRun(
       { $set: { 'temporal.run_id': temporalRunId } },
     );
   }
+  const change: StepChange = { type: 'step.child_run', child_run_id: childRunId };
   const inner = innerExecution(stepId);
-  const wrote = inner
-    ? await updateExecution(db, runId, inner, { child_run_id: childRunId })
-    : await updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.child_run_id': childRunId } });
-  return logged(db, runId, stepId, { type: 'step.child_run', child_run_id: childRunId }, wrote);
+  if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId }, { change });
+  const set = { updated_at: new Date(), 'steps.$.child_run_id': childRunId };
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
 }
 
 /**

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { isSet, loadConfig, ConfigError, type Config } from '../config';
 import { connectDatabase } from '../db/client';
 import { ensureWorkflowBundle } from '../temporal/bundle';
+import { ensureConsoleBuild } from './console-build';
 import { ensureCodecSecrets } from './codec-secrets';
 import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
 import { devStatePaths } from './paths';
@@ -121,6 +122,8 @@ async function main(): Promise<void> {
       );
     }
 
+    // Before the API starts: it lists the console's files once, at start.
+    ensureConsoleBuild(log);
     log('worker: preparing the workflow bundle');
     env.WORKFLOW_BUNDLE_PATH = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
     const workerHealthPort = config.WORKER_HEALTH_PORT ?? (await freePort());
@@ -169,6 +172,7 @@ async function main(): Promise<void> {
 
     log('');
     log('Stepwise is running.');
+    log(`  Console          ${apiUrl}/console/   (sign in with the demo key below)`);
     log(`  API              ${apiUrl}/api/v1`);
     log(`  API docs         ${apiUrl}/docs`);
     log(`  Health           ${apiUrl}/readyz   metrics ${apiUrl}/metrics`);

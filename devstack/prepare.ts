@@ -1,8 +1,10 @@
 /**
  * Runs before the test suite (`npm test`): installs or finds the Temporal CLI and the MongoDB server and builds the
- * workflow bundle, printing each step, so the suite itself starts with everything cached.
+ * workflow bundle and the web console, printing each step, so the suite itself starts with everything cached.
  */
 import { ensureWorkflowBundle } from '../temporal/bundle';
+import { ensureChromium } from './chromium';
+import { ensureConsoleBuild } from './console-build';
 import { ensureMongoServer, ensureTemporalCli } from './install';
 
 const log = (message: string) => process.stdout.write(`[prepare] ${message}\n`);
@@ -14,6 +16,10 @@ async function main(): Promise<void> {
   log(`mongodb server: ${mongo.kind === 'mongod' ? mongo.path : 'embedded wire server (mongo-java-server)'}`);
   const bundle = await ensureWorkflowBundle();
   log(`workflow bundle: ${bundle}`);
+  log(`console: ${ensureConsoleBuild(log)}`);
+  // The console's browser tests fail with this message when there is no browser; the rest of the suite runs.
+  const chromium = ensureChromium(log);
+  log('path' in chromium ? `chromium: ${chromium.path}` : `chromium: ${chromium.problem}`);
 }
 
 main().catch((err: unknown) => {

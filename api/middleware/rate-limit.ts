@@ -29,6 +29,8 @@ export interface RateLimits {
   perKey: Middleware;
   /** Per API key, for starting runs (stricter); put it on `POST …/run` after requireUser. */
   runStarts: Middleware;
+  /** Deliveries to one inbound webhook (keyed by the hook id, once the hook is known). */
+  hookDeliveries: LeasedLimiter;
 }
 
 const WINDOW_SECONDS = 60;
@@ -41,6 +43,7 @@ export function createRateLimits(config: Config, db: Db): RateLimits {
     perIp: limitBy(perIp, (ctx) => ctx.ip || 'unknown'),
     perKey: limitBy(perKey, apiKeyOf),
     runStarts: limitBy(runStarts, apiKeyOf),
+    hookDeliveries: limiter(db, 'hook', config.HOOK_RATE_LIMIT_PER_MINUTE),
   };
 }
 
@@ -74,16 +77,19 @@ function apiKeyOf(ctx: Context): string | undefined {
 function limitBy(rl: LeasedLimiter, keyOf: (ctx: Context) => string | undefined): Middleware {
   return async (ctx, next) => {
     const key = keyOf(ctx);
-    if (key !== undefined) {
-      try {
-        await rl.consume(key);
-      } catch (err) {
-        if (err instanceof RateLimiterRes) {
-          throw new TooManyRequestsError(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
-        }
-        throw err;
-      }
-    }
+    if (key !== undefined) await consumeOrRefuse(rl, key);
     await next();
   };
+}
+
+/** Takes one point of `key`'s budget, or refuses with 429 and `Retry-After`. */
+export async function consumeOrRefuse(rl: LeasedLimiter, key: string): Promise<void> {
+  try {
+    await rl.consume(key);
+  } catch (err) {
+    if (err instanceof RateLimiterRes) {
+      throw new TooManyRequestsError(Math.max(1, Math.ceil(err.msBeforeNext / 1000)));
+    }
+    throw err;
+  }
 }

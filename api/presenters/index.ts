@@ -5,3 +5,4 @@ export * from './run';
 export * from './run-event';
 export * from './approval';
 export * from './run-search';
+export * from './hook';

@@ -6,8 +6,10 @@ import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
+import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
+import { hookRoutes } from './hooks';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { transcriptRoutes } from './transcripts';
@@ -20,6 +22,7 @@ export function rootRouter(deps: ApiDeps): Router {
   const health = healthRoutes(deps);
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
+  root.use(consoleRoutes().routes());
   const v1 = new Router({ prefix: '/api/v1' });
   v1.use(routeDeps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): one line each.
@@ -28,6 +31,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(runEventRoutes(routeDeps).routes());
   v1.use(approvalRoutes(routeDeps).routes());
   v1.use(runRoutes(routeDeps).routes());
+  v1.use(hookRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());

@@ -5,6 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { disableWorkflowHooks } from '../../db/hooks';
 import { isId, newId } from '../../db/ids';
 import { runsCollection, STATUS_PROJECTION } from '../../db/runs';
 import {
@@ -216,6 +217,8 @@ export function workflowRoutes(deps: RouteDeps): Router {
     const { params } = removeWorkflow.input(ctx);
     const deleted = await deleteWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
     if (!deleted) throw new NotFoundError(`workflow ${params.id} not found`);
+    // Its inbound webhooks stop answering (a 404, as for any unknown hook).
+    await disableWorkflowHooks(deps.db, userId(ctx), params.id);
     respond(ctx, 200, { id: params.id, deleted: true });
   });
 

@@ -71,6 +71,37 @@ describe('CLI runs and approvals against the real API', () => {
     expect(done.steps.map((s) => s.reused_from_run_id ?? null)).toEqual([runId, runId, null]);
   }, 90_000);
 
+  it('hooks: create, list, deliver, rotate, disable, delete', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('cli-hook'),
+      steps: [{ id: 'echo', template_id: g.tpl.transform._id, config: { expression: 'n', data: '{{input}}' } }],
+    });
+    const created = await cli('hooks', 'create', wf, '--name', 'ci', '--unsigned');
+    expect(created.code).toBe(0);
+    const [hookId, url] = created.out[0]!.split('\t');
+    expect(url).toBe(`${url!.split('/api/')[0]}/api/v1/hooks/${hookId}`);
+    const delivered = await fetch(url!, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ n: 7 }),
+    });
+    expect(delivered.status).toBe(202);
+    const runId = ((await delivered.json()) as { data: { run_id: string } }).data.run_id;
+    expect(await waitForStatus(g.api, g.user, runId, isTerminal)).toMatchObject({ outputs: { echo: 7 } });
+
+    const listed = await cli('hooks', 'list', wf, '--json');
+    expect(listed.out.map((l) => (JSON.parse(l) as { id: string; signed: boolean }).signed)).toEqual([false]);
+    const rotated = await cli('hooks', 'rotate', wf, hookId!);
+    expect(rotated.out[1]).toMatch(/^whsec_/);
+    expect((await cli('hooks', 'disable', wf, hookId!)).out).toEqual([`${hookId}\tdisabled`]);
+    expect(
+      (await fetch(url!, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' })).status,
+    ).toBe(404);
+    expect((await cli('hooks', 'delete', wf, hookId!)).out).toEqual([`deleted ${hookId}`]);
+    const gone = await cli('hooks', 'delete', wf, hookId!);
+    expect(gone.code).not.toBe(0);
+  }, 60_000);
+
   it('exits 1 when the watched run fails, and explains an unknown run', async () => {
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('cli-fail'),

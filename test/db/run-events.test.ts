@@ -67,6 +67,21 @@ describe('run event log', () => {
     expect(await range(5, 5, 10)).toEqual([]);
   });
 
+  it('logs a map item once per change; a late write to an item that ended logs nothing', async () => {
+    const runId = await newRun();
+    await markStepRunning(database.db, runId, 'a', 1, 2);
+    await markStepRunning(database.db, runId, 'a[0]', 1);
+    await markStepCompleted(database.db, runId, 'a[0]', 'done');
+    await markStepRunning(database.db, runId, 'a[0]', 2); // a zombie attempt, after the item completed
+    await markStepCompleted(database.db, runId, 'a[0]', 'again');
+    const events = await readAll(runId);
+    expect(events.map((e) => `${e.type} ${(JSON.parse(e.data_json) as { exec_id: string }).exec_id}`)).toEqual([
+      'step.started a',
+      'step.started a[0]',
+      'step.completed a[0]',
+    ]);
+  });
+
   it('logs step changes with the projection writes, and the end once, from the terminal document', async () => {
     const runId = await newRun();
     await markStepRunning(database.db, runId, 'a', 1);

@@ -138,6 +138,11 @@ describe('npm run dev', () => {
     expect(readyz.status).toBe(200);
     expect(await readyz.json()).toEqual({ data: { status: 'ready', mongodb: 'up', temporal: 'up' }, error: null });
     expect((await fetch(uiUrl!)).status).toBe(200);
+    // The console is built and served, at the URL it prints.
+    expect(printed(run, 'Console')).toBe(`http://127.0.0.1:${ports.API_PORT}/console/`);
+    const consolePage = await fetch(`http://127.0.0.1:${ports.API_PORT}/console/`);
+    expect(consolePage.status).toBe(200);
+    expect(await consolePage.text()).toContain('<div id="root">');
     expect((await fetch(`http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/readyz`)).status).toBe(200);
 
     // The printed demo key is a real key of user "demo" in the database the stack started, and its file is private.

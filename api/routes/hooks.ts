@@ -1,0 +1,194 @@
+/**
+ * Inbound webhooks. Managed with the owner's key under /workflows/:id/hooks (create, list, read, rename, enable or
+ * disable, rotate the secret, delete); triggered without a key at POST /hooks/:hookId, which starts a run of the hook's
+ * workflow with the request's JSON body as input — checked against the workflow's input_schema like any start.
+ *
+ * The public endpoint answers the same 404 for an unknown, disabled or malformed id (it reveals nothing else), checks
+ * the signature before anything else of the request, then takes from the hook's own rate budget. Duplicates are
+ * dropped by the start's idempotency: the `Idempotency-Key` header, else a signed delivery's `webhook-id`.
+ */
+import { createHash } from 'node:crypto';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { isId } from '../../db/ids';
+import {
+  deleteOwnHook,
+  findHook,
+  findOwnHook,
+  hooksCollection,
+  insertHook,
+  newHookId,
+  newHookSecret,
+  updateOwnHook,
+  type HookDoc,
+} from '../../db/hooks';
+import { findWorkflow } from '../../db/workflows';
+import { verifyHookSignature } from '../commands/hook-signature';
+import { createInputValidators } from '../commands/input-validators';
+import { startRun } from '../commands/start-run';
+import { respond } from '../envelope';
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
+import { consumeOrRefuse } from '../middleware/rate-limit';
+import { validate } from '../middleware/validate';
+import { paginate } from '../pagination';
+import { presentHook } from '../presenters/hook';
+import { authenticated, type RouteDeps } from '../route-deps';
+import {
+  createHookBody,
+  hookIdParams,
+  hooksListQuery,
+  updateHookBody,
+  workflowHookParams,
+  workflowHooksParams,
+} from './hooks.schema';
+
+export const listHooks = validate({ params: workflowHooksParams, query: hooksListQuery });
+export const createHook = validate({ params: workflowHooksParams, body: createHookBody });
+export const getHook = validate({ params: workflowHookParams });
+export const patchHook = validate({ params: workflowHookParams, body: updateHookBody });
+export const rotateHook = validate({ params: workflowHookParams });
+export const removeHook = validate({ params: workflowHookParams });
+export const deliver = validate({ params: hookIdParams });
+
+const HOOK_ID = /^hook_[A-Za-z0-9_-]{32}$/;
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('authenticated route without a user');
+  return user.id;
+}
+
+function baseUrl(deps: RouteDeps, ctx: Context): string {
+  return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+}
+
+/** The delivery's duplicate key, folded to a fixed length (the start's keys are at most 200 visible characters). */
+function deliveryKey(hookId: string, key: string): string {
+  return `hook:${createHash('sha256').update(`${hookId}\0${key}`).digest('base64url')}`;
+}
+
+export function hookRoutes(deps: RouteDeps): Router {
+  const router = new Router();
+  const auth = authenticated(deps);
+  const inputValidators = createInputValidators();
+
+  const ownWorkflow = async (ctx: Context, id: string) => {
+    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
+    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
+    return workflow;
+  };
+  const ownHook = async (ctx: Context, workflowId: string, hookId: string): Promise<HookDoc> => {
+    const hook = HOOK_ID.test(hookId) ? await findOwnHook(deps.db, userId(ctx), workflowId, hookId) : null;
+    if (!hook) throw new NotFoundError(`hook ${hookId} not found`);
+    return hook;
+  };
+
+  router.get('/workflows/:id/hooks', ...auth, listHooks, async (ctx) => {
+    const { params, query } = listHooks.input(ctx);
+    const workflow = await ownWorkflow(ctx, params.id);
+    const docs = await paginate(ctx, {
+      collection: hooksCollection(deps.db),
+      filter: { owner_id: userId(ctx), workflow_id: workflow._id },
+      page: query,
+      order: { sortField: 'created_at', direction: 1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(
+      ctx,
+      200,
+      docs.map((doc) => presentHook(doc, baseUrl(deps, ctx))),
+    );
+  });
+
+  router.post('/workflows/:id/hooks', ...auth, createHook, async (ctx) => {
+    const { params, body } = createHook.input(ctx);
+    const workflow = await ownWorkflow(ctx, params.id);
+    const count = await hooksCollection(deps.db).countDocuments({ owner_id: userId(ctx), workflow_id: workflow._id });
+    if (count >= deps.config.HOOKS_MAX_PER_WORKFLOW) {
+      throw new ConflictError(`the workflow already has ${count} hooks (HOOKS_MAX_PER_WORKFLOW); delete one first`);
+    }
+    const now = new Date();
+    const doc: HookDoc = {
+      _id: newHookId(),
+      owner_id: userId(ctx),
+      workflow_id: workflow._id,
+      name: body.name ?? null,
+      secret: body.signed === false ? null : newHookSecret(),
+      enabled: true,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertHook(deps.db, doc);
+    respond(ctx, 201, presentHook(doc, baseUrl(deps, ctx), { withSecret: true }));
+  });
+
+  router.get('/workflows/:id/hooks/:hookId', ...auth, getHook, async (ctx) => {
+    const { params } = getHook.input(ctx);
+    respond(ctx, 200, presentHook(await ownHook(ctx, params.id, params.hookId), baseUrl(deps, ctx)));
+  });
+
+  router.patch('/workflows/:id/hooks/:hookId', ...auth, patchHook, async (ctx) => {
+    const { params, body } = patchHook.input(ctx);
+    await ownHook(ctx, params.id, params.hookId);
+    const updated = await updateOwnHook(deps.db, userId(ctx), params.id, params.hookId, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
+    });
+    if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
+    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx)));
+  });
+
+  router.post('/workflows/:id/hooks/:hookId/rotate-secret', ...auth, rotateHook, async (ctx) => {
+    const { params } = rotateHook.input(ctx);
+    await ownHook(ctx, params.id, params.hookId);
+    // Rotating also turns signatures on for a hook that had none.
+    const updated = await updateOwnHook(deps.db, userId(ctx), params.id, params.hookId, { secret: newHookSecret() });
+    if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
+    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx), { withSecret: true }));
+  });
+
+  router.delete('/workflows/:id/hooks/:hookId', ...auth, removeHook, async (ctx) => {
+    const { params } = removeHook.input(ctx);
+    await ownHook(ctx, params.id, params.hookId);
+    await deleteOwnHook(deps.db, userId(ctx), params.id, params.hookId);
+    respond(ctx, 200, { id: params.hookId, deleted: true });
+  });
+
+  // --- the public endpoint: no API key ---
+  router.post('/hooks/:hookId', deliver, async (ctx) => {
+    const { params } = deliver.input(ctx);
+    const hook = HOOK_ID.test(params.hookId) ? await findHook(deps.db, params.hookId) : null;
+    if (!hook || !hook.enabled) throw new NotFoundError('hook not found');
+    const rawBody = (ctx.request as { rawBody?: string }).rawBody ?? '';
+    if (hook.secret) {
+      const verdict = verifyHookSignature(
+        hook.secret,
+        { id: ctx.get('webhook-id'), timestamp: ctx.get('webhook-timestamp'), signature: ctx.get('webhook-signature') },
+        rawBody,
+        Date.now(),
+      );
+      if (!verdict.ok) throw new UnauthorizedError(`signature refused: ${verdict.problem}`);
+    }
+    await consumeOrRefuse(deps.limits.hookDeliveries, hook._id);
+    const body: unknown = ctx.request.body;
+    if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
+      throw new BadRequestError('the body must be a JSON object (it becomes the run input)', 'invalid_field');
+    }
+    const duplicateOf = ctx.get('Idempotency-Key') || (hook.secret ? ctx.get('webhook-id') : '');
+    const started = await startRun(
+      { ...deps, inputValidators },
+      {
+        ownerId: hook.owner_id,
+        workflowId: hook.workflow_id,
+        input: (body as Record<string, never> | undefined) ?? {},
+        idempotencyKey: duplicateOf ? deliveryKey(hook._id, duplicateOf) : undefined,
+        baseUrl: baseUrl(deps, ctx),
+      },
+    );
+    ctx.state.log = ctx.state.log.child({ run_id: started.run_id, hook_id: hook._id });
+    ctx.state.log.info('run started by a hook');
+    respond(ctx, 202, { run_id: started.run_id, workflow_id: started.workflow_id, status: started.status });
+  });
+
+  return router;
+}
