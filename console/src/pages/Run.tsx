@@ -84,7 +84,10 @@ export function RunPage({ runId }: { runId: string }) {
       () => reload(),
       () => setLive('off'),
     );
-    return () => abort.abort();
+    return () => {
+      abort.abort();
+      setLive('off');
+    };
   }, [runId, active, reload]);
   useInterval(run.reload, POLL_MS, active && live !== 'live');
 

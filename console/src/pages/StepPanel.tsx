@@ -102,10 +102,12 @@ export function StepPanel({
       {definition ? (
         <>
           <p className="muted">
-            The rendered input is not recorded; this is the step in the workflow definition (templates such as{' '}
-            <code>{'{{input.x}}'}</code> are filled in at run time). Run input:
+            The rendered input is not recorded: below are the run input and the step as the workflow defines it now
+            (references such as <code>{'{{input.x}}'}</code> are filled in at run time).
           </p>
+          <h4>Run input</h4>
           <Json value={run.input} label="Run input" />
+          <h4>Step definition</h4>
           <Json value={defined} label={`Definition of ${step.id}`} />
         </>
       ) : (
