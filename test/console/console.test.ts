@@ -123,6 +123,7 @@ describe('console in a browser', () => {
     const item = page.locator(`[data-testid="approval"][data-run-id="${runId}"]`);
     await item.getByText('Ship release 1.2?').waitFor();
     await item.getByLabel(/Comment on ask/).fill('Looks good');
+    await s.screenshot(page, 'approvals');
     await item.getByRole('button', { name: 'Approve' }).click();
     await item.waitFor({ state: 'detached' });
 
@@ -201,6 +202,7 @@ describe('console in a browser', () => {
     await form.getByLabel(/^tone/).selectOption({ label: 'formal' });
     await form.getByLabel(/^tags/).fill('a\nb');
     await form.getByLabel(/^extra/).fill('{"k": 1}');
+    await s.screenshot(page, 'workflow-page');
     await form.getByRole('button', { name: 'Start run' }).click();
 
     await page.waitForURL(/\/console\/runs\/run_/);
