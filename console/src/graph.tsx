@@ -1,0 +1,174 @@
+/**
+ * The step graph of a workflow or run, laid out by dagre and drawn as SVG. One node per step: map and loop steps stay
+ * one node with their item/iteration counts; a step's edges come from `depends_on` (absent: the step before it).
+ * Status shows as colour, symbol and text; skipped steps are greyed and dashed. Nodes are buttons (Tab, Enter).
+ */
+import { useMemo, type KeyboardEvent } from 'react';
+import dagre, { type EdgeLabel, type GraphLabel, type NodeLabel } from '@dagrejs/dagre';
+import { STATUS_SYMBOL, statusText } from './format';
+import type { ExecutionCounts, WorkflowStep } from './types';
+
+export interface GraphNode {
+  id: string;
+  /** Second line: template name or kind. */
+  subtitle: string;
+  dependsOn: string[];
+  status?: string;
+  when?: string | null;
+  repeat?: 'map' | 'loop' | null;
+  counts?: ExecutionCounts | null;
+}
+
+/** The dependencies of each step as the engine reads them: `depends_on`, else the previous step. */
+export function dependencies(steps: readonly Pick<WorkflowStep, 'id' | 'depends_on'>[]): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  steps.forEach((s, i) => {
+    const prev = steps[i - 1];
+    out.set(s.id, s.depends_on ?? (prev ? [prev.id] : []));
+  });
+  return out;
+}
+
+const W = 200;
+const H = 66;
+const H_COUNTS = 84;
+
+interface Laid {
+  nodes: { node: GraphNode; x: number; y: number; h: number }[];
+  edges: { from: string; to: string; points: { x: number; y: number }[]; skipped: boolean }[];
+  width: number;
+  height: number;
+}
+
+function layout(nodes: readonly GraphNode[]): Laid {
+  const g = new dagre.graphlib.Graph<GraphLabel, NodeLabel, EdgeLabel>();
+  g.setGraph({ rankdir: 'LR', nodesep: 22, ranksep: 56, marginx: 12, marginy: 12 });
+  g.setDefaultEdgeLabel(() => ({}));
+  const known = new Set(nodes.map((n) => n.id));
+  for (const n of nodes) g.setNode(n.id, { width: W, height: n.counts ? H_COUNTS : H });
+  for (const n of nodes) for (const d of n.dependsOn) if (known.has(d)) g.setEdge(d, n.id);
+  dagre.layout(g);
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  const graph = g.graph();
+  return {
+    nodes: nodes.map((node) => {
+      const laid = g.node(node.id);
+      return { node, x: laid.x ?? 0, y: laid.y ?? 0, h: laid.height };
+    }),
+    edges: g.edges().map((e) => ({
+      from: e.v,
+      to: e.w,
+      points: (g.edge(e).points ?? []).slice(),
+      skipped: byId.get(e.w)?.status === 'skipped',
+    })),
+    width: graph.width ?? W,
+    height: graph.height ?? H,
+  };
+}
+
+function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+function countsLine(c: ExecutionCounts, repeat: 'map' | 'loop' | null | undefined): string {
+  const parts = [`${c.completed}/${c.total} done`];
+  if (c.running) parts.push(`${c.running} running`);
+  if (c.waiting) parts.push(`${c.waiting} waiting`);
+  if (c.failed) parts.push(`${c.failed} failed`);
+  return `${repeat === 'loop' ? 'iterations' : 'items'}: ${parts.join(', ')}`;
+}
+
+export function StepGraph({
+  nodes,
+  selected,
+  onSelect,
+  label,
+}: {
+  nodes: readonly GraphNode[];
+  selected?: string | null;
+  onSelect?: (id: string) => void;
+  label: string;
+}) {
+  const laid = useMemo(() => layout(nodes), [nodes]);
+  const key = (id: string) => (e: KeyboardEvent) => {
+    if (e.key === 'Enter' || e.key === ' ') {
+      e.preventDefault();
+      onSelect?.(id);
+    }
+  };
+  return (
+    <div className="graph-scroll">
+      <svg
+        className="graph"
+        role="group"
+        aria-label={label}
+        data-testid="step-graph"
+        width={laid.width}
+        height={laid.height}
+        viewBox={`0 0 ${laid.width} ${laid.height}`}
+      >
+        <defs>
+          <marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto">
+            <path d="M0,0 L10,5 L0,10 z" className="arrowhead" />
+          </marker>
+        </defs>
+        {laid.edges.map((e) => (
+          <polyline
+            key={`${e.from}->${e.to}`}
+            className={`edge${e.skipped ? ' edge-skipped' : ''}`}
+            points={e.points.map((p) => `${p.x},${p.y}`).join(' ')}
+            markerEnd="url(#arrow)"
+            data-testid="graph-edge"
+            data-from={e.from}
+            data-to={e.to}
+          />
+        ))}
+        {laid.nodes.map(({ node, x, y, h }) => {
+          const status = node.status ?? 'definition';
+          const left = x - W / 2;
+          const top = y - h / 2;
+          const kind = node.repeat ? ` · ${node.repeat}` : '';
+          const statusLine = node.status ? `${STATUS_SYMBOL[node.status] ?? '•'} ${statusText(node.status)}` : '';
+          return (
+            <g
+              key={node.id}
+              className={`node status-${status}${selected === node.id ? ' selected' : ''}`}
+              transform={`translate(${left},${top})`}
+              role={onSelect ? 'button' : 'img'}
+              tabIndex={onSelect ? 0 : undefined}
+              aria-pressed={onSelect ? selected === node.id : undefined}
+              aria-label={`Step ${node.id}${node.status ? `: ${statusText(node.status)}` : ''}${
+                node.when ? `, when ${node.when}` : ''
+              }${node.counts ? `, ${countsLine(node.counts, node.repeat)}` : ''}`}
+              data-testid="step-node"
+              data-step-id={node.id}
+              data-status={node.status ?? ''}
+              onClick={onSelect ? () => onSelect(node.id) : undefined}
+              onKeyDown={onSelect ? key(node.id) : undefined}
+            >
+              <title>{node.when ? `${node.id} — when ${node.when}` : node.id}</title>
+              <rect width={W} height={h} rx={8} className="node-box" />
+              <text x={12} y={21} className="node-title">
+                {clip(node.id, 22)}
+                <tspan className="node-kind">{kind}</tspan>
+              </text>
+              <text x={12} y={38} className="node-sub">
+                {clip(node.when ? `if ${node.when}` : node.subtitle, 30)}
+              </text>
+              {statusLine && (
+                <text x={12} y={56} className="node-status">
+                  {statusLine}
+                </text>
+              )}
+              {node.counts && (
+                <text x={12} y={74} className="node-counts">
+                  {clip(countsLine(node.counts, node.repeat), 32)}
+                </text>
+              )}
+            </g>
+          );
+        })}
+      </svg>
+    </div>
+  );
+}
