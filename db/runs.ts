@@ -34,6 +34,8 @@ export interface RunStepDoc {
   action_type: ActionType | null;
   /** Graph steps: the condition it carries, and whether it maps or loops (absent on runs from before graphs). */
   when?: string | null;
+  /** The steps it waits for, resolved (absent on runs from before it was recorded: then the step before it). */
+  depends_on?: string[];
   repeat?: 'map' | 'loop' | null;
   /** Why the step was skipped (its condition was false, its dependencies were skipped, the run ended first). */
   skip_reason?: string | null;
@@ -195,6 +197,7 @@ export function newRunDoc(args: {
       kind: s.kind,
       action_type: s.kind === 'action' ? s.action_type : null,
       ...(s.when !== undefined ? { when: s.when } : {}),
+      ...(s.depends_on !== undefined ? { depends_on: [...s.depends_on] } : {}),
       ...(s.map ? { repeat: 'map' as const } : s.loop ? { repeat: 'loop' as const } : {}),
       status: 'pending',
       attempts: 0,

@@ -74,6 +74,8 @@ export interface RunStep {
   skip_reason: string | null;
   child_run_id: string | null;
   repeat: 'map' | 'loop' | null;
+  /** As the run resolved them; null on runs recorded before the status carried them. */
+  depends_on: string[] | null;
   reused_from_run_id: string | null;
   executions: { counts: ExecutionCounts; shown: StepExecution[]; more_url: string | null } | null;
   attempts: number;

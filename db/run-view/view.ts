@@ -88,6 +88,9 @@ export const runStepView = z.strictObject({
       'Sub-workflow steps: the child run (readable at this endpoint; `~n` / `~in` suffixes inside maps and loops).',
   }),
   repeat: z.enum(['map', 'loop']).nullable(),
+  depends_on: z.array(z.string()).nullable().meta({
+    description: 'The steps this one waits for, as the run resolved them (null on runs recorded before it was kept).',
+  }),
   reused_from_run_id: z.string().nullable().meta({
     description: 'A rerun step whose output was taken over from this run: nothing ran for it in this run.',
   }),
@@ -292,6 +295,7 @@ export function presentRun(
       skip_reason: s.skip_reason ?? null,
       child_run_id: s.child_run_id ?? null,
       repeat: s.repeat ?? null,
+      depends_on: s.depends_on ?? null,
       reused_from_run_id: s.reused_from_run_id ?? null,
       executions: presentExecutions(
         s,

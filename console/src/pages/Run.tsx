@@ -95,9 +95,17 @@ export function RunPage({ runId }: { runId: string }) {
   const defSteps = workflow.data?.steps ?? null;
   const nodes = useMemo<GraphNode[]>(() => {
     if (!data) return [];
-    // Dependencies from the definition when it still has the run's steps; otherwise the list order.
+    // The run's own dependencies (its snapshot's); for older runs the definition's when it still has the run's
+    // steps; otherwise the list order.
+    const recorded = data.steps.every((s) => s.depends_on !== null);
     const sameShape = defSteps && data.steps.every((s) => defSteps.some((d) => d.id === s.id));
-    const deps = dependencies(sameShape ? defSteps : data.steps.map((s) => ({ id: s.id })));
+    const deps = dependencies(
+      recorded
+        ? data.steps.map((s) => ({ id: s.id, depends_on: s.depends_on ?? [] }))
+        : sameShape
+          ? defSteps
+          : data.steps.map((s) => ({ id: s.id })),
+    );
     return data.steps.map((s) => ({
       id: s.id,
       subtitle: s.template_name,
@@ -216,7 +224,7 @@ export function RunPage({ runId }: { runId: string }) {
                     : ''}
             </span>
           </h2>
-          {!workflow.data && !workflow.loading && (
+          {!workflow.data && !workflow.loading && data?.steps.some((st) => st.depends_on === null) && (
             <p className="muted">The workflow definition is gone: steps are drawn in list order.</p>
           )}
           <StepGraph nodes={nodes} selected={selected?.id ?? null} onSelect={select} label="Steps of the run" />
