@@ -38,6 +38,8 @@ export function ensureConsoleBuild(log: (message: string) => void): string {
   const result = spawnSync(process.execPath, [vite, 'build', '--config', path.join(consoleDir, 'vite.config.mjs')], {
     cwd: repoRoot,
     encoding: 'utf8',
+    // A production build whatever the caller's NODE_ENV (jest sets `test`, which would bundle React's dev build).
+    env: { ...process.env, NODE_ENV: 'production' },
   });
   if (result.status !== 0) {
     throw new Error(`the console build failed:\n${result.stdout}\n${result.stderr}`);
