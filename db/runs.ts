@@ -49,6 +49,11 @@ export interface RunStepDoc {
   /** Attempts started so far (activity attempts of an action step; 1 for steps the workflow performs itself). */
   attempts: number;
   /**
+   * What the step was given, rendered, as JSON text: an agent's input, an action's config (with its input when it has
+   * one), a sub-workflow's input. Null until it starts, and on runs from before it was recorded.
+   */
+  input_json?: string | null;
+  /**
    * The step's output as JSON text (inline, or an OutputRef into the `blobs` collection that the status view
    * resolves). Text, not a sub-document: outputs may hold keys MongoDB refuses (`$…`, dotted).
    */
@@ -460,6 +465,19 @@ export async function markStepFailed(
     set['steps.$.completed_at'] = now;
   }
   return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+}
+
+/** Inputs larger than this are recorded by their size only (the status is not the place for megabytes). */
+export const INPUT_SHOWN_BYTES = 64 * 1024;
+
+/** The rendered input of an execution, as the status shows it (idempotent: a retried write stores the same). */
+export async function recordStepInput(db: Db, runId: string, stepId: string, input: JsonValue): Promise<boolean> {
+  let json = JSON.stringify(input);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > INPUT_SHOWN_BYTES) json = JSON.stringify({ not_shown: true, bytes });
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { input_json: json });
+  return updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } });
 }
 
 /** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */

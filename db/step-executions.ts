@@ -19,6 +19,8 @@ export interface StepExecutionDoc {
   position: number;
   status: StepStatus;
   attempts: number;
+  /** What the execution was given, rendered (JSON text; db/runs.ts recordStepInput). */
+  input_json?: string | null;
   output_json: string | null;
   error: StepError | null;
   usage: Usage;

@@ -54,6 +54,8 @@ export interface StepExecution {
   position: number;
   status: StepStatus;
   attempts: number;
+  /** What it was given, rendered (null until it starts). */
+  input: unknown;
   output: unknown;
   error: StepError | null;
   usage: Usage;
@@ -79,6 +81,8 @@ export interface RunStep {
   reused_from_run_id: string | null;
   executions: { counts: ExecutionCounts; shown: StepExecution[]; more_url: string | null } | null;
   attempts: number;
+  /** What it was given, rendered; null until it starts and on runs recorded before inputs were kept. */
+  input: unknown;
   output: unknown;
   error: StepError | null;
   usage: Usage;

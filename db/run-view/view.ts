@@ -50,6 +50,7 @@ export const executionView = z
     position: z.number().int().meta({ description: 'Item index (0-based) or iteration (1-based).' }),
     status: z.enum(STEP_STATUSES),
     attempts: z.number().int(),
+    input: z.unknown().meta({ description: 'What the execution was given, rendered (null until it starts).' }),
     output: z.unknown().meta({ description: 'Null until done; `{stored_by_reference: true, bytes}` over 64 KiB.' }),
     error: stepErrorView.nullable(),
     usage: usageView,
@@ -103,6 +104,11 @@ export const runStepView = z.strictObject({
     .nullable()
     .meta({ description: 'Map items or loop iterations, each with its own status, attempts, output and error.' }),
   attempts: z.number().int(),
+  input: z.unknown().meta({
+    description:
+      "What the step was given, rendered: an agent step's input, an action's config (`{config, input}` when it has an " +
+      "input), a sub-workflow's input; `{not_shown: true, bytes}` over 64 KiB; null until it starts and on older runs.",
+  }),
   output: z.unknown().meta({
     description:
       'The step output (null until the step completes); for an output over 64 KiB `{stored_by_reference: true, bytes}` ' +
@@ -203,12 +209,18 @@ function execOutput(json: string | null): JsonValue {
   return value;
 }
 
+/** A recorded input (JSON text), or null when none was recorded. */
+function parsedInput(json: string | null | undefined): JsonValue {
+  return json ? (JSON.parse(json) as JsonValue) : null;
+}
+
 export function presentExecution(e: StepExecutionDoc): z.infer<typeof executionView> {
   return {
     exec_id: e.exec_id,
     position: e.position,
     status: e.status,
     attempts: e.attempts,
+    input: parsedInput(e.input_json),
     output: execOutput(e.output_json),
     error: e.error,
     usage: e.usage,
@@ -303,6 +315,7 @@ export function presentRun(
         `/api/v1/workflows/runs/${encodeURIComponent(run._id)}/steps/${s.id}/executions`,
       ),
       attempts: s.attempts,
+      input: parsedInput(s.input_json),
       output: stepOutput(outputs.get(s.id)),
       error: s.error,
       usage: s.usage,

@@ -15,6 +15,7 @@ import {
   markStepWaiting,
   newRunDoc,
   recordRunOutcome,
+  recordStepInput,
   setChildRun,
 } from '../../db/runs';
 import type { JsonValue } from '../contract/json';
@@ -36,8 +37,10 @@ export function createProjectionActivities(deps: { db: Db; config: Config }) {
       switch (event.kind) {
         case 'running':
           await markStepRunning(deps.db, run_id, step_id, 1, event.items);
+          if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);
           return null;
         case 'waiting':
+          if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);
           await markStepWaiting(deps.db, run_id, step_id, event.approval);
           return null;
         case 'completed': {

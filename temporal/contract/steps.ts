@@ -51,9 +51,10 @@ export interface ApprovalRequest {
  */
 export type StepEvent =
   /** `items`: a map step starting, with its number of items. */
-  | { kind: 'running'; items?: number }
+  /** `input`: what the execution was given, rendered (shown in the status; absent in older histories). */
+  | { kind: 'running'; items?: number; input?: JsonValue }
   /** `approval`: what the approver is asked (the approvals inbox lists it); absent in histories from before it. */
-  | { kind: 'waiting'; approval?: ApprovalRequest }
+  | { kind: 'waiting'; approval?: ApprovalRequest; input?: JsonValue }
   /** The output is stored by reference when large; the write returns what it stored. */
   | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
   | { kind: 'skipped'; reason: string }

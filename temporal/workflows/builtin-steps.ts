@@ -33,7 +33,7 @@ export async function performDelay(
   // Workflow time (Date.now() in the sandbox) is replay-safe.
   const now = Date.now();
   const dueAt = until !== undefined ? Date.parse(until) : now + (seconds ?? 0) * 1000;
-  await deps.project(execId, { kind: 'running' });
+  await deps.project(execId, { kind: 'running', input: config });
   const waitMs = Math.max(0, dueAt - now);
   if (waitMs > 0) await sleep(waitMs);
   const output = { until: new Date(dueAt).toISOString(), waited_seconds: waitMs / 1000 };
@@ -60,7 +60,7 @@ export async function performApproval(
       waiting_since: new Date(since).toISOString(),
       deadline: timeoutSeconds !== undefined ? new Date(since + timeoutSeconds * 1000).toISOString() : null,
     };
-    await deps.project(execId, { kind: 'waiting', approval });
+    await deps.project(execId, { kind: 'waiting', approval, input: config });
     if (timeoutSeconds !== undefined) await condition(() => deps.approvals.decided(execId), timeoutSeconds * 1000);
     else await condition(() => deps.approvals.decided(execId));
   } finally {

@@ -22,7 +22,7 @@ export async function runOnce(
   switch (step.kind) {
     case 'agent': {
       const input = render(step.input, ctx);
-      await env.project(execId, { kind: 'running' });
+      await env.project(execId, { kind: 'running', input });
       const outcome = await runAgentStep(step, input, {
         runId: env.runId,
         stepId: execId,

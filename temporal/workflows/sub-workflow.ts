@@ -75,7 +75,7 @@ export async function runSubWorkflow(
     ...(step.workflow.input_schema ? { input_schema: step.workflow.input_schema } : {}),
   });
   if (!verdict.ok) throw new StepFailure({ reason: 'invalid_input', message: verdict.problem });
-  await env.project(execId, { kind: 'running' });
+  await env.project(execId, { kind: 'running', input: snapshot.input });
   const handle = await startChild('runWorkflow', {
     workflowId: id,
     // The Web UI lists the child under its parent with this line.

@@ -72,6 +72,7 @@ export interface StatusBody {
     started_at: string | null;
     completed_at: string | null;
     reused_from_run_id?: string | null;
+    input?: unknown;
   }[];
   started_at: string | null;
   completed_at: string | null;

@@ -1,5 +1,5 @@
 /**
- * One step of a run: what it was given (the definition: the rendered input is not recorded), what it produced (large
+ * One step of a run: what it was given (the rendered input; the definition for runs recorded before inputs were), what it produced (large
  * outputs on demand), its error, attempts, timing, map items / loop iterations, and an agent's transcript.
  */
 import { useState } from 'react';
@@ -98,8 +98,20 @@ export function StepPanel({
       <h3>Output</h3>
       <Output step={step} run={run} />
       {step.executions && <Executions run={run} step={step} onChanged={onChanged} />}
-      <h3>Input (as defined)</h3>
-      {definition ? (
+      <h3>Input</h3>
+      {step.input !== null && step.input !== undefined ? (
+        <>
+          <Json value={step.input} label={`Input of ${step.id}`} />
+          {definition && (
+            <details>
+              <summary>Step definition</summary>
+              <Json value={defined} label={`Definition of ${step.id}`} />
+            </details>
+          )}
+        </>
+      ) : step.status === 'pending' || step.status === 'skipped' ? (
+        <p className="muted">Not started: the input is rendered when the step starts.</p>
+      ) : definition ? (
         <>
           <p className="muted">
             The rendered input is not recorded: below are the run input and the step as the workflow defines it now
