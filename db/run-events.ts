@@ -83,8 +83,9 @@ export interface NewRunEvent {
 }
 
 /**
- * Appends an event unless one with the same key exists; returns its seq, or null when it was logged before or the
- * run's log has ended. Never throws over a lost race: only a database failure escapes.
+ * Appends an event unless one with the same key exists; returns its seq, or null when it was logged before. Never
+ * throws over a lost race: only a database failure escapes. (An event appended after `run.ended` is never delivered:
+ * readers stop at the end.)
  */
 export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent): Promise<number | null> {
   const events = runEventsCollection(db);
