@@ -3,6 +3,7 @@
  *
  *   npx tsx test/temporal/record-histories.ts          # the straight-line runs (run-*.json)
  *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
+ *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
@@ -52,11 +53,18 @@ async function main(): Promise<void> {
     '/flaky': [{ status: 503 }, { status: 200, body: { ok: true } }],
     '/gone': { status: 404 },
     '/m/gone': { status: 404 },
+    '/publish': { status: 404 },
+    '/hook': [{ status: 500 }, { status: 200 }],
   });
   // Recorded without payload encryption: committed histories stay readable in review and editable by the replay
   // test's tampering case (test/temporal/payload-encryption.test.ts replays an encrypted history live).
   const api = await startTestApi(
-    testConfig({ SMTP_URL: smtp.url, HTTP_ALLOWED_HOSTS: sink.host, PAYLOAD_CODEC_KEYS: '' }),
+    testConfig({
+      SMTP_URL: smtp.url,
+      HTTP_ALLOWED_HOSTS: sink.host,
+      PAYLOAD_CODEC_KEYS: '',
+      WEBHOOK_RETRY_INITIAL_SECONDS: '0.1',
+    }),
   );
   const worker = await startTestWorker(api.config, api.database);
   try {
@@ -78,6 +86,10 @@ async function main(): Promise<void> {
 
     if (process.argv[2] === 'graph') {
       await recordGraphs({ api, user, tpl, sink, save });
+      return;
+    }
+    if (process.argv[2] === 'following') {
+      await recordFollowing({ api, user, tpl, sink, save });
       return;
     }
 
@@ -239,6 +251,49 @@ async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<v
     ],
   });
   await save('graph-loop', await runToEnd(loop));
+}
+
+/**
+ * Following runs: a rerun that takes over the first step's output (no activity for it), a run with a callback URL
+ * (it starts the deliverWebhook child), and that delivery (a failed attempt, then delivered).
+ */
+async function recordFollowing({ api, user, tpl, sink, save }: Recorder): Promise<void> {
+  const wf = await createWorkflow(api, user, {
+    name: 'publish',
+    steps: [
+      { id: 'draft', template_id: tpl.transform._id, config: { expression: '"text"' } },
+      {
+        id: 'publish',
+        template_id: tpl.http_request._id,
+        retry: { max_attempts: 1 },
+        config: { url: sink.url('/publish') },
+      },
+    ],
+  });
+  const failed = await startRun(api, user, wf);
+  await waitForStatus(api, user, failed, isTerminal);
+  sink.route('/publish', { status: 200, body: { ok: true } });
+  const res = await api.http.post(`/api/v1/workflows/runs/${failed}/rerun`).set(user.auth).send({});
+  const rerun = (res.body as { data: { run_id: string } }).data.run_id;
+  await waitForStatus(api, user, rerun, isTerminal);
+  await temporalFinalStatus(api, rerun);
+  await save('follow-rerun-reused', rerun);
+
+  const hooked = await createWorkflow(api, user, {
+    name: 'hooked',
+    steps: [{ id: 'calc', template_id: tpl.transform._id, config: { expression: '1 + 1' } }],
+  });
+  const started = await api.http
+    .post(`/api/v1/workflows/${hooked}/run`)
+    .set(user.auth)
+    .send({ callback_url: sink.url('/hook') });
+  const run = (started.body as { data: { run_id: string } }).data.run_id;
+  await waitForStatus(api, user, run, isTerminal);
+  await temporalFinalStatus(api, run);
+  await save('follow-webhook-started', run);
+  const delivery = `webhook-${run}`;
+  await temporalFinalStatus(api, delivery);
+  await save('follow-webhook-delivery', delivery);
 }
 
 main().then(
