@@ -1,16 +1,7 @@
 /** Query schema of the run search (GET /api/v1/runs). */
 import { z } from 'zod';
+import { RUN_STATUSES } from '../../db/run-view/view';
 import { pageQuery } from '../pagination';
-
-export const RUN_STATUS_VALUES = [
-  'queued',
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed_out',
-] as const;
 
 /** `status=a,b` and/or `status=a&status=b`. */
 const statusList = z
@@ -18,16 +9,16 @@ const statusList = z
   .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()))
   .pipe(
     z
-      .array(z.enum(RUN_STATUS_VALUES))
+      .array(z.enum(RUN_STATUSES))
       .min(1)
-      .max(RUN_STATUS_VALUES.length * 2),
+      .max(RUN_STATUSES.length * 2),
   );
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));
 
 export const runSearchQuery = pageQuery.extend({
   status: statusList.optional().meta({
-    description: 'One or more run statuses, comma-separated or repeated (`status=failed,timed_out`).',
+    description: `One or more of ${RUN_STATUSES.join(', ')}, comma-separated or repeated (\`status=failed,timed_out\`).`,
   }),
   workflow_id: z.string().min(1).max(100).optional(),
   created_after: instant.optional().meta({ description: 'Runs created at or after this ISO-8601 time.' }),

@@ -16,7 +16,8 @@ import type { WebhookDeliveryDoc } from '../webhook-deliveries';
 import { iso, isoOrNull, isoTimestamp } from './time';
 import { presentWebhookDelivery, webhookDeliveryView } from './webhooks';
 
-const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
+/** Every status a run shows (the RunStatus type's values), for schemas. */
+export const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
 const STEP_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'skipped'] as const;
 
 const usageView = z.strictObject({
