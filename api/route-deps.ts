@@ -1,11 +1,14 @@
 /** What resource routers receive: the API's dependencies plus the per-app rate limiters. */
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
+import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
 
 export interface RouteDeps extends ApiDeps {
   limits: RateLimits;
+  /** Checked API keys, shared by every router of the app (one cache per process). */
+  keys: KeyCache;
 }
 
 /**
@@ -13,5 +16,5 @@ export interface RouteDeps extends ApiDeps {
  * `router.get('/x', ...authenticated(deps), handler)` or `router.use(...authenticated(deps))`.
  */
 export function authenticated(deps: RouteDeps): Middleware[] {
-  return [requireUser(deps.db), deps.limits.perKey];
+  return [requireUser(deps.keys), deps.limits.perKey];
 }

@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: QUALITY.md's benchmark table, every figure a ratio of two arms measured side by side in this run
  * on this machine. Prints a table and writes bench/results/<time>.json.
- * Options: --only B1,B2   --scale 2 (more samples)
+ * Options: --only B1,B2   --scale 2 (more samples)   --profile <dir> (CPU profiles of the API and worker; summarise
+ * them with `tsx bench/profile-summary.ts <dir>/api` — one
+ * folder per process, the heaviest profile in it is the main thread)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,7 +50,11 @@ async function main(): Promise<void> {
     .map((s) => s.trim().toUpperCase());
   const scale = Math.max(1, Number(arg('--scale') ?? 1));
   const llm = await startMockLlm();
-  const stack = await startBenchStack(llm.env);
+  const profileDir = arg('--profile');
+  const stack = await startBenchStack({
+    extraEnv: llm.env,
+    ...(profileDir ? { profileDir: path.resolve(profileDir) } : {}),
+  });
   const rows: Row[] = [];
   try {
     const ctx = await createContext(stack, scale);

@@ -1,6 +1,7 @@
 /** The one root router: public health routes and API docs at the top, the versioned API under /api/v1. */
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
+import { KeyCache } from '../middleware/key-cache';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
@@ -18,7 +19,11 @@ import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
   const root = new Router();
-  const routeDeps: RouteDeps = { ...deps, limits: createRateLimits(deps.config, deps.db) };
+  const routeDeps: RouteDeps = {
+    ...deps,
+    limits: createRateLimits(deps.config, deps.db),
+    keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
+  };
   const health = healthRoutes(deps);
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
