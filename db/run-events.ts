@@ -85,13 +85,20 @@ export interface NewRunEvent {
 /**
  * Appends an event unless one with the same key exists; returns its seq, or null when it was logged before. Never
  * throws over a lost race: only a database failure escapes. (An event appended after `run.ended` is never delivered:
- * readers stop at the end.)
+ * readers stop at the end.) `counter`: the run's `event_seq` when the caller has just read it (a step write returns
+ * it); otherwise it is read here. Either is only where the search for a free seq starts.
  */
-export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent): Promise<number | null> {
+export async function appendRunEvent(
+  db: Db,
+  runId: string,
+  event: NewRunEvent,
+  counter?: number,
+): Promise<number | null> {
   const events = runEventsCollection(db);
   const key = `${runId}/${event.key}`;
-  const run = await runCounters(db).findOne({ _id: runId }, { projection: { event_seq: 1 } });
-  let seq = (run?.event_seq ?? 0) + 1;
+  const known =
+    counter ?? (await runCounters(db).findOne({ _id: runId }, { projection: { event_seq: 1 } }))?.event_seq ?? 0;
+  let seq = known + 1;
   for (let tries = 0; tries < MAX_SEQ_TRIES; tries++, seq++) {
     try {
       await events.insertOne({
@@ -115,8 +122,13 @@ export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent):
 }
 
 /** Logs the run's end from its (terminal) document: the workflow's outcome, read-repair and readers all come here. */
-export async function appendRunEnded(db: Db, runId: string, data: RunEndedData): Promise<number | null> {
-  return appendRunEvent(db, runId, { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject });
+export async function appendRunEnded(
+  db: Db,
+  runId: string,
+  data: RunEndedData,
+  counter?: number,
+): Promise<number | null> {
+  return appendRunEvent(db, runId, { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject }, counter);
 }
 
 /**

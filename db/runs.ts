@@ -6,7 +6,7 @@
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
-import { appendRunEnded } from './run-events';
+import { appendRunEnded, type RunEndedData } from './run-events';
 import { logStepChange, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
@@ -258,10 +258,29 @@ export async function findRun(db: Db, ownerId: string, runId: string): Promise<O
   );
 }
 
-async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<boolean> {
+/**
+ * What a step write found: whether it took effect (the run had not ended), and from the document as it was before,
+ * the run's event counter (the next event's seq is just past it, so logging the change needs no read of its own) and
+ * whether the step was waiting for a decision (only then can it be in the approvals inbox).
+ */
+interface StepWrite {
+  wrote: boolean;
+  eventSeq?: number;
+  wasWaiting?: boolean;
+}
+
+async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<StepWrite> {
   const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
-  const res = await runsCollection(db).updateOne(filter, update);
-  return res.matchedCount === 1;
+  const before = await runsCollection(db).findOneAndUpdate(filter, update, {
+    returnDocument: 'before',
+    projection: { event_seq: 1, 'steps.id': 1, 'steps.status': 1 },
+  });
+  if (!before) return { wrote: false };
+  return {
+    wrote: true,
+    eventSeq: (before as { event_seq?: number }).event_seq ?? 0,
+    wasWaiting: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
+  };
 }
 
 /** A map item or loop iteration (`emails[3]`, `draft#2`), or undefined for a plain step id. */
@@ -304,16 +323,22 @@ async function updateExecution(
  * What follows a write that took effect (a write refused because the run ended does neither): the change goes to the
  * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
  */
-async function logged(db: Db, runId: string, execId: string, change: StepChange, wrote: boolean): Promise<boolean> {
-  if (wrote) await afterChange(db, runId, execId, change);
-  return wrote;
+async function logged(db: Db, runId: string, execId: string, change: StepChange, write: StepWrite): Promise<boolean> {
+  if (write.wrote) await afterChange(db, runId, execId, change, write);
+  return write.wrote;
 }
 
-async function afterChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
-  if (change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped') {
-    await removeApproval(db, runId, execId);
-  }
-  await logStepChange(db, runId, execId, change);
+/** `found` is what the write saw, when it knows (plain steps); without it, the inbox is cleared just in case. */
+async function afterChange(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange,
+  found: StepWrite = { wrote: true },
+): Promise<void> {
+  const ends = change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped';
+  if (ends && found.wasWaiting !== false) await removeApproval(db, runId, execId);
+  await logStepChange(db, runId, execId, change, found.eventSeq);
 }
 
 /**
@@ -325,17 +350,24 @@ export async function markStepRunning(
   runId: string,
   stepId: string,
   attempt: number,
-  itemsTotal?: number,
+  opts: { itemsTotal?: number; input?: JsonValue } = {},
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = { type: 'step.started', attempt };
+  // The rendered input rides along (the same write): the status shows what the step was given from its start.
+  const inputJson = opts.input !== undefined ? shownInput(opts.input) : undefined;
   const inner = innerExecution(stepId);
   if (inner) {
     return updateExecution(
       db,
       runId,
       inner,
-      { status: 'running', attempts: attempt, ...(attempt <= 1 ? { started_at: now } : {}) },
+      {
+        status: 'running',
+        attempts: attempt,
+        ...(attempt <= 1 ? { started_at: now } : {}),
+        ...(inputJson !== undefined ? { input_json: inputJson } : {}),
+      },
       { startedAt: now, change },
     );
   }
@@ -348,7 +380,8 @@ export async function markStepRunning(
     'steps.$.attempts': attempt,
   };
   if (attempt <= 1) set['steps.$.started_at'] = now;
-  if (itemsTotal !== undefined) set['steps.$.items_total'] = itemsTotal;
+  if (opts.itemsTotal !== undefined) set['steps.$.items_total'] = opts.itemsTotal;
+  if (inputJson !== undefined) set['steps.$.input_json'] = inputJson;
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
   return logged(
     db,
@@ -368,8 +401,16 @@ export async function markStepWaiting(
 ): Promise<boolean> {
   const now = new Date();
   const inner = innerExecution(stepId);
-  const wrote = inner
-    ? await updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, { startedAt: now })
+  const write: StepWrite = inner
+    ? {
+        wrote: await updateExecution(
+          db,
+          runId,
+          inner,
+          { status: 'waiting', attempts: 1, started_at: now },
+          { startedAt: now },
+        ),
+      }
     : await updateStep(db, runId, stepId, {
         $set: {
           updated_at: now,
@@ -379,14 +420,14 @@ export async function markStepWaiting(
         },
         $min: { started_at: now },
       });
-  if (wrote && approval) {
+  if (write.wrote && approval) {
     const run = await runsCollection(db).findOne(
       { _id: runId },
       { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
     );
     if (run) await putApproval(db, run, stepId, approval);
   }
-  return logged(db, runId, stepId, { type: 'step.waiting' }, wrote);
+  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
 }
 
 /** A step finished. `usage`/`turns` are the step's totals (agent steps). */
@@ -472,12 +513,16 @@ export const INPUT_SHOWN_BYTES = 64 * 1024;
 
 /** The rendered input of an execution, as the status shows it (idempotent: a retried write stores the same). */
 export async function recordStepInput(db: Db, runId: string, stepId: string, input: JsonValue): Promise<boolean> {
-  let json = JSON.stringify(input);
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > INPUT_SHOWN_BYTES) json = JSON.stringify({ not_shown: true, bytes });
+  const json = shownInput(input);
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { input_json: json });
-  return updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } });
+  return (await updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } })).wrote;
+}
+
+function shownInput(input: JsonValue): string {
+  const json = JSON.stringify(input);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  return bytes > INPUT_SHOWN_BYTES ? JSON.stringify({ not_shown: true, bytes }) : json;
 }
 
 /** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
@@ -489,9 +534,10 @@ export async function setStepProgress(
 ): Promise<boolean> {
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
-  return updateStep(db, runId, stepId, {
+  const write = await updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
   });
+  return write.wrote;
 }
 
 /** The status lists at most this many refused calls per step; the transcript keeps every one. */
@@ -529,7 +575,7 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
   const change: StepChange = { type: 'step.skipped', reason };
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now }, { change });
-  const wrote = await updateStep(db, runId, stepId, {
+  const write = await updateStep(db, runId, stepId, {
     $set: {
       updated_at: now,
       'steps.$.status': 'skipped',
@@ -537,7 +583,7 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
       'steps.$.completed_at': now,
     },
   });
-  return logged(db, runId, stepId, change, wrote);
+  return logged(db, runId, stepId, change, write);
 }
 
 /**
@@ -595,33 +641,58 @@ export async function recordRunOutcome(
     // activity cannot reopen them (terminal executions are never rewritten).
     await closeOpenExecutions(db, runId, executionStopOf(outcome), at);
   }
-  const res = await runsCollection(db).updateOne(
+  // The document as written comes back, so the end is logged from it without reading it again.
+  const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
     { $set: set },
-    arrayFilters.length > 0 ? { arrayFilters } : {},
+    {
+      ...(arrayFilters.length > 0 ? { arrayFilters } : {}),
+      returnDocument: 'after',
+      projection: ENDED_PROJECTION,
+    },
   );
-  await removeRunApprovals(db, runId);
-  // From the stored document, whoever wrote it: a retried or racing writer logs the same end, once.
-  await logRunEnded(db, runId);
-  return res.modifiedCount === 1;
+  if (!ended) {
+    // Already terminal (a retried or racing writer): whatever is stored is logged, once.
+    await removeRunApprovals(db, runId);
+    await logRunEnded(db, runId);
+    return false;
+  }
+  // Only approval steps put anything in the inbox.
+  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
+  await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 0);
+  return true;
 }
+
+const ENDED_PROJECTION = {
+  status: 1,
+  error: 1,
+  event_seq: 1,
+  'steps.id': 1,
+  'steps.status': 1,
+  'steps.usage': 1,
+  'steps.action_type': 1,
+} as const;
 
 /** Logs `run.ended` from the run's terminal document (a no-op when it is not terminal or was logged before). */
 export async function logRunEnded(db: Db, runId: string): Promise<void> {
-  const run = await runsCollection(db).findOne({ _id: runId }, { projection: { status: 1, error: 1, steps: 1 } });
+  const run = await runsCollection(db).findOne({ _id: runId }, { projection: ENDED_PROJECTION });
   if (!run || !isTerminal(run.status)) return;
+  await appendRunEnded(db, runId, runEndedData(run));
+}
+
+function runEndedData(run: Pick<RunDoc, 'status' | 'error' | 'steps'>): RunEndedData {
   const usage = { ...ZERO_USAGE };
   for (const s of run.steps) {
     usage.llm_calls += s.usage.llm_calls;
     usage.input_tokens += s.usage.input_tokens;
     usage.output_tokens += s.usage.output_tokens;
   }
-  await appendRunEnded(db, runId, {
+  return {
     status: run.status,
     error: run.error ? { ...run.error } : null,
     usage,
     steps: run.steps.map((s) => ({ id: s.id, status: s.status })),
-  });
+  };
 }
 
 /** How an ending closes the executions it finds open: as its steps (temporal/contract/run-state.ts stopReason). */

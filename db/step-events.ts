@@ -68,14 +68,23 @@ function stepOf(execId: string): string {
   return parseExecutionId(execId)?.stepId ?? execId;
 }
 
-/** Logs a state change of one execution (a step, a map item, a loop iteration). */
-export async function logStepChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
+/**
+ * Logs a state change of one execution (a step, a map item, a loop iteration). `counter`: the run's event counter as
+ * the caller's own write just read it, if it did (saves the append a read).
+ */
+export async function logStepChange(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange,
+  counter?: number,
+): Promise<void> {
   const event: NewRunEvent = {
     type: change.type,
     key: keyOf(execId, change),
     data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(change) },
   };
-  await appendRunEvent(db, runId, event);
+  await appendRunEvent(db, runId, event, counter);
 }
 
 export type AgentTurnEvent =

@@ -36,8 +36,10 @@ export function createProjectionActivities(deps: { db: Db; config: Config }) {
     async projectStep({ run_id, step_id, event }: StepProjection): Promise<JsonValue | OutputRef | null> {
       switch (event.kind) {
         case 'running':
-          await markStepRunning(deps.db, run_id, step_id, 1, event.items);
-          if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);
+          await markStepRunning(deps.db, run_id, step_id, 1, {
+            ...(event.items !== undefined ? { itemsTotal: event.items } : {}),
+            ...(event.input !== undefined ? { input: event.input } : {}),
+          });
           return null;
         case 'waiting':
           if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);

@@ -69,7 +69,7 @@ describe('run event log', () => {
 
   it('logs a map item once per change; a late write to an item that ended logs nothing', async () => {
     const runId = await newRun();
-    await markStepRunning(database.db, runId, 'a', 1, 2);
+    await markStepRunning(database.db, runId, 'a', 1, { itemsTotal: 2 });
     await markStepRunning(database.db, runId, 'a[0]', 1);
     await markStepCompleted(database.db, runId, 'a[0]', 'done');
     await markStepRunning(database.db, runId, 'a[0]', 2); // a zombie attempt, after the item completed
