@@ -94,11 +94,38 @@ export async function appendRunEvent(
   event: NewRunEvent,
   counter?: number,
 ): Promise<number | null> {
-  const events = runEventsCollection(db);
-  const key = `${runId}/${event.key}`;
+  return (await appendRunEvents(db, runId, [event], counter))[0] ?? null;
+}
+
+/**
+ * Appends events in order (each as appendRunEvent does), then raises the run's counter once: what one write did
+ * (a pure step's start and completion) costs one counter update.
+ */
+export async function appendRunEvents(
+  db: Db,
+  runId: string,
+  batch: NewRunEvent[],
+  counter?: number,
+): Promise<(number | null)[]> {
   const known =
     counter ?? (await runCounters(db).findOne({ _id: runId }, { projection: { event_seq: 1 } }))?.event_seq ?? 0;
-  let seq = known + 1;
+  const seqs: (number | null)[] = [];
+  let next = known + 1;
+  for (const event of batch) {
+    const seq = await insertEvent(db, runId, event, next);
+    seqs.push(seq);
+    if (seq !== null) next = seq + 1;
+  }
+  const last = Math.max(0, ...seqs.filter((s): s is number => s !== null));
+  if (last > 0) await runCounters(db).updateOne({ _id: runId }, { $max: { event_seq: last } });
+  return seqs;
+}
+
+/** Inserts at the first free seq from `from` on; null when the event's key was logged before. */
+async function insertEvent(db: Db, runId: string, event: NewRunEvent, from: number): Promise<number | null> {
+  const events = runEventsCollection(db);
+  const key = `${runId}/${event.key}`;
+  let seq = from;
   for (let tries = 0; tries < MAX_SEQ_TRIES; tries++, seq++) {
     try {
       await events.insertOne({
@@ -110,13 +137,11 @@ export async function appendRunEvent(
         at: new Date(),
         data_json: JSON.stringify(event.data),
       });
+      return seq;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
       if (await events.findOne({ key }, { projection: { _id: 1 } })) return null;
-      continue;
     }
-    await runCounters(db).updateOne({ _id: runId }, { $max: { event_seq: seq } });
-    return seq;
   }
   throw new Error(`could not append an event to run ${runId}: ${MAX_SEQ_TRIES} concurrent writers won first`);
 }

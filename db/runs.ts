@@ -323,7 +323,13 @@ async function updateExecution(
  * What follows a write that took effect (a write refused because the run ended does neither): the change goes to the
  * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
  */
-async function logged(db: Db, runId: string, execId: string, change: StepChange, write: StepWrite): Promise<boolean> {
+async function logged(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  write: StepWrite,
+): Promise<boolean> {
   if (write.wrote) await afterChange(db, runId, execId, change, write);
   return write.wrote;
 }
@@ -333,10 +339,12 @@ async function afterChange(
   db: Db,
   runId: string,
   execId: string,
-  change: StepChange,
+  change: StepChange | StepChange[],
   found: StepWrite = { wrote: true },
 ): Promise<void> {
-  const ends = change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped';
+  const ends = (Array.isArray(change) ? change : [change]).some(
+    (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
+  );
   if (ends && found.wasWaiting !== false) await removeApproval(db, runId, execId);
   await logStepChange(db, runId, execId, change, found.eventSeq);
 }
@@ -468,6 +476,42 @@ export async function markStepCompleted(
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
   return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+}
+
+/**
+ * A pure step (`transform`, run as a local activity) that started and finished within one attempt: its start, input
+ * and completion in one write and its two events in one append, instead of the three writes of a step with side
+ * effects (whose start must be visible while it works). A map item or loop iteration takes the usual two writes.
+ */
+export async function recordPureStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  done: { attempt: number; startedAt: Date; input?: JsonValue; output: JsonValue | OutputRef },
+): Promise<boolean> {
+  const changes: StepChange[] = [
+    { type: 'step.started', attempt: done.attempt },
+    { type: 'step.completed', output: done.output },
+  ];
+  if (innerExecution(stepId)) {
+    const opts = done.input !== undefined ? { input: done.input } : {};
+    if (!(await markStepRunning(db, runId, stepId, done.attempt, opts))) return false;
+    return markStepCompleted(db, runId, stepId, done.output);
+  }
+  const now = new Date();
+  const set: Record<string, unknown> = {
+    status: 'running',
+    updated_at: now,
+    'steps.$.status': 'completed',
+    'steps.$.attempts': done.attempt,
+    'steps.$.output_json': JSON.stringify(done.output),
+    'steps.$.error': null,
+    'steps.$.completed_at': now,
+  };
+  if (done.attempt <= 1) set['steps.$.started_at'] = done.startedAt;
+  if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
+  const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } });
+  return logged(db, runId, stepId, changes, write);
 }
 
 /**

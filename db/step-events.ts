@@ -7,7 +7,7 @@ import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import { isOutputRef, type OutputRef, type Usage } from '../temporal/contract/run';
 import type { StepError } from '../temporal/contract/steps';
-import { appendRunEvent, type NewRunEvent } from './run-events';
+import { appendRunEvent, appendRunEvents, type NewRunEvent } from './run-events';
 
 /** Outputs up to this size ride in the `step.completed` event; larger ones are named by size (the status has them). */
 export const EVENT_OUTPUT_INLINE_BYTES = 16 * 1024;
@@ -69,22 +69,23 @@ function stepOf(execId: string): string {
 }
 
 /**
- * Logs a state change of one execution (a step, a map item, a loop iteration). `counter`: the run's event counter as
- * the caller's own write just read it, if it did (saves the append a read).
+ * Logs state changes of one execution (a step, a map item, a loop iteration), in order. `counter`: the run's event
+ * counter as the caller's own write just read it, if it did (saves the append a read).
  */
 export async function logStepChange(
   db: Db,
   runId: string,
   execId: string,
-  change: StepChange,
+  change: StepChange | StepChange[],
   counter?: number,
 ): Promise<void> {
-  const event: NewRunEvent = {
-    type: change.type,
-    key: keyOf(execId, change),
-    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(change) },
-  };
-  await appendRunEvent(db, runId, event, counter);
+  const changes = Array.isArray(change) ? change : [change];
+  const batch: NewRunEvent[] = changes.map((c) => ({
+    type: c.type,
+    key: keyOf(execId, c),
+    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
+  }));
+  await appendRunEvents(db, runId, batch, counter);
 }
 
 export type AgentTurnEvent =

@@ -72,7 +72,13 @@ export function createActionStepActivity(deps: ActionStepDeps) {
   };
 }
 
-async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {
+/** Resolves references, validates and performs the action (shared with pure steps, which do not heartbeat). */
+export async function execute(
+  deps: ActionStepDeps,
+  req: ActionStepRequest,
+  ctx: Context,
+  heartbeat: () => void = () => ctx.heartbeat(),
+): Promise<JsonValue> {
   const rendered = await resolveOutputRefs(deps.db, req.run_id, req.config);
   const actionCtx: ActionContext = {
     config: deps.config,
@@ -82,7 +88,7 @@ async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Contex
     stepId: req.step_id,
     idempotencyKey: `${req.run_id}:${req.step_id}`,
     signal: ctx.cancellationSignal,
-    heartbeat: () => ctx.heartbeat(),
+    heartbeat,
   };
   // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
   return toJson(await runAction(req.action_type, rendered, actionCtx));

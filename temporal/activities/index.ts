@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
+import { createPureStepActivity } from './pure-step';
 import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
@@ -23,6 +24,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createActionStepActivity(deps),
+    ...createPureStepActivity(deps),
     ...createProjectionActivities(deps),
     ...createWebhookActivities(deps),
     callModel: createCallModelActivity(deps),
