@@ -19,13 +19,15 @@ import {
   type BenchContext,
   type Row,
 } from './arms';
+import { startHttpSink, type HttpSink } from '../test/helpers/http-sink';
 import { b6AgentOverhead, startMockLlm } from './agent-overhead';
+import { b10FanOut, b9PureSteps } from './pure-and-fan-out';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
 type Bench = (
   ctx: BenchContext,
-  extras: { llm: Awaited<ReturnType<typeof startMockLlm>>['server'] },
+  extras: { llm: Awaited<ReturnType<typeof startMockLlm>>['server']; sink: HttpSink },
 ) => Promise<Row | Row[]>;
 
 const BENCHES: Record<string, Bench> = {
@@ -37,6 +39,8 @@ const BENCHES: Record<string, Bench> = {
   B5: b5StatusRead,
   B6: (ctx, { llm }) => b6AgentOverhead(ctx, llm),
   B7: b7Reads,
+  B9: b9PureSteps,
+  B10: (ctx, { sink }) => b10FanOut(ctx, sink),
 };
 
 function arg(name: string): string | undefined {
@@ -50,9 +54,10 @@ async function main(): Promise<void> {
     .map((s) => s.trim().toUpperCase());
   const scale = Math.max(1, Number(arg('--scale') ?? 1));
   const llm = await startMockLlm();
+  const sink = await startHttpSink();
   const profileDir = arg('--profile');
   const stack = await startBenchStack({
-    extraEnv: llm.env,
+    extraEnv: { ...llm.env, HTTP_ALLOWED_HOSTS: sink.host },
     ...(profileDir ? { profileDir: path.resolve(profileDir) } : {}),
   });
   const rows: Row[] = [];
@@ -61,13 +66,14 @@ async function main(): Promise<void> {
     for (const [id, bench] of Object.entries(BENCHES)) {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
-      const out = await bench(ctx, { llm: llm.server });
+      const out = await bench(ctx, { llm: llm.server, sink });
       rows.push(...(Array.isArray(out) ? out : [out]));
     }
     await ctx.temporal.connection.close();
   } finally {
     await stack.stop();
     await llm.server.close();
+    await sink.close();
   }
   const table = [
     ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],

@@ -6,7 +6,7 @@
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
-import { appendRunEnded, type RunEndedData } from './run-events';
+import { appendRunEnded, fillEventSeq, type RunEndedData } from './run-events';
 import { logStepChange, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
@@ -259,27 +259,35 @@ export async function findRun(db: Db, ownerId: string, runId: string): Promise<O
 }
 
 /**
- * What a step write found: whether it took effect (the run had not ended), and from the document as it was before,
- * the run's event counter (the next event's seq is just past it, so logging the change needs no read of its own) and
- * whether the step was waiting for a decision (only then can it be in the approvals inbox).
+ * What a step write found: whether it took effect (the run had not ended); the first of the event seqs it allocated
+ * for the change (db/run-events.ts: logging it then costs only the insert); and, from the document as it was before,
+ * whether the step could be in the approvals inbox (it was waiting, or it is an approval step).
  */
 interface StepWrite {
   wrote: boolean;
-  eventSeq?: number;
-  wasWaiting?: boolean;
+  firstSeq?: number;
+  mayWait?: boolean;
 }
 
-async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<StepWrite> {
+/** `events`: how many event seqs to allocate with the write (the changes it will log when it takes effect). */
+async function updateStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  update: UpdateFilter<RunDoc>,
+  events = 0,
+): Promise<StepWrite> {
   const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
-  const before = await runsCollection(db).findOneAndUpdate(filter, update, {
-    returnDocument: 'before',
-    projection: { event_seq: 1, 'steps.id': 1, 'steps.status': 1 },
-  });
+  const before = await runsCollection(db).findOneAndUpdate(
+    filter,
+    events > 0 ? { ...update, $inc: { event_seq: events } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.status': 1 } },
+  );
   if (!before) return { wrote: false };
   return {
     wrote: true,
-    eventSeq: (before as { event_seq?: number }).event_seq ?? 0,
-    wasWaiting: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
+    ...(events > 0 ? { firstSeq: ((before as { event_seq?: number }).event_seq ?? 0) + 1 } : {}),
+    mayWait: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
   };
 }
 
@@ -307,15 +315,25 @@ async function updateExecution(
   opts: { startedAt?: Date; change?: StepChange } = {},
 ): Promise<boolean> {
   const now = new Date();
-  const run = await runsCollection(db).updateOne(
+  const update: UpdateFilter<RunDoc> = opts.startedAt
+    ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
+    : { $set: { updated_at: now } };
+  const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    opts.startedAt
-      ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
-      : { $set: { updated_at: now } },
+    opts.change ? { ...update, $inc: { event_seq: 1 } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
   );
-  if (run.matchedCount !== 1) return false;
+  if (!before) return false;
   const changed = await writeExecution(db, { runId, ...exec }, set);
-  if (changed && opts.change) await afterChange(db, runId, exec.execId, opts.change);
+  if (opts.change) {
+    const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
+    // The seq allocated with the run's write holds the change, or nothing when the execution did not take it.
+    if (!changed) await fillEventSeq(db, runId, firstSeq);
+    else {
+      const mayWait = before.steps.some((s) => s.id === exec.stepId && s.action_type === 'approval');
+      await afterChange(db, runId, exec.execId, opts.change, { wrote: true, firstSeq, mayWait });
+    }
+  }
   return true;
 }
 
@@ -334,7 +352,7 @@ async function logged(
   return write.wrote;
 }
 
-/** `found` is what the write saw, when it knows (plain steps); without it, the inbox is cleared just in case. */
+/** `found` is what the write saw, when it knows; without it, the inbox is cleared just in case. */
 async function afterChange(
   db: Db,
   runId: string,
@@ -345,8 +363,8 @@ async function afterChange(
   const ends = (Array.isArray(change) ? change : [change]).some(
     (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
   );
-  if (ends && found.wasWaiting !== false) await removeApproval(db, runId, execId);
-  await logStepChange(db, runId, execId, change, found.eventSeq);
+  if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
+  await logStepChange(db, runId, execId, change, found.firstSeq);
 }
 
 /**
@@ -396,7 +414,7 @@ export async function markStepRunning(
     runId,
     stepId,
     change,
-    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }),
+    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }, 1),
   );
 }
 
@@ -419,15 +437,21 @@ export async function markStepWaiting(
           { startedAt: now },
         ),
       }
-    : await updateStep(db, runId, stepId, {
-        $set: {
-          updated_at: now,
-          'steps.$.status': 'waiting',
-          'steps.$.attempts': 1,
-          'steps.$.started_at': now,
+    : await updateStep(
+        db,
+        runId,
+        stepId,
+        {
+          $set: {
+            updated_at: now,
+            'steps.$.status': 'waiting',
+            'steps.$.attempts': 1,
+            'steps.$.started_at': now,
+          },
+          $min: { started_at: now },
         },
-        $min: { started_at: now },
-      });
+        1,
+      );
   if (write.wrote && approval) {
     const run = await runsCollection(db).findOne(
       { _id: runId },
@@ -475,7 +499,7 @@ export async function markStepCompleted(
   };
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
 }
 
 /**
@@ -510,7 +534,7 @@ export async function recordPureStep(
   };
   if (done.attempt <= 1) set['steps.$.started_at'] = done.startedAt;
   if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
-  const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } });
+  const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } }, 2);
   return logged(db, runId, stepId, changes, write);
 }
 
@@ -549,7 +573,7 @@ export async function markStepFailed(
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;
   }
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
 }
 
 /** Inputs larger than this are recorded by their size only (the status is not the place for megabytes). */
@@ -619,14 +643,20 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
   const change: StepChange = { type: 'step.skipped', reason };
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now }, { change });
-  const write = await updateStep(db, runId, stepId, {
-    $set: {
-      updated_at: now,
-      'steps.$.status': 'skipped',
-      'steps.$.skip_reason': reason,
-      'steps.$.completed_at': now,
+  const write = await updateStep(
+    db,
+    runId,
+    stepId,
+    {
+      $set: {
+        updated_at: now,
+        'steps.$.status': 'skipped',
+        'steps.$.skip_reason': reason,
+        'steps.$.completed_at': now,
+      },
     },
-  });
+    1,
+  );
   return logged(db, runId, stepId, change, write);
 }
 
@@ -651,7 +681,7 @@ export async function setChildRun(
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId }, { change });
   const set = { updated_at: new Date(), 'steps.$.child_run_id': childRunId };
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
 }
 
 /**
@@ -688,7 +718,7 @@ export async function recordRunOutcome(
   // The document as written comes back, so the end is logged from it without reading it again.
   const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    { $set: set },
+    { $set: set, $inc: { event_seq: 1 } },
     {
       ...(arrayFilters.length > 0 ? { arrayFilters } : {}),
       returnDocument: 'after',
@@ -703,7 +733,8 @@ export async function recordRunOutcome(
   }
   // Only approval steps put anything in the inbox.
   if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
-  await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 0);
+  // The write allocated the end's seq: the counter as it returned.
+  await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
   return true;
 }
 

@@ -69,15 +69,15 @@ function stepOf(execId: string): string {
 }
 
 /**
- * Logs state changes of one execution (a step, a map item, a loop iteration), in order. `counter`: the run's event
- * counter as the caller's own write just read it, if it did (saves the append a read).
+ * Logs state changes of one execution (a step, a map item, a loop iteration), in order. `firstSeq`: where the seqs
+ * the caller's own write allocated for them start (db/run-events.ts), if it did.
  */
 export async function logStepChange(
   db: Db,
   runId: string,
   execId: string,
   change: StepChange | StepChange[],
-  counter?: number,
+  firstSeq?: number,
 ): Promise<void> {
   const changes = Array.isArray(change) ? change : [change];
   const batch: NewRunEvent[] = changes.map((c) => ({
@@ -85,7 +85,7 @@ export async function logStepChange(
     key: keyOf(execId, c),
     data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
   }));
-  await appendRunEvents(db, runId, batch, counter);
+  await appendRunEvents(db, runId, batch, firstSeq);
 }
 
 export type AgentTurnEvent =
