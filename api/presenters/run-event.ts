@@ -5,7 +5,10 @@ import { isoTimestamp } from './common';
 
 export const runEventView = z
   .looseObject({
-    seq: z.number().int().meta({ description: 'The event id (also the SSE `id:`): increasing from 1 (a number may be skipped).' }),
+    seq: z
+      .number()
+      .int()
+      .meta({ description: 'The event id (also the SSE `id:`): increasing from 1 (a number may be skipped).' }),
     type: z.enum(RUN_EVENT_TYPES),
     run_id: z.string(),
     at: isoTimestamp,
