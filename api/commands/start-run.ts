@@ -18,7 +18,6 @@ import {
   runsCollection,
   type RunDoc,
 } from '../../db/runs';
-import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
@@ -34,11 +33,10 @@ import {
 import { isTemporalUnavailable } from '../infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
-import { buildSnapshot, type SnapshotSources } from './snapshot';
-import { loadWorkflowTree } from './sub-workflows';
+import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
 
-/** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
-export const MAX_SNAPSHOT_BYTES = 200 * 1024;
+import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
+
 /** How long Temporal gets to accept a start before the API answers 503. */
 const START_DEADLINE_MS = 5_000;
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
@@ -97,7 +95,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
         deps.config.HTTP_ALLOWED_HOSTS,
         req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
       );
-      const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
+      const sources = await sourcesOr422(deps, req.ownerId, workflow);
       const snapshot = buildSnapshot({
         runId,
         workflow,
@@ -195,42 +193,11 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
   return accepted(req, doc);
 }
 
-/**
- * The templates and sub-workflows a run of `workflow` uses, as they are now. The definition was checked on write;
- * since then a template or a called workflow may have been deleted, or a called workflow changed so that the tree
- * now has a cycle or nests too deep: each is a 422 naming the step.
- */
-async function loadSnapshotSources(
-  deps: StartRunDeps,
-  ownerId: string,
-  workflow: WorkflowDoc,
-): Promise<SnapshotSources> {
-  const tree = await loadWorkflowTree(
-    deps.db,
-    ownerId,
-    { id: workflow._id, steps: workflow.steps },
-    deps.config.SUBWORKFLOW_MAX_DEPTH,
-  );
-  if (tree.problems.length > 0) {
-    throw new UnprocessableError(`the workflow can no longer run: ${tree.problems.join('; ')}`, 'workflow_invalid');
-  }
-  const all = [workflow, ...tree.workflows.values()];
-  const templates = await findVisibleTemplates(
-    deps.db,
-    ownerId,
-    all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))),
-  );
-  for (const wf of all) {
-    const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
-    if (missing) {
-      const where = wf === workflow ? '' : ` of sub-workflow "${wf.name}"`;
-      throw new UnprocessableError(
-        `the workflow can no longer run: step "${missing.id}"${where} uses template ${missing.template_id}, which no longer exists`,
-        'workflow_invalid',
-      );
-    }
-  }
-  return { templates, workflows: tree.workflows };
+/** The run's sources as they are now; a workflow that can no longer run is a 422 naming the step. */
+async function sourcesOr422(deps: StartRunDeps, ownerId: string, workflow: WorkflowDoc): Promise<SnapshotSources> {
+  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
+  if (!loaded.ok) throw new UnprocessableError(loaded.problem, 'workflow_invalid');
+  return loaded.sources;
 }
 
 /**

@@ -10,6 +10,7 @@ import type { Mailer } from '../mail/mailer';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
+import { createScheduledRunActivities } from './scheduled-run';
 import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
@@ -25,6 +26,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createActionStepActivity(deps),
     ...createProjectionActivities(deps),
     ...createWebhookActivities(deps),
+    ...createScheduledRunActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
   };
