@@ -31,8 +31,7 @@ export interface ScheduledRunRequest extends ScheduledRunArgs {
  * (`workflow_invalid`, `invalid_input`, `too_large`, `concurrent_runs_exceeded`).
  */
 export type ScheduledRunVerdict =
-  | { ok: true; snapshot: RunSnapshot }
-  | { ok: false; reason: ScheduledRunRefusal; message: string };
+  { ok: true; snapshot: RunSnapshot } | { ok: false; reason: ScheduledRunRefusal; message: string };
 
 export type ScheduledRunRefusal = 'workflow_invalid' | 'invalid_input' | 'too_large' | 'concurrent_runs_exceeded';
 
