@@ -31,6 +31,13 @@ export const scheduleView = z
     catchup_window_seconds: z.number(),
     input: jsonObjectView,
     state: z.strictObject({ paused: z.boolean(), note: z.string().nullable() }),
+    counts: z
+      .strictObject({
+        runs_started: z.number().int(),
+        skipped_for_overlap: z.number().int(),
+        missed_catchup_window: z.number().int(),
+      })
+      .meta({ description: 'Since the schedule was created, as Temporal counts them.' }),
     next_run_times: z.array(isoTimestamp),
     recent_runs: z.array(recentRunView).meta({ description: 'Newest first (Temporal keeps the last ten).' }),
     created_at: isoTimestamp,
@@ -67,7 +74,12 @@ export function presentSchedule(doc: ScheduleDoc, description: ScheduleDescripti
     overlap: doc.overlap,
     catchup_window_seconds: doc.catchup_window_seconds,
     input: doc.input,
-    state: { paused: description.state.paused, note: description.state.note ?? null },
+    state: { paused: description.state.paused, note: description.state.note || null },
+    counts: {
+      runs_started: description.info.numActionsTaken,
+      skipped_for_overlap: description.info.numActionsSkippedOverlap,
+      missed_catchup_window: description.info.numActionsMissedCatchupWindow,
+    },
     next_run_times: description.info.nextActionTimes.map(iso),
     recent_runs: recent,
     created_at: iso(doc.created_at),

@@ -110,8 +110,10 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     }
   };
   /** The schedule with Temporal's view of it; the recent runs' status from the run documents (one query). */
-  const view = async (ctx: Context, doc: ScheduleDoc): Promise<ScheduleView> => {
+  const view = async (ctx: Context, doc: ScheduleDoc, justSet?: ScheduleView['state']): Promise<ScheduleView> => {
     const description = await describeTemporalSchedule(temporal, doc._id);
+    // Pause and resume reach Temporal's scheduler as signals; a describe right after may not show them yet.
+    if (justSet) description.state = { ...description.state, paused: justSet.paused, note: justSet.note ?? undefined };
     const ids = recentRunIds(description);
     const runs: RecentRunDocs = new Map();
     if (ids.length > 0) {
@@ -160,10 +162,13 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       created_at: now,
       updated_at: now,
     };
-    // Created paused, checked, then resumed as asked: a cron that fires too often never fires at all.
-    await createTemporalSchedule(temporal, doc, workflow, { paused: true, note: body.note });
+    const paused = body.paused ?? false;
+    // A cron spec is created paused and checked against the minimum gap first, so one that fires too often never
+    // fires at all; then resumed as asked.
+    const checkCron = spec.cron !== undefined;
+    await createTemporalSchedule(temporal, doc, workflow, { paused: paused || checkCron, note: body.note });
     try {
-      if (spec.cron) {
+      if (checkCron) {
         const problem = tooFrequent(await describeTemporalSchedule(temporal, doc._id), spec, minInterval);
         if (problem) throw new BadRequestError(problem, 'invalid_field');
       }
@@ -172,10 +177,9 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       await deleteTemporalSchedule(temporal, doc._id).catch(() => undefined);
       throw err;
     }
-    if (!body.paused) await resumeTemporalSchedule(temporal, doc._id, body.note ?? '');
-    respond(ctx, 201, await view(ctx, doc));
+    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, body.note ?? '');
+    respond(ctx, 201, await view(ctx, doc, { paused, note: body.note ?? null }));
   });
-
   router.get('/schedules/:scheduleId', ...auth, getSchedule, async (ctx) => {
     const { params } = getSchedule.input(ctx);
     respond(ctx, 200, await view(ctx, await ownSchedule(ctx, params.scheduleId)));
@@ -224,15 +228,16 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/schedules/:scheduleId/pause', ...auth, pauseSchedule, async (ctx) => {
     const { params, body } = pauseSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
-    await pauseTemporalSchedule(temporal, doc._id, body.note ?? 'paused through the Stepwise API');
-    respond(ctx, 200, await view(ctx, doc));
+    const note = body.note ?? 'paused through the Stepwise API';
+    await pauseTemporalSchedule(temporal, doc._id, note);
+    respond(ctx, 200, await view(ctx, doc, { paused: true, note }));
   });
 
   router.post('/schedules/:scheduleId/resume', ...auth, resumeSchedule, async (ctx) => {
     const { params, body } = resumeSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
     await resumeTemporalSchedule(temporal, doc._id, body.note ?? '');
-    respond(ctx, 200, await view(ctx, doc));
+    respond(ctx, 200, await view(ctx, doc, { paused: false, note: body.note ?? null }));
   });
 
   router.post('/schedules/:scheduleId/trigger', ...auth, triggerSchedule, async (ctx) => {
