@@ -7,7 +7,6 @@ import type { BudgetConfig } from '../../runtime/runs/budget';
 import type { WorkflowConfigDoc } from '../../db/workflows';
 import { BadRequestError } from '../errors';
 
-
 /** Throws 400 naming the field when `config.budget` asks for more than the server allows. */
 export function checkWorkflowBudget(config: BudgetConfig, workflowConfig: WorkflowConfigDoc): void {
   const budget = workflowConfig.budget;

@@ -59,12 +59,10 @@ export const scheduleSpec = z
     }
   });
 
-const overlap = z
-  .enum(OVERLAP_POLICIES)
-  .meta({
-    description:
-      'When a fire comes while the previous run is still going: skip it (default), buffer one, allow all, or cancel the previous run.',
-  });
+const overlap = z.enum(OVERLAP_POLICIES).meta({
+  description:
+    'When a fire comes while the previous run is still going: skip it (default), buffer one, allow all, or cancel the previous run.',
+});
 const input = z
   .record(z.string(), z.json())
   .meta({ description: 'Run input of every run, validated against config.input_schema.' });

@@ -132,7 +132,10 @@ export const runView = z
     run_id: z.string(),
     workflow_id: z.string(),
     workflow_name: z.string(),
-    schedule_id: z.string().optional().meta({ description: 'Runs started by a schedule: its id (absent on other runs).' }),
+    schedule_id: z
+      .string()
+      .optional()
+      .meta({ description: 'Runs started by a schedule: its id (absent on other runs).' }),
     status: z.enum(RUN_STATUSES).meta({
       description: 'queued → running ⇄ waiting → completed | failed | cancelled | timed_out',
     }),
