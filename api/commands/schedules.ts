@@ -96,6 +96,8 @@ function scheduleParts(deps: ScheduleCommandDeps, doc: ScheduleDoc, workflow: Sc
       // The workflow's timeout as the schedule is written (an edited timeout is taken on the schedule's next update).
       ...(workflow.config.timeout_seconds ? { workflowExecutionTimeout: workflow.config.timeout_seconds * 1000 } : {}),
       memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: workflow.name, owner_id: doc.owner_id },
+      // What the Web UI shows for each run the schedule starts.
+      staticSummary: `${workflow.name} (schedule ${doc._id})`,
       typedSearchAttributes: [
         { key: workflowIdKey, value: doc.workflow_id },
         { key: ownerIdKey, value: doc.owner_id },
@@ -168,6 +170,10 @@ export async function describeTemporalSchedule(
   return call(deps, scheduleId, () => handle(deps, scheduleId).describe());
 }
 
+/**
+ * Pause and resume take a note that must not be empty: Temporal reads an empty pause or unpause note as "no change",
+ * so the call would succeed and do nothing.
+ */
 export async function pauseTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, note: string) {
   await call(deps, scheduleId, () => handle(deps, scheduleId).pause(note));
 }

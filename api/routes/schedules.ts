@@ -177,8 +177,9 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       await deleteTemporalSchedule(temporal, doc._id).catch(() => undefined);
       throw err;
     }
-    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, body.note ?? '');
-    respond(ctx, 201, await view(ctx, doc, { paused, note: body.note ?? null }));
+    const note = body.note || (checkCron && !paused ? 'created through the Stepwise API' : null);
+    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, note ?? '');
+    respond(ctx, 201, await view(ctx, doc, { paused, note }));
   });
   router.get('/schedules/:scheduleId', ...auth, getSchedule, async (ctx) => {
     const { params } = getSchedule.input(ctx);
@@ -228,7 +229,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/schedules/:scheduleId/pause', ...auth, pauseSchedule, async (ctx) => {
     const { params, body } = pauseSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
-    const note = body.note ?? 'paused through the Stepwise API';
+    const note = body.note || 'paused through the Stepwise API';
     await pauseTemporalSchedule(temporal, doc._id, note);
     respond(ctx, 200, await view(ctx, doc, { paused: true, note }));
   });
@@ -236,8 +237,9 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/schedules/:scheduleId/resume', ...auth, resumeSchedule, async (ctx) => {
     const { params, body } = resumeSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
-    await resumeTemporalSchedule(temporal, doc._id, body.note ?? '');
-    respond(ctx, 200, await view(ctx, doc, { paused: false, note: body.note ?? null }));
+    const note = body.note || 'resumed through the Stepwise API';
+    await resumeTemporalSchedule(temporal, doc._id, note);
+    respond(ctx, 200, await view(ctx, doc, { paused: false, note }));
   });
 
   router.post('/schedules/:scheduleId/trigger', ...auth, triggerSchedule, async (ctx) => {

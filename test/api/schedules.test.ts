@@ -256,6 +256,35 @@ describe('schedules', () => {
     await expect(g.api.temporal.schedule.getHandle(s.id).describe()).rejects.toBeInstanceOf(ScheduleNotFoundError);
   }, 120_000);
 
+  it('a run whose input no longer fits the edited input_schema is recorded failed (invalid_input); edits reach the next run', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('schema'),
+      config: { input_schema: { type: 'object', required: ['n'] } },
+      steps: [{ id: 'echo', template_id: g.tpl.transform._id, config: { expression: 'n', data: '{{input}}' } }],
+    });
+    const s = await create(wf, { spec: { cron: '0 3 1 1 *' }, input: { n: 4 }, paused: true });
+    // The schedule's input is checked on write too.
+    const refused = await g.api.http
+      .post(`/api/v1/workflows/${wf}/schedules`)
+      .set(g.user.auth)
+      .send({ spec: { cron: '0 3 1 1 *' }, input: {} });
+    oas.check(refused);
+    expect(refused.status).toBe(400);
+
+    const edited = await g.api.http
+      .patch(`/api/v1/workflows/${wf}`)
+      .set(g.user.auth)
+      .send({ config: { input_schema: { type: 'object', required: ['m'] } } });
+    expect(edited.status).toBe(200);
+    expect((await post(s.id, 'trigger')).status).toBe(202);
+    const [failed] = await poll(
+      () => runsOf(s.id),
+      (r) => r.length === 1 && isTerminal(r[0] as never),
+      'run',
+    );
+    expect(failed).toMatchObject({ status: 'failed', error: { reason: 'invalid_input' } });
+  }, 60_000);
+
   it('every weekday at 08:00 in Europe/Berlin: the next run times are 08:00 Berlin time, Monday to Friday', async () => {
     const wf = await echoWorkflow();
     const s = await create(wf, { spec: { cron: '0 8 * * 1-5', time_zone: 'Europe/Berlin' }, paused: true, note: 'x' });

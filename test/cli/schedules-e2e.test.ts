@@ -68,6 +68,12 @@ describe('CLI schedules against the real API', () => {
     expect((await cli('schedules', 'pause', id, '--note', 'quiet')).out).toEqual([`${id}\tpaused`]);
     expect((await cli('schedules', 'trigger', weekdayId!)).out).toEqual([`${weekdayId}\ttriggered`]);
     expect((await cli('schedules', 'resume', id)).out).toEqual([`${id}\tactive`]);
+    // Resumed on Temporal's side too (a resume without a note must not be a silent no-op).
+    const until = Date.now() + 15_000;
+    while ((await g.api.temporal.schedule.getHandle(id).describe()).state.paused && Date.now() < until) {
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect((await g.api.temporal.schedule.getHandle(id).describe()).state.paused).toBe(false);
     expect((await cli('schedules', 'delete', id)).out).toEqual([`deleted ${id}`]);
     const gone = await cli('schedules', 'get', id);
     expect(gone.code).not.toBe(0);
