@@ -388,3 +388,72 @@ describe('schedules', () => {
     }
   }, 60_000);
 });
+
+describe('schedules under tighter limits', () => {
+  let g: GraphStack;
+  const oas = openApiChecker();
+
+  beforeAll(async () => {
+    g = await startGraphStack({ USER_MAX_CONCURRENT_RUNS: '1', SCHEDULE_MIN_INTERVAL_SECONDS: '120' });
+  }, 60_000);
+  afterAll(async () => {
+    if (g) {
+      const ids = await schedulesCollection(g.api.database.db).distinct('_id');
+      for (const id of ids)
+        await g.api.temporal.schedule
+          .getHandle(id)
+          .delete()
+          .catch(() => undefined);
+    }
+    await g?.stop();
+  });
+
+  const runsOf = async (scheduleId: string): Promise<RunItem[]> => {
+    const res = await g.api.http.get(`/api/v1/runs?schedule_id=${scheduleId}`).set(g.user.auth);
+    return (res.body as { data: RunItem[] }).data;
+  };
+
+  it('a cron spec firing more often than SCHEDULE_MIN_INTERVAL_SECONDS is refused and not recorded', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('often'),
+      steps: [{ id: 'echo', template_id: g.tpl.transform._id, config: { expression: '1' } }],
+    });
+    const res = await g.api.http
+      .post(`/api/v1/workflows/${wf}/schedules`)
+      .set(g.user.auth)
+      .send({ spec: { cron: '* * * * *' } });
+    oas.check(res);
+    expect(res.status).toBe(400);
+    expect((res.body as { error: string }).error).toMatch(/spec\.cron: fires 60 s apart; at least 120 s/);
+    expect(await schedulesCollection(g.api.database.db).countDocuments({ workflow_id: wf })).toBe(0);
+  }, 60_000);
+
+  it('beyond USER_MAX_CONCURRENT_RUNS a scheduled run is recorded failed (concurrent_runs_exceeded)', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('busy'),
+      steps: [{ id: 'wait', template_id: g.tpl.delay._id, config: { seconds: 120 } }],
+    });
+    const created = await g.api.http
+      .post(`/api/v1/workflows/${wf}/schedules`)
+      .set(g.user.auth)
+      .send({ spec: { interval: { every_seconds: 120 } }, paused: true });
+    expect(created.status).toBe(201);
+    const id = (created.body as { data: ScheduleBody }).data.id;
+    // Two fires (A and A+120 s) backfilled at once, both allowed to run: the later-recorded one finds the slot taken.
+    const aligned = Math.floor(Date.now() / 120_000) * 120_000 - 600_000;
+    const back = await g.api.http
+      .post(`/api/v1/schedules/${id}/backfill`)
+      .set(g.user.auth)
+      .send({ start_at: new Date(aligned - 5_000).toISOString(), end_at: new Date(aligned + 125_000).toISOString() });
+    expect(back.status).toBe(202);
+    const runs = await poll(
+      () => runsOf(id),
+      (r) => r.length === 2 && r.some((x) => x.status === 'running') && r.some((x) => x.status === 'failed'),
+      'one running, one refused',
+    );
+    expect(runs.find((r) => r.status === 'failed')!.error).toMatchObject({ reason: 'concurrent_runs_exceeded' });
+    for (const r of runs.filter((x) => x.status === 'running')) {
+      await g.api.http.post(`/api/v1/workflows/runs/${r.run_id}/cancel`).set(g.user.auth);
+    }
+  }, 60_000);
+});
