@@ -150,6 +150,12 @@ export const configSchema = z.object({
   /** Inbound webhooks (POST /api/v1/hooks/:hookId): deliveries per hook per minute, and hooks per workflow. */
   HOOK_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   HOOKS_MAX_PER_WORKFLOW: z.coerce.number().int().positive().max(1000).default(10),
+  /**
+   * Schedules (Temporal Schedules, POST /api/v1/workflows/:id/schedules): how many one user may have, and the
+   * shortest gap between two fires an interval or cron spec may ask for (each fire is a run).
+   */
+  SCHEDULES_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(20),
+  SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),
 
   LLM_DEFAULT_MODEL: z
     .string()

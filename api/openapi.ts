@@ -15,6 +15,7 @@ import { runEventPaths } from './routes/run-events.openapi';
 import { approvalPaths } from './routes/approvals.openapi';
 import { runsPaths } from './routes/runs.openapi';
 import { hooksPaths } from './routes/hooks.openapi';
+import { schedulesPaths } from './routes/schedules.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
 
 /** Every resource's paths; one line per resource router. */
@@ -35,6 +36,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   runsPaths,
   // /api/v1/workflows/{id}/hooks, /api/v1/hooks/{hookId}
   hooksPaths,
+  // /api/v1/workflows/{id}/schedules, /api/v1/schedules/{scheduleId}[/pause|resume|trigger|backfill]
+  schedulesPaths,
   // /api/v1/webhooks/secret
   webhooksPaths,
   // add one line per resource (workflows, runs) above this comment

@@ -12,12 +12,14 @@ import {
   runSearchItem,
   runStarted,
   runStatusBody,
+  scheduleItem,
   type ApprovalDecided,
   type ApprovalItem,
   type HookItem,
   type RunSearchItem,
   type RunStarted,
   type RunStatusBody,
+  type ScheduleItem,
 } from './api-types';
 
 /** An error answer of the API: the server's message, its status and its stable code (`X-Error-Code`). */
@@ -236,6 +238,32 @@ export class ApiClient {
     }
     if (change === 'rotate') return (await this.call('POST', this.url(`${path}/rotate-secret`), hookItem)).data;
     return (await this.call('PATCH', this.url(path), hookItem, { body: change })).data;
+  }
+
+  schedules(workflowId: string, max: number): Promise<ScheduleItem[]> {
+    return this.list(`/workflows/${encodeURIComponent(workflowId)}/schedules`, scheduleItem, {}, max);
+  }
+
+  async createSchedule(workflowId: string, body: Record<string, unknown>): Promise<ScheduleItem> {
+    const path = `/workflows/${encodeURIComponent(workflowId)}/schedules`;
+    return (await this.call('POST', this.url(path), scheduleItem, { body })).data;
+  }
+
+  async schedule(scheduleId: string): Promise<ScheduleItem> {
+    return (await this.call('GET', this.url(`/schedules/${encodeURIComponent(scheduleId)}`), scheduleItem)).data;
+  }
+
+  /** `POST /schedules/:id/<action>`: pause and resume answer with the schedule, trigger and backfill with 202. */
+  async scheduleAction(
+    scheduleId: string,
+    action: 'pause' | 'resume' | 'trigger' | 'backfill',
+    body: Record<string, unknown> = {},
+  ): Promise<void> {
+    await this.call('POST', this.url(`/schedules/${encodeURIComponent(scheduleId)}/${action}`), z.unknown(), { body });
+  }
+
+  async deleteSchedule(scheduleId: string): Promise<void> {
+    await this.call('DELETE', this.url(`/schedules/${encodeURIComponent(scheduleId)}`), z.unknown());
   }
 
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */

@@ -137,3 +137,19 @@ export const hookItem = z.looseObject({
   secret: z.string().optional(),
 });
 export type HookItem = z.infer<typeof hookItem>;
+
+/** A schedule as the CLI shows it (api/presenters/schedule.ts). */
+export const scheduleItem = z.looseObject({
+  id: z.string(),
+  workflow_id: z.string(),
+  spec: z.looseObject({
+    cron: z.array(z.string()).optional(),
+    interval: z.looseObject({ every_seconds: z.number() }).optional(),
+    time_zone: z.string().optional(),
+  }),
+  overlap: z.string(),
+  state: z.looseObject({ paused: z.boolean(), note: z.string().nullable() }),
+  next_run_times: z.array(z.string()),
+  recent_runs: z.array(z.looseObject({ run_id: z.string(), status: z.string(), scheduled_at: z.string() })),
+});
+export type ScheduleItem = z.infer<typeof scheduleItem>;

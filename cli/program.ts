@@ -1,11 +1,12 @@
 /**
  * The `stepwise` command line (`npm run cli -- --help`): administration over the database (users, keys) and a user's
- * commands over the HTTP API (runs, approvals, hooks).
+ * commands over the HTTP API (runs, approvals, hooks, schedules).
  */
 import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerHookCommands } from './commands/hooks';
+import { registerScheduleCommands } from './commands/schedules';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
 import { registerUserCommands } from './commands/users';
@@ -13,7 +14,7 @@ import { registerUserCommands } from './commands/users';
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals and hooks (as a user, through the ' +
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, hooks and schedules (as a user, through the ' +
         'API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
@@ -23,5 +24,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerRunCommands(program, ctx);
   registerApprovalCommands(program, ctx);
   registerHookCommands(program, ctx);
+  registerScheduleCommands(program, ctx);
   return program;
 }

@@ -39,6 +39,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // Inbound webhooks (db/hooks.ts): found by _id; listed per workflow, oldest first.
   hooks: [{ key: { owner_id: 1, workflow_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_workflow_created' }],
+  // Schedules (db/schedules.ts): found by _id + owner; listed per workflow, oldest first; counted per owner.
+  schedules: [{ key: { owner_id: 1, workflow_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_workflow_created' }],
   // The run event log (db/run-events.ts): read by _id (`<run>/<seq>`); the key makes each happening unique.
   run_events: [{ key: { key: 1 }, unique: true, name: 'key_unique' }],
   // Completion webhook deliveries of a run (db/webhook-deliveries.ts), read by the status endpoint once it ended.

@@ -16,6 +16,8 @@ export interface RunSearch {
   ownerId: string;
   statuses?: readonly RunStatus[] | undefined;
   workflowId?: string | undefined;
+  /** Runs a schedule started. */
+  scheduleId?: string | undefined;
   /** Runs created at or after. */
   createdAfter?: Date | undefined;
   /** Runs created before. */
@@ -69,6 +71,7 @@ export function runSearchFilter(search: RunSearch): Filter<RunDoc> {
   // Sub-workflow runs are reached through their parent (null also matches documents without the field).
   const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null };
   if (search.workflowId !== undefined) filter.workflow_id = search.workflowId;
+  if (search.scheduleId !== undefined) filter.schedule_id = search.scheduleId;
   const statuses = [...new Set(search.statuses ?? [])];
   if (statuses.length > 0) {
     // The stored statuses they can have: an equality (a range of `$in` values) the index serves; the derived ones

@@ -118,6 +118,8 @@ export interface RunDoc {
   reruns?: string[];
   /** Sub-workflow runs: the run that started it (absent on top-level runs). */
   parent_run_id?: string | null;
+  /** A run started by a schedule (db/schedules.ts): its id; absent on runs started otherwise. */
+  schedule_id?: string;
   /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */
   event_seq?: number;
   /** When Temporal's execution timeout ends the run (null: no timeout). */

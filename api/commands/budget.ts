@@ -3,12 +3,9 @@
  * ceiling: a workflow's `config.budget` may only lower them. A value above the ceiling is refused on write (the user
  * learns at once), and capped again at run start, since the server's setting may have been lowered since.
  */
-import type { Config } from '../../config';
+import type { BudgetConfig } from '../../runtime/runs/budget';
 import type { WorkflowConfigDoc } from '../../db/workflows';
-import type { RunBudget } from '../../temporal/contract/run';
 import { BadRequestError } from '../errors';
-
-export type BudgetConfig = Pick<Config, 'RUN_MAX_TOKENS' | 'RUN_MAX_MODEL_CALLS'>;
 
 /** Throws 400 naming the field when `config.budget` asks for more than the server allows. */
 export function checkWorkflowBudget(config: BudgetConfig, workflowConfig: WorkflowConfigDoc): void {
@@ -24,13 +21,4 @@ export function checkWorkflowBudget(config: BudgetConfig, workflowConfig: Workfl
     );
   }
   if (problems.length > 0) throw new BadRequestError(problems.join('; '), 'invalid_workflow');
-}
-
-/** The budget a new run gets: the workflow's values, capped by the server's, which are also the defaults. */
-export function effectiveBudget(config: BudgetConfig, workflowConfig: WorkflowConfigDoc): RunBudget {
-  const wanted = workflowConfig.budget ?? {};
-  return {
-    max_tokens: Math.min(wanted.max_tokens ?? config.RUN_MAX_TOKENS, config.RUN_MAX_TOKENS),
-    max_model_calls: Math.min(wanted.max_model_calls ?? config.RUN_MAX_MODEL_CALLS, config.RUN_MAX_MODEL_CALLS),
-  };
 }

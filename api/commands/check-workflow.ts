@@ -14,7 +14,7 @@ import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
-import { loadWorkflowTree } from './sub-workflows';
+import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
 
 /** At most this many problems are listed in one message. */
 const MAX_LISTED = 8;

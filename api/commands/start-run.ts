@@ -18,7 +18,7 @@ import {
   runsCollection,
   type RunDoc,
 } from '../../db/runs';
-import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
+import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
@@ -34,12 +34,10 @@ import {
 import { isTemporalUnavailable } from '../infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
-import { buildSnapshot, type SnapshotSources } from './snapshot';
-import { loadWorkflowTree } from './sub-workflows';
+import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
+import { loadSnapshotSources, type PrefetchedTemplates } from '../../runtime/runs/snapshot-sources';
 import type { TemplateHints } from './template-hints';
 
-/** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
-export const MAX_SNAPSHOT_BYTES = 200 * 1024;
 /** How long Temporal gets to accept a start before the API answers 503. */
 const START_DEADLINE_MS = 5_000;
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
@@ -105,7 +103,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
         deps.config.HTTP_ALLOWED_HOSTS,
         req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
       );
-      const sources = await loadSnapshotSources(
+      const sources = await sourcesOr422(
         deps,
         req.ownerId,
         workflow,
@@ -208,45 +206,17 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
   return accepted(req, doc);
 }
 
-/**
- * The templates and sub-workflows a run of `workflow` uses, as they are now. The definition was checked on write;
- * since then a template or a called workflow may have been deleted, or a called workflow changed so that the tree
- * now has a cycle or nests too deep: each is a 422 naming the step.
- */
-async function loadSnapshotSources(
+/** The run's sources as they are now; a workflow that can no longer run is a 422 naming the step. */
+async function sourcesOr422(
   deps: StartRunDeps,
   ownerId: string,
   workflow: WorkflowDoc,
-  prefetched?: { ids: string[]; templates: Map<string, TemplateDoc> },
+  prefetched?: PrefetchedTemplates,
 ): Promise<SnapshotSources> {
-  const tree = await loadWorkflowTree(
-    deps.db,
-    ownerId,
-    { id: workflow._id, steps: workflow.steps },
-    deps.config.SUBWORKFLOW_MAX_DEPTH,
-  );
-  if (tree.problems.length > 0) {
-    throw new UnprocessableError(`the workflow can no longer run: ${tree.problems.join('; ')}`, 'workflow_invalid');
-  }
-  const all = [workflow, ...tree.workflows.values()];
-  const ids = [...new Set(all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))))];
-  // Prefetched templates count only when they were read for exactly these ids: a template missing from them is then
-  // really missing (deleted), not merely unasked for.
-  const sameIds =
-    prefetched !== undefined && ids.length === prefetched.ids.length && ids.every((id) => prefetched.ids.includes(id));
-  const templates = sameIds ? prefetched.templates : await findVisibleTemplates(deps.db, ownerId, ids);
-  deps.templateHints?.remember(workflow._id, ids);
-  for (const wf of all) {
-    const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
-    if (missing) {
-      const where = wf === workflow ? '' : ` of sub-workflow "${wf.name}"`;
-      throw new UnprocessableError(
-        `the workflow can no longer run: step "${missing.id}"${where} uses template ${missing.template_id}, which no longer exists`,
-        'workflow_invalid',
-      );
-    }
-  }
-  return { templates, workflows: tree.workflows };
+  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH, prefetched);
+  if (!loaded.ok) throw new UnprocessableError(loaded.problem, 'workflow_invalid');
+  deps.templateHints?.remember(workflow._id, loaded.templateIds);
+  return loaded.sources;
 }
 
 /**

@@ -6,3 +6,4 @@ export * from './run-event';
 export * from './approval';
 export * from './run-search';
 export * from './hook';
+export * from './schedule';

@@ -13,6 +13,7 @@ import { healthRoutes } from './health';
 import { hookRoutes } from './hooks';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
+import { scheduleRoutes } from './schedules';
 import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
@@ -37,6 +38,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(approvalRoutes(routeDeps).routes());
   v1.use(runRoutes(routeDeps).routes());
   v1.use(hookRoutes(routeDeps).routes());
+  v1.use(scheduleRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());

@@ -21,6 +21,7 @@ export const runSearchQuery = pageQuery.extend({
     description: `One or more of ${RUN_STATUSES.join(', ')}, comma-separated or repeated (\`status=failed,timed_out\`).`,
   }),
   workflow_id: z.string().min(1).max(100).optional(),
+  schedule_id: z.string().min(1).max(100).optional().meta({ description: 'Runs this schedule started.' }),
   created_after: instant.optional().meta({ description: 'Runs created at or after this ISO-8601 time.' }),
   created_before: instant.optional().meta({ description: 'Runs created before this ISO-8601 time.' }),
   q: z

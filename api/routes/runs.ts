@@ -30,6 +30,7 @@ export function runRoutes(deps: RouteDeps): Router {
       ownerId: userId(ctx),
       statuses: query.status,
       workflowId: query.workflow_id,
+      scheduleId: query.schedule_id,
       createdAfter: query.created_after,
       createdBefore: query.created_before,
       text: query.q,

@@ -6,6 +6,7 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { disableWorkflowHooks } from '../../db/hooks';
+import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
 import { runsCollection, STATUS_PROJECTION } from '../../db/runs';
 import {
@@ -217,7 +218,10 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.delete('/workflows/:id', ...auth, removeWorkflow, async (ctx) => {
     const { params } = removeWorkflow.input(ctx);
-    const deleted = await deleteWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
+    const id = workflowIdOr404(params.id);
+    // Its schedules go first (a Temporal outage then leaves everything as it was: 503, nothing half-deleted).
+    await deleteWorkflowSchedules(deps, userId(ctx), id);
+    const deleted = await deleteWorkflow(deps.db, userId(ctx), id);
     if (!deleted) throw new NotFoundError(`workflow ${params.id} not found`);
     // Its inbound webhooks stop answering (a 404, as for any unknown hook).
     await disableWorkflowHooks(deps.db, userId(ctx), params.id);

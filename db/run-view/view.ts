@@ -132,6 +132,10 @@ export const runView = z
     run_id: z.string(),
     workflow_id: z.string(),
     workflow_name: z.string(),
+    schedule_id: z
+      .string()
+      .optional()
+      .meta({ description: 'Runs started by a schedule: its id (absent on other runs).' }),
     status: z.enum(RUN_STATUSES).meta({
       description: 'queued → running ⇄ waiting → completed | failed | cancelled | timed_out',
     }),
@@ -294,6 +298,7 @@ export function presentRun(
     run_id: run._id,
     workflow_id: run.workflow_id,
     workflow_name: run.workflow_name,
+    ...(run.schedule_id !== undefined ? { schedule_id: run.schedule_id } : {}),
     status: deriveRunStatus(run.status, shownSteps),
     input: run.input,
     outputs: completed,
@@ -361,6 +366,7 @@ export const runSummaryView = z
   .strictObject({
     run_id: z.string(),
     workflow_id: z.string(),
+    schedule_id: runView.shape.schedule_id,
     status: z.enum(RUN_STATUSES),
     error: runView.shape.error,
     created_at: isoTimestamp,
@@ -376,6 +382,7 @@ export function presentRunSummary(run: Omit<RunDoc, 'snapshot'>): RunSummaryView
   return {
     run_id: run._id,
     workflow_id: run.workflow_id,
+    ...(run.schedule_id !== undefined ? { schedule_id: run.schedule_id } : {}),
     status: deriveRunStatus(run.status, run.steps),
     error: run.error,
     created_at: iso(run.created_at),

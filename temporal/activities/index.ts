@@ -11,6 +11,7 @@ import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
 import { createPureStepActivity } from './pure-step';
+import { createScheduledRunActivities } from './scheduled-run';
 import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
@@ -27,6 +28,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createPureStepActivity(deps),
     ...createProjectionActivities(deps),
     ...createWebhookActivities(deps),
+    ...createScheduledRunActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
   };

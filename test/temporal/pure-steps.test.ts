@@ -8,7 +8,14 @@ import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
 import { startTestApi, startTestWorker, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import {
+  actionTemplates,
+  createWorkflow,
+  isTerminal,
+  startRun,
+  temporalFinalStatus,
+  waitForStatus,
+} from '../helpers/workflows';
 
 describe('pure steps as local activities', () => {
   let api: TestApi;
@@ -52,6 +59,8 @@ describe('pure steps as local activities', () => {
     }
     expect(status.steps[1]!.input).toEqual({ expression: 'n * 2', data: { n: 2 } });
 
+    // The projection is terminal a moment before the execution closes: wait for the close, then read the history.
+    expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
     const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
     const types = (history.events ?? []).map((e) => String(e.eventType));
     const count = (t: string) => types.filter((x) => x.endsWith(t) || x === String(eventTypeNumber(t))).length;

@@ -5,6 +5,7 @@
  *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
  *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
  *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
+ *   npx tsx test/temporal/record-histories.ts scheduled  # scheduled runs: one completed, one refused (run-scheduled-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
@@ -95,6 +96,10 @@ async function main(): Promise<void> {
     }
     if (process.argv[2] === 'pure') {
       await recordPure({ api, user, tpl, sink, save });
+      return;
+    }
+    if (process.argv[2] === 'scheduled') {
+      await recordScheduled({ api, user, tpl, sink, save });
       return;
     }
 
@@ -359,3 +364,47 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * Scheduled runs (scheduledRunWorkflow): one triggered run that completes, and one refused because its template was
+ * deleted (recorded failed by the first activity). The schedules are paused with a cron far away; trigger starts each.
+ */
+async function recordScheduled({ api, user, tpl, save }: Recorder): Promise<void> {
+  const scheduledRun = async (wf: string): Promise<{ scheduleId: string; runId: string }> => {
+    const created = await api.http
+      .post(`/api/v1/workflows/${wf}/schedules`)
+      .set(user.auth)
+      .send({ spec: { cron: '0 3 1 1 *' }, input: { n: 3 }, paused: true });
+    if (created.status !== 201) throw new Error(`create schedule: ${created.status} ${JSON.stringify(created.body)}`);
+    const scheduleId = (created.body as { data: { id: string } }).data.id;
+    await api.http.post(`/api/v1/schedules/${scheduleId}/trigger`).set(user.auth).send({});
+    for (;;) {
+      const res = await api.http.get(`/api/v1/runs?schedule_id=${scheduleId}`).set(user.auth);
+      const runs = (res.body as { data: { run_id: string; status: string }[] }).data;
+      const run = runs[0];
+      if (run && ['completed', 'failed'].includes(run.status)) {
+        await temporalFinalStatus(api, run.run_id);
+        await api.temporal.schedule.getHandle(scheduleId).delete();
+        return { scheduleId, runId: run.run_id };
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  };
+  const echo = await createWorkflow(api, user, {
+    name: 'scheduled',
+    steps: [{ id: 'echo', template_id: tpl.transform._id, config: { expression: 'n', data: '{{input}}' } }],
+  });
+  await save('scheduled-completed', (await scheduledRun(echo)).runId);
+
+  const own = await api.http
+    .post('/api/v1/agents')
+    .set(user.auth)
+    .send({ name: 'doomed', default_prompt: 'x', step_type: 'action', action_type: 'transform' });
+  const doomed = (own.body as { data: { id: string } }).data.id;
+  const refused = await createWorkflow(api, user, {
+    name: 'scheduled-refused',
+    steps: [{ id: 'echo', template_id: doomed, config: { expression: 'n', data: '{{input}}' } }],
+  });
+  await api.http.delete(`/api/v1/agents/${doomed}`).set(user.auth);
+  await save('scheduled-refused', (await scheduledRun(refused)).runId);
+}

@@ -11,6 +11,7 @@ import { Worker } from '@temporalio/worker';
 import { historyFromJson as historyFromJSON } from '../helpers/history';
 import { testDataConverter } from '../helpers/stack';
 import type { RunSnapshot } from '../../temporal/contract/run';
+import type { ScheduledRunArgs } from '../../temporal/contract/schedule';
 import { webhookDeliveryId, type WebhookRequest } from '../../temporal/contract/webhook';
 
 const DIR = path.join(__dirname, 'histories');
@@ -20,8 +21,14 @@ interface JsonPayload {
   data: string;
 }
 interface JsonHistory {
-  events: { eventType: string; workflowExecutionStartedEventAttributes?: { input: { payloads: JsonPayload[] } } }[];
+  events: {
+    eventType: string;
+    workflowExecutionStartedEventAttributes?: { input: { payloads: JsonPayload[] } };
+    activityTaskCompletedEventAttributes?: { result?: { payloads: JsonPayload[] } };
+  }[];
 }
+
+const decode = (payload: JsonPayload): unknown => JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8'));
 
 function load(name: string): JsonHistory {
   return JSON.parse(fs.readFileSync(path.join(DIR, name), 'utf8')) as JsonHistory;
@@ -38,6 +45,16 @@ function recordedWorkflowId(history: JsonHistory, file: string): string {
     Partial<WebhookRequest>;
   if (Array.isArray(input.steps) && input.run_id) return input.run_id;
   if (input.url && input.run_id) return webhookDeliveryId(input.run_id);
+  if ((input as Partial<ScheduledRunArgs>).schedule_id) {
+    // A scheduled run's id is Temporal's (action id + fire time); its first activity's answer carries it.
+    for (const event of history.events) {
+      const result = event.activityTaskCompletedEventAttributes?.result?.payloads[0];
+      if (!result) continue;
+      const verdict = decode(result) as { ok: boolean; snapshot?: RunSnapshot };
+      if (verdict.snapshot) return verdict.snapshot.run_id;
+      break;
+    }
+  }
   return file;
 }
 

@@ -35,6 +35,9 @@ export interface SnapshotSources {
   workflows: Map<string, WorkflowDoc>;
 }
 
+/** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
+export const MAX_SNAPSHOT_BYTES = 200 * 1024;
+
 export const DEFAULT_MAX_ATTEMPTS = 3;
 export const DEFAULT_ACTION_TIMEOUT_SECONDS = 60;
 export const DEFAULT_AGENT_TIMEOUT_SECONDS = 300;

@@ -1,0 +1,241 @@
+/**
+ * Schedules on Temporal's side: each Stepwise schedule is a Temporal Schedule of the same id whose action starts
+ * `scheduledRunWorkflow` (temporal/workflows/scheduled-run.ts). Temporal holds the timing, the pause state and the
+ * recent actions; MongoDB (db/schedules.ts) holds ownership. Errors are mapped here: Temporal unreachable → 503, a
+ * spec Temporal refuses → 400 naming the field, a Schedule missing on Temporal's side → 404.
+ */
+import {
+  ScheduleNotFoundError,
+  type Client,
+  type ScheduleDescription,
+  type ScheduleHandle,
+  type ScheduleOptions,
+  type ScheduleOverlapPolicy,
+  type ScheduleSpec,
+} from '@temporalio/client';
+import type { Db } from 'mongodb';
+import type { Config } from '../../config';
+import {
+  deleteOwnSchedule,
+  workflowScheduleIds,
+  type OverlapPolicy,
+  type ScheduleDoc,
+  type ScheduleSpecDoc,
+} from '../../db/schedules';
+import {
+  SCHEDULED_RUN_WORKFLOW_TYPE,
+  scheduledRunIdBase,
+  type ScheduledRunArgs,
+} from '../../temporal/contract/schedule';
+import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
+import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors';
+import { isTemporalUnavailable } from '../infra-errors';
+
+/** How long Temporal gets to answer a schedule call before the API answers 503. */
+const CALL_DEADLINE_MS = 10_000;
+
+export interface ScheduleCommandDeps {
+  config: Config;
+  temporal: Client;
+}
+
+/** The workflow facts the action needs, read when the schedule is written. */
+export interface ScheduledWorkflow {
+  _id: string;
+  name: string;
+  config: { timeout_seconds?: number | undefined };
+}
+
+const OVERLAP: Record<OverlapPolicy, ScheduleOverlapPolicy> = {
+  skip: 'SKIP',
+  buffer_one: 'BUFFER_ONE',
+  allow_all: 'ALLOW_ALL',
+  cancel_other: 'CANCEL_OTHER',
+};
+
+export function temporalOverlap(policy: OverlapPolicy): ScheduleOverlapPolicy {
+  return OVERLAP[policy];
+}
+
+function temporalSpec(spec: ScheduleSpecDoc): ScheduleSpec {
+  return {
+    ...(spec.cron ? { cronExpressions: spec.cron } : {}),
+    ...(spec.interval
+      ? {
+          intervals: [
+            {
+              every: spec.interval.every_seconds * 1000,
+              ...(spec.interval.offset_seconds ? { offset: spec.interval.offset_seconds * 1000 } : {}),
+            },
+          ],
+        }
+      : {}),
+    ...(spec.time_zone ? { timezone: spec.time_zone } : {}),
+    ...(spec.start_at ? { startAt: new Date(spec.start_at) } : {}),
+    ...(spec.end_at ? { endAt: new Date(spec.end_at) } : {}),
+    ...(spec.jitter_seconds ? { jitter: spec.jitter_seconds * 1000 } : {}),
+  };
+}
+
+/** What Temporal stores for a schedule: its spec, the action with its fixed input, and the policies. */
+function scheduleParts(deps: ScheduleCommandDeps, doc: ScheduleDoc, workflow: ScheduledWorkflow) {
+  const args: ScheduledRunArgs = {
+    schedule_id: doc._id,
+    owner_id: doc.owner_id,
+    workflow_id: doc.workflow_id,
+    input: doc.input,
+  };
+  return {
+    spec: temporalSpec(doc.spec),
+    action: {
+      type: 'startWorkflow' as const,
+      workflowType: SCHEDULED_RUN_WORKFLOW_TYPE,
+      workflowId: scheduledRunIdBase(doc._id),
+      taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+      args: [args],
+      // The workflow's timeout as the schedule is written (an edited timeout is taken on the schedule's next update).
+      ...(workflow.config.timeout_seconds ? { workflowExecutionTimeout: workflow.config.timeout_seconds * 1000 } : {}),
+      memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: workflow.name, owner_id: doc.owner_id },
+      // What the Web UI shows for each run the schedule starts.
+      staticSummary: `${workflow.name} (schedule ${doc._id})`,
+      typedSearchAttributes: [
+        { key: workflowIdKey, value: doc.workflow_id },
+        { key: ownerIdKey, value: doc.owner_id },
+      ],
+    },
+    policies: { overlap: temporalOverlap(doc.overlap), catchupWindow: doc.catchup_window_seconds * 1000 },
+  };
+}
+
+/** Runs one Temporal call with a deadline, mapping its failures into API errors. */
+async function call<T>(deps: ScheduleCommandDeps, scheduleId: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await deps.temporal.connection.withDeadline(Date.now() + CALL_DEADLINE_MS, fn);
+  } catch (err) {
+    if (err instanceof ScheduleNotFoundError) throw new NotFoundError(`schedule ${scheduleId} not found`);
+    if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
+    // The SDK and the server refuse a spec they cannot read (a cron with the wrong fields, an unknown zone) with a
+    // TypeError or an INVALID_ARGUMENT whose message says what is wrong; both are the caller's mistake.
+    if (err instanceof TypeError || (err as { code?: unknown }).code === 3) {
+      throw new BadRequestError(`spec: ${(err as Error).message}`, 'invalid_field');
+    }
+    throw err;
+  }
+}
+
+function handle(deps: ScheduleCommandDeps, scheduleId: string): ScheduleHandle {
+  return deps.temporal.schedule.getHandle(scheduleId);
+}
+
+export async function createTemporalSchedule(
+  deps: ScheduleCommandDeps,
+  doc: ScheduleDoc,
+  workflow: ScheduledWorkflow,
+  state: { paused: boolean; note?: string | undefined },
+): Promise<void> {
+  const options: ScheduleOptions = {
+    scheduleId: doc._id,
+    ...scheduleParts(deps, doc, workflow),
+    state: { paused: state.paused, ...(state.note !== undefined ? { note: state.note } : {}) },
+    memo: { stepwise_workflow_id: doc.workflow_id, owner_id: doc.owner_id },
+    typedSearchAttributes: [
+      { key: workflowIdKey, value: doc.workflow_id },
+      { key: ownerIdKey, value: doc.owner_id },
+    ],
+  };
+  await call(deps, doc._id, () => deps.temporal.schedule.create(options));
+}
+
+/** Replaces spec, action and policies; the pause state and note stay as they are. */
+export async function updateTemporalSchedule(
+  deps: ScheduleCommandDeps,
+  doc: ScheduleDoc,
+  workflow: ScheduledWorkflow,
+): Promise<void> {
+  const parts = scheduleParts(deps, doc, workflow);
+  await call(deps, doc._id, () =>
+    handle(deps, doc._id).update((prev) => ({
+      ...prev,
+      spec: parts.spec,
+      action: parts.action,
+      policies: { ...prev.policies, ...parts.policies },
+    })),
+  );
+}
+
+export async function describeTemporalSchedule(
+  deps: ScheduleCommandDeps,
+  scheduleId: string,
+): Promise<ScheduleDescription> {
+  return call(deps, scheduleId, () => handle(deps, scheduleId).describe());
+}
+
+/**
+ * Pause and resume take a note that must not be empty: Temporal reads an empty pause or unpause note as "no change",
+ * so the call would succeed and do nothing.
+ */
+export async function pauseTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, note: string) {
+  await call(deps, scheduleId, () => handle(deps, scheduleId).pause(note));
+}
+
+export async function resumeTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, note: string) {
+  await call(deps, scheduleId, () => handle(deps, scheduleId).unpause(note));
+}
+
+export async function triggerTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, overlap: OverlapPolicy) {
+  await call(deps, scheduleId, () => handle(deps, scheduleId).trigger(temporalOverlap(overlap)));
+}
+
+export async function backfillTemporalSchedule(
+  deps: ScheduleCommandDeps,
+  scheduleId: string,
+  range: { start: Date; end: Date; overlap: OverlapPolicy },
+) {
+  await call(deps, scheduleId, () =>
+    handle(deps, scheduleId).backfill({ start: range.start, end: range.end, overlap: temporalOverlap(range.overlap) }),
+  );
+}
+
+/** Deletes the Temporal Schedule; one already gone counts as deleted. */
+export async function deleteTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string): Promise<void> {
+  try {
+    await call(deps, scheduleId, () => handle(deps, scheduleId).delete());
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+}
+
+/**
+ * SCHEDULE_MIN_INTERVAL_SECONDS for a cron spec: the smallest gap between the next fire times Temporal computed
+ * (its own cron reading, time zones and DST included), less the jitter, which only moves fires later. Null when fine.
+ */
+export function tooFrequent(
+  description: ScheduleDescription,
+  spec: ScheduleSpecDoc,
+  minSeconds: number,
+): string | null {
+  const times = description.info.nextActionTimes.map((t) => t.getTime());
+  const jitterMs = (spec.jitter_seconds ?? 0) * 1000;
+  for (let i = 1; i < times.length; i++) {
+    const gap = (times[i] as number) - (times[i - 1] as number) + jitterMs;
+    if (gap < minSeconds * 1000) {
+      return `spec.cron: fires ${Math.round(gap / 1000)} s apart; at least ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`;
+    }
+  }
+  return null;
+}
+
+/**
+ * Deletes a workflow's schedules, on Temporal's side and here, before the workflow goes (they could only record
+ * failed runs after it). Temporal unreachable: 503 with the workflow still there, so the delete can be repeated.
+ */
+export async function deleteWorkflowSchedules(
+  deps: ScheduleCommandDeps & { db: Db },
+  ownerId: string,
+  workflowId: string,
+): Promise<void> {
+  for (const id of await workflowScheduleIds(deps.db, ownerId, workflowId)) {
+    await deleteTemporalSchedule(deps, id);
+    await deleteOwnSchedule(deps.db, ownerId, id);
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * Schedules: a workflow's runs started by a Temporal Schedule (cron or interval, time zone, overlap policy, catch-up
+ * window). Created and listed under /workflows/:id/schedules; read, changed, paused, resumed, triggered, backfilled
+ * and deleted at /schedules/:scheduleId. Ownership lives in MongoDB (another user's id is a 404, like an unknown
+ * one); the timing lives in Temporal, which is asked for the state, the next fire times and the recent runs.
+ */
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import { isId } from '../../db/ids';
+import { runsCollection } from '../../db/runs';
+import {
+  countOwnSchedules,
+  deleteOwnSchedule,
+  findOwnSchedule,
+  insertSchedule,
+  newScheduleId,
+  schedulesCollection,
+  updateOwnSchedule,
+  type ScheduleDoc,
+  type ScheduleSpecDoc,
+} from '../../db/schedules';
+import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import {
+  backfillTemporalSchedule,
+  createTemporalSchedule,
+  deleteTemporalSchedule,
+  describeTemporalSchedule,
+  pauseTemporalSchedule,
+  resumeTemporalSchedule,
+  tooFrequent,
+  triggerTemporalSchedule,
+  updateTemporalSchedule,
+  type ScheduleCommandDeps,
+} from '../commands/schedules';
+import { createInputValidators } from '../commands/input-validators';
+import { respond } from '../envelope';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { validate } from '../middleware/validate';
+import { paginate } from '../pagination';
+import { presentSchedule, recentRunIds, type RecentRunDocs, type ScheduleView } from '../presenters/schedule';
+import { authenticated, type RouteDeps } from '../route-deps';
+import {
+  backfillScheduleBody,
+  createScheduleBody,
+  pauseScheduleBody,
+  scheduleIdParams,
+  schedulesListQuery,
+  triggerScheduleBody,
+  updateScheduleBody,
+  workflowSchedulesParams,
+  type ScheduleSpecInput,
+} from './schedules.schema';
+
+export const listSchedules = validate({ params: workflowSchedulesParams, query: schedulesListQuery });
+export const createSchedule = validate({ params: workflowSchedulesParams, body: createScheduleBody });
+export const getSchedule = validate({ params: scheduleIdParams });
+export const patchSchedule = validate({ params: scheduleIdParams, body: updateScheduleBody });
+export const removeSchedule = validate({ params: scheduleIdParams });
+export const pauseSchedule = validate({ params: scheduleIdParams, body: pauseScheduleBody });
+export const resumeSchedule = validate({ params: scheduleIdParams, body: pauseScheduleBody });
+export const triggerSchedule = validate({ params: scheduleIdParams, body: triggerScheduleBody });
+export const backfillSchedule = validate({ params: scheduleIdParams, body: backfillScheduleBody });
+
+/** Temporal's default is a year; an hour keeps a long outage from starting a day's worth of old runs at once. */
+const DEFAULT_CATCHUP_WINDOW_SECONDS = 3600;
+/** A backfill takes every fire of its range at once: bounded so one request cannot start thousands of runs. */
+const MAX_BACKFILL_RUNS = 100;
+
+function userId(ctx: Context): string {
+  const user = ctx.state.user;
+  if (!user) throw new Error('authenticated route without a user');
+  return user.id;
+}
+
+function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
+  return {
+    ...(spec.cron !== undefined ? { cron: typeof spec.cron === 'string' ? [spec.cron] : spec.cron } : {}),
+    ...(spec.interval !== undefined ? { interval: spec.interval } : {}),
+    ...(spec.time_zone !== undefined ? { time_zone: spec.time_zone } : {}),
+    ...(spec.start_at !== undefined ? { start_at: spec.start_at } : {}),
+    ...(spec.end_at !== undefined ? { end_at: spec.end_at } : {}),
+    ...(spec.jitter_seconds !== undefined ? { jitter_seconds: spec.jitter_seconds } : {}),
+  };
+}
+
+export function scheduleRoutes(deps: RouteDeps): Router {
+  const router = new Router();
+  const auth = authenticated(deps);
+  const inputValidators = createInputValidators();
+  const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };
+  const minInterval = deps.config.SCHEDULE_MIN_INTERVAL_SECONDS;
+
+  const ownWorkflow = async (ctx: Context, id: string): Promise<WorkflowDoc> => {
+    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
+    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
+    return workflow;
+  };
+  const ownSchedule = async (ctx: Context, id: string): Promise<ScheduleDoc> => {
+    const schedule = isId('sch', id) ? await findOwnSchedule(deps.db, userId(ctx), id) : null;
+    if (!schedule) throw new NotFoundError(`schedule ${id} not found`);
+    return schedule;
+  };
+  /** An interval below the minimum is refused before Temporal hears of it (a cron's gaps need Temporal's reading). */
+  const checkInterval = (spec: ScheduleSpecDoc) => {
+    if (spec.interval && spec.interval.every_seconds < minInterval) {
+      throw new BadRequestError(
+        `spec.interval.every_seconds: at least ${minInterval} (SCHEDULE_MIN_INTERVAL_SECONDS)`,
+        'invalid_field',
+      );
+    }
+  };
+  /** The schedule with Temporal's view of it; the recent runs' status from the run documents (one query). */
+  const view = async (ctx: Context, doc: ScheduleDoc, justSet?: ScheduleView['state']): Promise<ScheduleView> => {
+    const description = await describeTemporalSchedule(temporal, doc._id);
+    // Pause and resume reach Temporal's scheduler as signals; a describe right after may not show them yet.
+    if (justSet) description.state = { ...description.state, paused: justSet.paused, note: justSet.note ?? undefined };
+    const ids = recentRunIds(description);
+    const runs: RecentRunDocs = new Map();
+    if (ids.length > 0) {
+      const docs = await runsCollection(deps.db)
+        .find({ _id: { $in: ids }, owner_id: userId(ctx) }, { projection: { _id: 1, status: 1, error: 1 } })
+        .toArray();
+      for (const run of docs) runs.set(run._id, run);
+    }
+    return presentSchedule(doc, description, runs);
+  };
+
+  router.get('/workflows/:id/schedules', ...auth, listSchedules, async (ctx) => {
+    const { params, query } = listSchedules.input(ctx);
+    const workflow = await ownWorkflow(ctx, params.id);
+    const docs = await paginate(ctx, {
+      collection: schedulesCollection(deps.db),
+      filter: { owner_id: userId(ctx), workflow_id: workflow._id },
+      page: query,
+      order: { sortField: 'created_at', direction: 1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, await Promise.all(docs.map((doc) => view(ctx, doc))));
+  });
+
+  router.post('/workflows/:id/schedules', ...auth, createSchedule, async (ctx) => {
+    const { params, body } = createSchedule.input(ctx);
+    const owner = userId(ctx);
+    const workflow = await ownWorkflow(ctx, params.id);
+    const spec = specDoc(body.spec);
+    checkInterval(spec);
+    const input = body.input ?? {};
+    inputValidators.check(workflow, input);
+    const count = await countOwnSchedules(deps.db, owner);
+    if (count >= deps.config.SCHEDULES_MAX_PER_USER) {
+      throw new ConflictError(`you already have ${count} schedules (SCHEDULES_MAX_PER_USER); delete one first`);
+    }
+    const now = new Date();
+    const doc: ScheduleDoc = {
+      _id: newScheduleId(),
+      owner_id: owner,
+      workflow_id: workflow._id,
+      spec,
+      overlap: body.overlap ?? 'skip',
+      catchup_window_seconds: body.catchup_window_seconds ?? DEFAULT_CATCHUP_WINDOW_SECONDS,
+      input,
+      created_at: now,
+      updated_at: now,
+    };
+    const paused = body.paused ?? false;
+    // A cron spec is created paused and checked against the minimum gap first, so one that fires too often never
+    // fires at all; then resumed as asked.
+    const checkCron = spec.cron !== undefined;
+    await createTemporalSchedule(temporal, doc, workflow, { paused: paused || checkCron, note: body.note });
+    try {
+      if (checkCron) {
+        const problem = tooFrequent(await describeTemporalSchedule(temporal, doc._id), spec, minInterval);
+        if (problem) throw new BadRequestError(problem, 'invalid_field');
+      }
+      await insertSchedule(deps.db, doc);
+    } catch (err) {
+      await deleteTemporalSchedule(temporal, doc._id).catch(() => undefined);
+      throw err;
+    }
+    const note = body.note || (checkCron && !paused ? 'created through the Stepwise API' : null);
+    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, note ?? '');
+    respond(ctx, 201, await view(ctx, doc, { paused, note }));
+  });
+  router.get('/schedules/:scheduleId', ...auth, getSchedule, async (ctx) => {
+    const { params } = getSchedule.input(ctx);
+    respond(ctx, 200, await view(ctx, await ownSchedule(ctx, params.scheduleId)));
+  });
+
+  router.patch('/schedules/:scheduleId', ...auth, patchSchedule, async (ctx) => {
+    const { params, body } = patchSchedule.input(ctx);
+    const before = await ownSchedule(ctx, params.scheduleId);
+    const workflow = await ownWorkflow(ctx, before.workflow_id);
+    const next: ScheduleDoc = {
+      ...before,
+      ...(body.spec !== undefined ? { spec: specDoc(body.spec) } : {}),
+      ...(body.input !== undefined ? { input: body.input } : {}),
+      ...(body.overlap !== undefined ? { overlap: body.overlap } : {}),
+      ...(body.catchup_window_seconds !== undefined ? { catchup_window_seconds: body.catchup_window_seconds } : {}),
+    };
+    checkInterval(next.spec);
+    inputValidators.check(workflow, next.input);
+    await updateTemporalSchedule(temporal, next, workflow);
+    if (body.spec?.cron !== undefined) {
+      const problem = tooFrequent(await describeTemporalSchedule(temporal, next._id), next.spec, minInterval);
+      if (problem) {
+        await updateTemporalSchedule(temporal, before, workflow); // back to what it was
+        throw new BadRequestError(problem, 'invalid_field');
+      }
+    }
+    const updated = await updateOwnSchedule(deps.db, userId(ctx), next._id, {
+      spec: next.spec,
+      input: next.input,
+      overlap: next.overlap,
+      catchup_window_seconds: next.catchup_window_seconds,
+    });
+    if (!updated) throw new NotFoundError(`schedule ${params.scheduleId} not found`);
+    respond(ctx, 200, await view(ctx, updated));
+  });
+
+  router.delete('/schedules/:scheduleId', ...auth, removeSchedule, async (ctx) => {
+    const { params } = removeSchedule.input(ctx);
+    const doc = await ownSchedule(ctx, params.scheduleId);
+    // Temporal first: a schedule that stays in MongoDB after a failed delete can be deleted again.
+    await deleteTemporalSchedule(temporal, doc._id);
+    await deleteOwnSchedule(deps.db, userId(ctx), doc._id);
+    respond(ctx, 200, { id: doc._id, deleted: true });
+  });
+
+  router.post('/schedules/:scheduleId/pause', ...auth, pauseSchedule, async (ctx) => {
+    const { params, body } = pauseSchedule.input(ctx);
+    const doc = await ownSchedule(ctx, params.scheduleId);
+    const note = body.note || 'paused through the Stepwise API';
+    await pauseTemporalSchedule(temporal, doc._id, note);
+    respond(ctx, 200, await view(ctx, doc, { paused: true, note }));
+  });
+
+  router.post('/schedules/:scheduleId/resume', ...auth, resumeSchedule, async (ctx) => {
+    const { params, body } = resumeSchedule.input(ctx);
+    const doc = await ownSchedule(ctx, params.scheduleId);
+    const note = body.note || 'resumed through the Stepwise API';
+    await resumeTemporalSchedule(temporal, doc._id, note);
+    respond(ctx, 200, await view(ctx, doc, { paused: false, note }));
+  });
+
+  router.post('/schedules/:scheduleId/trigger', ...auth, triggerSchedule, async (ctx) => {
+    const { params, body } = triggerSchedule.input(ctx);
+    const doc = await ownSchedule(ctx, params.scheduleId);
+    await triggerTemporalSchedule(temporal, doc._id, body.overlap ?? 'allow_all');
+    respond(ctx, 202, { id: doc._id, triggered: true });
+  });
+
+  router.post('/schedules/:scheduleId/backfill', ...auth, backfillSchedule, async (ctx) => {
+    const { params, body } = backfillSchedule.input(ctx);
+    const doc = await ownSchedule(ctx, params.scheduleId);
+    const start = new Date(body.start_at);
+    const end = new Date(body.end_at);
+    if (end.getTime() > Date.now()) throw new BadRequestError('end_at: must be in the past', 'invalid_field');
+    const every = doc.spec.interval?.every_seconds;
+    if (every !== undefined && (end.getTime() - start.getTime()) / 1000 / every > MAX_BACKFILL_RUNS) {
+      throw new BadRequestError(`end_at: the range holds more than ${MAX_BACKFILL_RUNS} runs`, 'invalid_field');
+    }
+    await backfillTemporalSchedule(temporal, doc._id, { start, end, overlap: body.overlap ?? 'allow_all' });
+    respond(ctx, 202, { id: doc._id, backfilled: true });
+  });
+
+  return router;
+}

@@ -1,0 +1,160 @@
+/**
+ * `schedules list|create|get|pause|resume|trigger|backfill|delete`: a workflow's schedules (Temporal Schedules that
+ * start its runs), through the API with the key.
+ */
+import type { Command } from 'commander';
+import type { ScheduleItem } from '../api-types';
+import type { ApiFlags, CliContext } from '../context';
+import { CliError } from '../errors';
+import { formatTable } from '../table';
+import { withApiFlags } from './api-flags';
+
+const SCHEDULES_MAX = 1000;
+
+function specText(s: ScheduleItem): string {
+  const when = s.spec.cron ? s.spec.cron.join(' | ') : `every ${s.spec.interval?.every_seconds ?? '?'} s`;
+  return s.spec.time_zone ? `${when} (${s.spec.time_zone})` : when;
+}
+
+function parseInput(text: string | undefined): Record<string, unknown> | undefined {
+  if (text === undefined) return undefined;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new CliError('--input: not JSON (give a JSON object, e.g. \'{"team":"ops"}\')');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new CliError('--input: give a JSON object');
+  }
+  return value as Record<string, unknown>;
+}
+
+export function registerScheduleCommands(program: Command, ctx: CliContext): void {
+  const schedules = program
+    .command('schedules')
+    .description("a workflow's schedules, through the API (--api-key or STEPWISE_API_KEY)");
+
+  const show = (s: ScheduleItem) => {
+    ctx.io.out(`${s.id}\t${s.state.paused ? 'paused' : 'active'}\t${specText(s)}`);
+    for (const t of s.next_run_times.slice(0, 3)) ctx.io.out(`next\t${t}`);
+    for (const r of s.recent_runs) ctx.io.out(`run\t${r.run_id}\t${r.status}`);
+  };
+
+  withApiFlags(schedules.command('list'))
+    .description("the workflow's schedules")
+    .argument('<workflow-id>', 'the workflow (wf_…)')
+    .option('--json', 'one JSON object per line instead of a table')
+    .action(async (workflowId: string, flags: ApiFlags & { json?: boolean }) => {
+      const list = await ctx.api(flags).schedules(workflowId, SCHEDULES_MAX);
+      if (flags.json) {
+        for (const s of list) ctx.io.out(JSON.stringify(s));
+        return;
+      }
+      if (list.length === 0) {
+        ctx.io.err(`no schedules; make one with: npm run cli -- schedules create ${workflowId} --cron '0 8 * * 1-5'`);
+        return;
+      }
+      const rows = list.map((s) => [
+        s.id,
+        s.state.paused ? 'paused' : 'active',
+        specText(s),
+        s.next_run_times[0] ?? '-',
+      ]);
+      for (const line of formatTable(['SCHEDULE', 'STATE', 'WHEN', 'NEXT RUN'], rows)) ctx.io.out(line);
+    });
+
+  withApiFlags(schedules.command('create'))
+    .description('a new schedule: prints its id, state and spec, then its next run times')
+    .argument('<workflow-id>', 'the workflow (wf_…)')
+    .option('--cron <expression>', 'a cron expression, e.g. "0 8 * * 1-5" (repeat for several)', collect, [])
+    .option('--every <seconds>', 'an interval in seconds instead of cron')
+    .option('--tz <zone>', 'IANA time zone of the cron expressions, e.g. Europe/Berlin')
+    .option('--input <json>', 'the run input of every run (a JSON object)')
+    .option('--overlap <policy>', 'skip | buffer_one | allow_all | cancel_other (default skip)')
+    .option('--paused', 'create it paused')
+    .option('--note <text>', 'a note shown with its state')
+    .action(
+      async (
+        workflowId: string,
+        flags: ApiFlags & {
+          cron: string[];
+          every?: string;
+          tz?: string;
+          input?: string;
+          overlap?: string;
+          paused?: boolean;
+          note?: string;
+        },
+      ) => {
+        const spec = {
+          ...(flags.cron.length > 0 ? { cron: flags.cron } : {}),
+          ...(flags.every !== undefined ? { interval: { every_seconds: Number(flags.every) } } : {}),
+          ...(flags.tz !== undefined ? { time_zone: flags.tz } : {}),
+        };
+        const input = parseInput(flags.input);
+        const created = await ctx.api(flags).createSchedule(workflowId, {
+          spec,
+          ...(input ? { input } : {}),
+          ...(flags.overlap !== undefined ? { overlap: flags.overlap } : {}),
+          ...(flags.paused ? { paused: true } : {}),
+          ...(flags.note !== undefined ? { note: flags.note } : {}),
+        });
+        show(created);
+      },
+    );
+
+  withApiFlags(schedules.command('get'))
+    .description('one schedule: state, next run times, recent runs (--json for the whole body)')
+    .argument('<schedule-id>', 'the schedule (sch_…)')
+    .option('--json', 'the body as JSON')
+    .action(async (scheduleId: string, flags: ApiFlags & { json?: boolean }) => {
+      const s = await ctx.api(flags).schedule(scheduleId);
+      if (flags.json) ctx.io.out(JSON.stringify(s));
+      else show(s);
+    });
+
+  for (const [name, what] of [
+    ['pause', 'pause a schedule (no runs until resumed)'],
+    ['resume', 'resume a paused schedule'],
+  ] as const) {
+    withApiFlags(schedules.command(name))
+      .description(what)
+      .argument('<schedule-id>', 'the schedule (sch_…)')
+      .option('--note <text>', 'why (shown with its state)')
+      .action(async (scheduleId: string, flags: ApiFlags & { note?: string }) => {
+        await ctx.api(flags).scheduleAction(scheduleId, name, flags.note !== undefined ? { note: flags.note } : {});
+        ctx.io.out(`${scheduleId}\t${name === 'pause' ? 'paused' : 'active'}`);
+      });
+  }
+
+  withApiFlags(schedules.command('trigger'))
+    .description('start one run now')
+    .argument('<schedule-id>', 'the schedule (sch_…)')
+    .action(async (scheduleId: string, flags: ApiFlags) => {
+      await ctx.api(flags).scheduleAction(scheduleId, 'trigger');
+      ctx.io.out(`${scheduleId}\ttriggered`);
+    });
+
+  withApiFlags(schedules.command('backfill'))
+    .description('start the runs the schedule would have started in a past time range')
+    .argument('<schedule-id>', 'the schedule (sch_…)')
+    .requiredOption('--from <time>', 'start of the range (ISO 8601)')
+    .requiredOption('--to <time>', 'end of the range (ISO 8601, in the past)')
+    .action(async (scheduleId: string, flags: ApiFlags & { from: string; to: string }) => {
+      await ctx.api(flags).scheduleAction(scheduleId, 'backfill', { start_at: flags.from, end_at: flags.to });
+      ctx.io.out(`${scheduleId}\tbackfilled`);
+    });
+
+  withApiFlags(schedules.command('delete'))
+    .description('delete a schedule (runs already started go on)')
+    .argument('<schedule-id>', 'the schedule (sch_…)')
+    .action(async (scheduleId: string, flags: ApiFlags) => {
+      await ctx.api(flags).deleteSchedule(scheduleId);
+      ctx.io.out(`deleted ${scheduleId}`);
+    });
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}

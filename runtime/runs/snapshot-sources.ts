@@ -1,0 +1,51 @@
+/**
+ * The templates and sub-workflows a run of a workflow uses, as they are now — read when the run starts, by the API
+ * (endpoint 7, hooks) and by the worker (scheduled runs). The definition was checked on write; since then a template
+ * or a called workflow may have been deleted, or a called workflow changed so that the tree now has a cycle or nests
+ * too deep: each is a problem naming the step, which the caller turns into its own kind of refusal.
+ */
+import type { Db } from 'mongodb';
+import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
+import type { WorkflowDoc } from '../../db/workflows';
+import type { SnapshotSources } from './snapshot';
+import { loadWorkflowTree } from './sub-workflows';
+
+export type LoadedSources =
+  { ok: true; sources: SnapshotSources; templateIds: string[] } | { ok: false; problem: string };
+
+/** Templates the caller read already (with the workflow, in one round trip), and for which ids. */
+export interface PrefetchedTemplates {
+  ids: string[];
+  templates: Map<string, TemplateDoc>;
+}
+
+export async function loadSnapshotSources(
+  db: Db,
+  ownerId: string,
+  workflow: WorkflowDoc,
+  maxDepth: number,
+  prefetched?: PrefetchedTemplates,
+): Promise<LoadedSources> {
+  const tree = await loadWorkflowTree(db, ownerId, { id: workflow._id, steps: workflow.steps }, maxDepth);
+  if (tree.problems.length > 0) {
+    return { ok: false, problem: `the workflow can no longer run: ${tree.problems.join('; ')}` };
+  }
+  const all = [workflow, ...tree.workflows.values()];
+  const ids = [...new Set(all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))))];
+  // Prefetched templates count only when they were read for exactly these ids: a template missing from them is then
+  // really missing (deleted), not merely unasked for.
+  const sameIds =
+    prefetched !== undefined && ids.length === prefetched.ids.length && ids.every((id) => prefetched.ids.includes(id));
+  const templates = sameIds ? prefetched.templates : await findVisibleTemplates(db, ownerId, ids);
+  for (const wf of all) {
+    const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
+    if (missing) {
+      const where = wf === workflow ? '' : ` of sub-workflow "${wf.name}"`;
+      return {
+        ok: false,
+        problem: `the workflow can no longer run: step "${missing.id}"${where} uses template ${missing.template_id}, which no longer exists`,
+      };
+    }
+  }
+  return { ok: true, sources: { templates, workflows: tree.workflows }, templateIds: ids };
+}

@@ -1,0 +1,163 @@
+/**
+ * The first activity of a scheduled run (temporal/workflows/scheduled-run.ts): builds the snapshot from the workflow
+ * and templates as they are now, exactly as a start through the API does (runtime/runs/), and records the run
+ * document. A run that cannot start is still recorded — as failed, with a reason — so a schedule whose workflow was
+ * deleted shows a failure per attempted run instead of failing silently. Idempotent by run id: a retry or a replay
+ * answers from the stored document.
+ */
+import type { Db } from 'mongodb';
+import type { Config } from '../../config';
+import {
+  countActiveRuns,
+  insertRun,
+  loadedSnapshot,
+  newRunDoc,
+  recordRunOutcome,
+  runsCollection,
+  type RunDoc,
+} from '../../db/runs';
+import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
+import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
+import type { RunSnapshot } from '../contract/run';
+import type { ScheduledRunRefusal, ScheduledRunRequest, ScheduledRunVerdict } from '../contract/schedule';
+import { compileUserSchema, describeInputErrors, UserSchemaError } from '../schemas/user-schema';
+
+const REFUSALS: readonly string[] = [
+  'workflow_invalid',
+  'invalid_input',
+  'too_large',
+  'concurrent_runs_exceeded',
+] satisfies ScheduledRunRefusal[];
+
+function isRefusal(reason: string | undefined): reason is ScheduledRunRefusal {
+  return reason !== undefined && REFUSALS.includes(reason);
+}
+
+type Refusal = { ok: false; reason: ScheduledRunRefusal; message: string };
+
+function isDuplicateKey(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
+}
+
+export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
+  const record = async (req: ScheduledRunRequest, snapshot: RunSnapshot, now: Date): Promise<void> => {
+    const doc: RunDoc = {
+      ...newRunDoc({
+        snapshot,
+        namespace: deps.config.TEMPORAL_NAMESPACE,
+        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
+        now,
+      }),
+      schedule_id: req.schedule_id,
+      deadline_at: req.deadline_at ? new Date(req.deadline_at) : null,
+    };
+    doc.temporal.run_id = req.temporal_run_id;
+    try {
+      await insertRun(deps.db, doc);
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // a retry whose first attempt wrote it
+    }
+  };
+
+  /** Records the run as failed (with the snapshot it had, or an empty one) and says so. */
+  const refuse = async (
+    req: ScheduledRunRequest,
+    workflow: WorkflowDoc | null,
+    refusal: Omit<Refusal, 'ok'>,
+    now: Date,
+  ): Promise<Refusal> => {
+    const stub: RunSnapshot = {
+      run_id: req.run_id,
+      workflow_id: req.workflow_id,
+      workflow_name: workflow?.name ?? '(deleted workflow)',
+      owner_id: req.owner_id,
+      input: req.input,
+      steps: [],
+      created_at: now.toISOString(),
+    };
+    await record(req, stub, now);
+    await recordRunOutcome(deps.db, req.run_id, {
+      status: 'failed',
+      error: { step_id: null, reason: refusal.reason, message: refusal.message },
+    });
+    return { ok: false, ...refusal };
+  };
+
+  return {
+    async prepareScheduledRun(req: ScheduledRunRequest): Promise<ScheduledRunVerdict> {
+      const existing = await runsCollection(deps.db).findOne({ _id: req.run_id, owner_id: req.owner_id });
+      if (existing) {
+        const reason = existing.error?.reason;
+        if (existing.status === 'failed' && existing.error && isRefusal(reason)) {
+          return { ok: false, reason, message: existing.error.message };
+        }
+        return { ok: true, snapshot: loadedSnapshot(existing) };
+      }
+      const now = new Date();
+      const workflow = await findWorkflow(deps.db, req.owner_id, req.workflow_id);
+      if (!workflow) {
+        return refuse(
+          req,
+          null,
+          {
+            reason: 'workflow_invalid',
+            message: `the scheduled workflow ${req.workflow_id} no longer exists; delete or change schedule ${req.schedule_id}`,
+          },
+          now,
+        );
+      }
+      const problems = inputProblems(workflow, req);
+      if (problems.length > 0) {
+        return refuse(
+          req,
+          workflow,
+          { reason: 'invalid_input', message: `the schedule's input: ${problems.join('; ')}` },
+          now,
+        );
+      }
+      const loaded = await loadSnapshotSources(deps.db, req.owner_id, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
+      if (!loaded.ok) return refuse(req, workflow, { reason: 'workflow_invalid', message: loaded.problem }, now);
+      const snapshot = buildSnapshot({
+        runId: req.run_id,
+        workflow,
+        sources: loaded.sources,
+        input: req.input,
+        config: deps.config,
+        now,
+        // The literal URL was checked when the workflow was saved; the delivery checks resolved addresses each time.
+        ...(workflow.config.callback_url !== undefined ? { callbackUrl: workflow.config.callback_url } : {}),
+      });
+      const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
+      if (bytes > MAX_SNAPSHOT_BYTES) {
+        const message = `the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`;
+        return refuse(req, workflow, { reason: 'too_large', message }, now);
+      }
+      await record(req, snapshot, now);
+      // USER_MAX_CONCURRENT_RUNS: refused when the owner's runs in flight created before this one already fill the
+      // limit (of runs recorded at the same moment the earliest go ahead, as at the API's start). A refused run ends
+      // at once, failed, rather than waiting for a slot: the schedule's next fire is the retry.
+      const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
+      if ((await countActiveRuns(deps.db, req.owner_id, { _id: req.run_id, created_at: now })) >= limit) {
+        const message = `the owner already has ${limit} runs in flight (USER_MAX_CONCURRENT_RUNS)`;
+        await recordRunOutcome(deps.db, req.run_id, {
+          status: 'failed',
+          error: { step_id: null, reason: 'concurrent_runs_exceeded', message },
+        });
+        return { ok: false, reason: 'concurrent_runs_exceeded', message };
+      }
+      return { ok: true, snapshot };
+    },
+  };
+}
+
+function inputProblems(workflow: WorkflowDoc, req: ScheduledRunRequest): string[] {
+  const schema = workflow.config.input_schema;
+  if (!schema) return [];
+  try {
+    const validate = compileUserSchema(schema);
+    return validate(req.input) ? [] : describeInputErrors(validate.errors);
+  } catch (err) {
+    return [err instanceof UserSchemaError ? err.message : 'the input schema does not compile'];
+  }
+}
