@@ -1,6 +1,7 @@
 /** What resource routers receive: the API's dependencies plus the per-app rate limiters. */
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
+import type { CloseWatches } from './commands/run-status/long-poll';
 import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
@@ -9,6 +10,8 @@ export interface RouteDeps extends ApiDeps {
   limits: RateLimits;
   /** Checked API keys, shared by every router of the app (one cache per process). */
   keys: KeyCache;
+  /** Temporal long polls for run ends that status waits may hold (bounded per process). */
+  closeWatches: CloseWatches;
 }
 
 /**

@@ -1,6 +1,7 @@
 /** The one root router: public health routes and API docs at the top, the versioned API under /api/v1. */
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
+import { CloseWatches } from '../commands/run-status/long-poll';
 import { KeyCache } from '../middleware/key-cache';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
@@ -24,6 +25,7 @@ export function rootRouter(deps: ApiDeps): Router {
     ...deps,
     limits: createRateLimits(deps.config, deps.db),
     keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
+    closeWatches: new CloseWatches(deps.temporal),
   };
   const health = healthRoutes(deps);
   root.use(health.routes());

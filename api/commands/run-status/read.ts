@@ -9,7 +9,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../../config';
 import { findRun, isTerminal, type RunDoc } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
-import { waitForChange } from './long-poll';
+import { waitForChange, type CloseWatches } from './long-poll';
 import { checkWithTemporal, needsCheck, repairLostOutputs } from './read-repair';
 
 export type RunView = Omit<RunDoc, 'snapshot'>;
@@ -18,6 +18,8 @@ export interface RunStatusDeps {
   config: Config;
   db: Db;
   temporal: Client;
+  /** Lets a long poll learn of the run's end from Temporal at once (./long-poll.ts). */
+  closeWatches?: CloseWatches;
 }
 
 export async function getRunStatus(
@@ -28,7 +30,8 @@ export async function getRunStatus(
 ): Promise<RunView> {
   let run = await findRun(deps.db, ownerId, runId);
   if (!run) throw new NotFoundError(`run ${runId} not found`);
-  if (opts.waitSeconds && !isTerminal(run.status)) run = await waitForChange(deps.db, run, opts.waitSeconds * 1000);
+  if (opts.waitSeconds && !isTerminal(run.status))
+    run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches);
   if (!isTerminal(run.status) && needsCheck(deps.config, run, Date.now()))
     run = (await checkWithTemporal(deps, run)) ?? run;
   return repairLostOutputs(deps, run);
