@@ -77,10 +77,9 @@ function main(): void {
     if (!exact) guessedOnly.push(`${name}@${version}`);
   }
   // npm keeps the packages in this order; keeping it makes the next `npm install` a no-op diff.
-  const [root, ...rest] = Object.keys(lock.packages);
-  const ordered: Lockfile['packages'] = { [root]: lock.packages[root] };
-  for (const key of rest.sort((a, b) => a.localeCompare(b, 'en'))) ordered[key] = lock.packages[key];
-  lock.packages = ordered;
+  // The root project's entry ("") stays first.
+  const keys = Object.keys(lock.packages).sort((a, b) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b, 'en')));
+  lock.packages = Object.fromEntries(keys.map((key) => [key, lock.packages[key]!]));
   fs.writeFileSync(lockPath, `${JSON.stringify(lock, null, 2)}\n`);
 
   console.log(`lock: added ${missing.length} missing optional platform entries`);
