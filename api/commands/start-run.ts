@@ -65,6 +65,8 @@ export interface StartRunRequest {
   idempotencyKey: string | undefined;
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
+  /** Takes one run start from the caller's budget (429 when spent); called once the workflow is found. */
+  chargeRunStart?: () => Promise<void>;
 }
 
 export interface StartedRun {
@@ -77,6 +79,7 @@ export interface StartedRun {
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
   const workflow = await findWorkflow(deps.db, req.ownerId, req.workflowId);
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
+  await req.chargeRunStart?.();
   const launch: LaunchRequest = {
     ...req,
     // A callback URL is hashed only when given, so keys claimed by requests without one keep their hash.
@@ -109,7 +112,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
       });
       return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
     },
-    again: () => startRun(deps, req),
+    again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
   });
 }
 
