@@ -60,9 +60,11 @@ interface StResult {
   output: string;
 }
 
-function runSchemathesis(st: string, args: string[]): Promise<StResult> {
+function runSchemathesis(st: string, args: string[], cwd: string): Promise<StResult> {
   return new Promise((resolve, reject) => {
+    // In the throwaway folder: Schemathesis keeps a cache (.schemathesis/) in its working directory.
     const child = spawn(st, args, {
+      cwd,
       env: { ...process.env, NO_COLOR: '1', SCHEMATHESIS_TELEMETRY: 'false' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -112,29 +114,33 @@ describe('Schemathesis against the real API', () => {
     );
     const config = path.join(dir, 'schemathesis.toml');
     fs.writeFileSync(config, configToml(wfc));
-    const result = await runSchemathesis(st, [
-      '--config-file',
-      config,
-      'run',
-      `${url}/api/v1/openapi.json`,
-      '--url',
-      url,
-      // Every check runs (Schemathesis's default); the exceptions above come from the config file.
-      '--phases',
-      'examples,coverage,fuzzing,stateful',
-      '--max-examples',
-      String(MAX_EXAMPLES),
-      '--max-time',
-      String(MAX_SECONDS),
-      '--seed',
-      '1000',
-      '--workers',
-      '1',
-      '--request-timeout',
-      '30',
-      '--report-dir',
-      path.join(dir, 'reports'),
-    ]);
+    const result = await runSchemathesis(
+      st,
+      [
+        '--config-file',
+        config,
+        'run',
+        `${url}/api/v1/openapi.json`,
+        '--url',
+        url,
+        // Every check runs (Schemathesis's default); the exceptions above come from the config file.
+        '--phases',
+        'examples,coverage,fuzzing,stateful',
+        '--max-examples',
+        String(MAX_EXAMPLES),
+        '--max-time',
+        String(MAX_SECONDS),
+        '--seed',
+        '1000',
+        '--workers',
+        '1',
+        '--request-timeout',
+        '30',
+        '--report-dir',
+        path.join(dir, 'reports'),
+      ],
+      dir,
+    );
     if (result.code !== 0) throw new Error(`Schemathesis found problems (exit ${result.code}):\n${result.output}`);
   }, 600_000);
 });
