@@ -6,7 +6,7 @@
 FROM node:20-bookworm-slim AS console
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm install --no-audit --no-fund
+RUN npm ci --no-audit --no-fund
 COPY console ./console
 RUN npm run build:console
 
@@ -16,11 +16,10 @@ WORKDIR /app
 ENV NODE_ENV=production \
     NPM_CONFIG_UPDATE_NOTIFIER=false
 
-# Dependencies first, so a code change does not reinstall them. `npm install` rather than `npm ci`: the committed
-# lockfile lacks other platforms' optional packages, which `npm ci` rejects (see .ci/run); versions stay the locked ones.
+# Dependencies first, so a code change does not reinstall them: `npm ci` installs exactly the locked versions.
 # glibc (bookworm, not alpine): the Temporal worker's native core ships glibc builds.
 COPY package.json package-lock.json ./
-RUN npm install --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json config.ts ./
 COPY runtime ./runtime

@@ -63,17 +63,24 @@ const linkHeader = z.strictObject({
   Link: z.string().optional().meta({ description: 'Present when there is a next page: `<absolute url>; rel="next"`.' }),
 });
 
-/** A success response in the envelope; `paged` documents the Link header of list endpoints. */
+/**
+ * A success response in the envelope; `paged` documents the Link header of list endpoints, `location` the Location
+ * header of a created resource (its description says what it points at).
+ */
 export function ok(
   status: 200 | 201 | 202,
   description: string,
   data: z.ZodType,
-  opts: { paged?: boolean } = {},
+  opts: { paged?: boolean; location?: string } = {},
 ): ZodOpenApiResponsesObject {
+  const location = opts.location
+    ? z.strictObject({ Location: z.string().meta({ description: opts.location }) })
+    : undefined;
   return {
     [`${status}`]: {
       description,
       ...(opts.paged ? { headers: linkHeader } : {}),
+      ...(location ? { headers: location } : {}),
       content: { 'application/json': { schema: envelope(data) } },
     },
   };

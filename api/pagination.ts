@@ -18,6 +18,7 @@ import type { Collection, Filter } from 'mongodb';
 import { z } from 'zod';
 import { findPage, InvalidCursorError, type Page, type PageOrder, type PageRequest } from '../db/paging';
 import { BadRequestError } from './errors';
+import { queryInteger } from './query-integer';
 
 export type { PageRequest, PageOrder, Page } from '../db/paging';
 
@@ -25,14 +26,14 @@ export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
 /** Query schema of a page request; `.extend()` it with the endpoint's filters (it stays strict). */
+/** `?limit=`: 1–200, this default when absent; the description states the same default the schema has. */
+export const pageLimit = (defaultSize: number) =>
+  queryInteger({ min: 1, max: MAX_PAGE_SIZE, fallback: defaultSize }).meta({
+    description: `Page size, 1–${MAX_PAGE_SIZE} (default ${defaultSize}).`,
+  });
+
 export const pageQuery = z.strictObject({
-  limit: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_PAGE_SIZE)
-    .default(DEFAULT_PAGE_SIZE)
-    .meta({ description: `Page size, 1–${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
+  limit: pageLimit(DEFAULT_PAGE_SIZE),
   cursor: z
     .string()
     .min(1)

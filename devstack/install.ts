@@ -116,3 +116,40 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };
 }
+
+export const SCHEMATHESIS_VERSION = '4.32.5';
+
+/**
+ * Schemathesis (the OpenAPI contract fuzzer the suite runs against the real API, test/api/schemathesis.test.ts):
+ * a virtualenv in .stepwise/tools, one per pinned version, so the second run only checks that its `st` exists.
+ */
+export function ensureSchemathesis(log: Log): string {
+  const target = path.join(toolsDir, `schemathesis-${SCHEMATHESIS_VERSION}`);
+  const bin = path.join(target, 'bin', 'st');
+  const stamp = path.join(target, '.complete');
+  if (fs.existsSync(bin) && fs.existsSync(stamp)) return bin;
+  const python = which('python3') ?? which('python');
+  const fix = `python3 -m venv ${target} && ${target}/bin/pip install schemathesis==${SCHEMATHESIS_VERSION}`;
+  if (!python) throw new Error(`no python3 to install Schemathesis; install Python 3, then run: ${fix}`);
+  log(`schemathesis: installing ${SCHEMATHESIS_VERSION} into ${path.relative(repoRoot, target)} (pip, virtualenv)`);
+  fs.rmSync(target, { recursive: true, force: true });
+  const steps: string[][] = [
+    [python, '-m', 'venv', target],
+    [
+      path.join(target, 'bin', 'python'),
+      '-m',
+      'pip',
+      'install',
+      '--quiet',
+      '--disable-pip-version-check',
+      `schemathesis==${SCHEMATHESIS_VERSION}`,
+    ],
+  ];
+  for (const [command, ...args] of steps) {
+    const result = spawnSync(command!, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+    if (result.status !== 0) throw new Error(`installing Schemathesis failed; run: ${fix}`);
+  }
+  if (!fs.existsSync(bin)) throw new Error(`installing Schemathesis left no ${bin}; run: ${fix}`);
+  fs.writeFileSync(stamp, new Date().toISOString());
+  return bin;
+}

@@ -1,11 +1,11 @@
 /**
- * Runs before the test suite (`npm test`): installs or finds the Temporal CLI and the MongoDB server and builds the
- * workflow bundle and the web console, printing each step, so the suite itself starts with everything cached.
+ * Runs before the test suite (`npm test`): installs or finds the Temporal CLI, the MongoDB server and Schemathesis and
+ * builds the workflow bundle and the web console, printing each step, so the suite itself starts with everything cached.
  */
 import { ensureWorkflowBundle } from '../temporal/bundle';
 import { ensureChromium } from './chromium';
 import { ensureConsoleBuild } from './console-build';
-import { ensureMongoServer, ensureTemporalCli } from './install';
+import { ensureMongoServer, ensureSchemathesis, ensureTemporalCli } from './install';
 
 const log = (message: string) => process.stdout.write(`[prepare] ${message}\n`);
 
@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const bundle = await ensureWorkflowBundle();
   log(`workflow bundle: ${bundle}`);
   log(`console: ${ensureConsoleBuild(log)}`);
+  log(`schemathesis: ${ensureSchemathesis(log)}`);
   // The console's browser tests fail with this message when there is no browser; the rest of the suite runs.
   const chromium = ensureChromium(log);
   log('path' in chromium ? `chromium: ${chromium.path}` : `chromium: ${chromium.problem}`);

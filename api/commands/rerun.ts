@@ -24,6 +24,8 @@ export interface RerunRequest {
   fromStep: string | undefined;
   idempotencyKey: string | undefined;
   baseUrl: string;
+  /** Takes one run start from the caller's budget (429 when spent); called once the run is found and can rerun. */
+  chargeRunStart?: () => Promise<void>;
 }
 
 export interface RerunStarted extends StartedRun {
@@ -83,6 +85,7 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
   }
   const sourceSnapshot = loadedSnapshot(source);
   const plan = planRerun(sourceSnapshot, source.steps, req.fromStep);
+  await req.chargeRunStart?.();
   const requestHash = hashRequest({ rerun_of: source._id, from_step: plan.fromStep });
   const timeoutSeconds = source.deadline_at
     ? Math.round((source.deadline_at.getTime() - source.created_at.getTime()) / 1000)
@@ -117,7 +120,7 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
       afterStart: async (doc) => {
         await runsCollection(deps.db).updateOne({ _id: source._id }, { $addToSet: { reruns: doc._id } });
       },
-      again: () => rerunRun(deps, req),
+      again: () => rerunRun(deps, { ...req, chargeRunStart: undefined }), // charged already
     },
   );
   return { ...started, rerun_of: source._id, from_step: plan.fromStep, reused_steps: plan.reused };

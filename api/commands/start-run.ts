@@ -66,6 +66,8 @@ export interface StartRunRequest {
   idempotencyKey: string | undefined;
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
+  /** Takes one run start from the caller's budget (429 when spent); called once the workflow is found. */
+  chargeRunStart?: () => Promise<void>;
 }
 
 export interface StartedRun {
@@ -83,6 +85,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
     hinted ? findVisibleTemplates(deps.db, req.ownerId, hinted) : undefined,
   ]);
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
+  await req.chargeRunStart?.();
   const launch: LaunchRequest = {
     ...req,
     // A callback URL is hashed only when given, so keys claimed by requests without one keep their hash.
@@ -120,7 +123,7 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
       });
       return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
     },
-    again: () => startRun(deps, req),
+    again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
   });
 }
 

@@ -21,11 +21,11 @@ export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middlew
   return async (ctx, next) => {
     try {
       await next();
-      // Unrouted requests, and the 405/501 that the router's allowedMethods() sets without a body.
+      // Unrouted requests, and the 405 that the router's allowedMethods() sets without a body (any method on a known
+      // path: routes/index.ts counts every method as implemented, so no 501).
       if (ctx.body === undefined || ctx.body === null) {
         if (ctx.status === 404) throw new NotFoundError(`no route for ${ctx.method} ${redactPath(ctx.path)}`);
         if (ctx.status === 405) throw new MethodNotAllowedError(ctx.response.get('Allow').split(/,\s*/));
-        if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `method ${ctx.method} is not supported`);
       }
       // allowedMethods() answers OPTIONS with an Allow header and an empty body; the envelope carries the same list.
       if (ctx.method === 'OPTIONS' && ctx.status === 200 && !ctx.body) {

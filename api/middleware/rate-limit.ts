@@ -7,7 +7,8 @@
  *
  * Built once per app by `createRateLimits` (no module singletons) and handed to routers through RouteDeps:
  * ```ts
- * router.post('/workflows/:id/run', ...authenticated(deps), deps.limits.runStarts, start.validator, handler);
+ * router.get('/agents', ...authenticated(deps), handler); // authenticated() includes perKey
+ * await startRun(deps, { ..., chargeRunStart: () => deps.limits.runStarts(ctx) }); // once the workflow is found
  * ```
  */
 import type { Context, Middleware } from 'koa';
@@ -27,8 +28,11 @@ export interface RateLimits {
   perIp: Middleware;
   /** Per API key; must run after requireUser (it is a no-op on a request without an authenticated user). */
   perKey: Middleware;
-  /** Per API key, for starting runs (stricter); put it on `POST …/run` after requireUser. */
-  runStarts: Middleware;
+  /**
+   * Per API key, for starting runs (stricter). Not a middleware: the start command charges it once the workflow (or
+   * run) is found, so requests that end in 404 do not use up the budget. A no-op without an authenticated user.
+   */
+  runStarts: (ctx: Context) => Promise<void>;
   /** Deliveries to one inbound webhook (keyed by the hook id, once the hook is known). */
   hookDeliveries: LeasedLimiter;
 }
@@ -42,7 +46,10 @@ export function createRateLimits(config: Config, db: Db): RateLimits {
   return {
     perIp: limitBy(perIp, (ctx) => ctx.ip || 'unknown'),
     perKey: limitBy(perKey, apiKeyOf),
-    runStarts: limitBy(runStarts, apiKeyOf),
+    runStarts: async (ctx) => {
+      const key = apiKeyOf(ctx);
+      if (key !== undefined) await consumeOrRefuse(runStarts, key);
+    },
     hookDeliveries: limiter(db, 'hook', config.HOOK_RATE_LIMIT_PER_MINUTE),
   };
 }

@@ -30,7 +30,10 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       summary: 'Create an agent template',
       security: BEARER,
       requestBody: jsonRequest(createTemplateBody),
-      responses: { ...ok(201, 'The stored template', templateView), ...errors(400, 401, 413, 415) },
+      responses: {
+        ...ok(201, 'The stored template', templateView, { location: 'Path of the new template.' }),
+        ...errors(400, 401, 413, 415),
+      },
     },
   },
   '/api/v1/agents/tools': {

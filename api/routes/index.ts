@@ -1,4 +1,5 @@
 /** The one root router: public health routes and API docs at the top, the versioned API under /api/v1. */
+import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { CloseWatches } from '../commands/run-status/long-poll';
@@ -20,7 +21,9 @@ import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
 export function rootRouter(deps: ApiDeps): Router {
-  const root = new Router();
+  // Every method Node parses counts as implemented, so an unrouted one (TRACE, PROPFIND, …) on a known path is a 405
+  // with the path's Allow list, as HTTP asks, rather than the router's default 501.
+  const root = new Router({ methods: METHODS });
   const routeDeps: RouteDeps = {
     ...deps,
     limits: createRateLimits(deps.config, deps.db),

@@ -1,9 +1,10 @@
 /** Request schemas of the run event stream. */
 import { z } from 'zod';
+import { queryInteger } from '../query-integer';
 
 export const runEventsParams = z.strictObject({ runId: z.string().min(1).max(600) });
 
-const seq = z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER);
+const seq = queryInteger({ min: 0, max: Number.MAX_SAFE_INTEGER });
 
 export const runEventsQuery = z.strictObject({
   after: seq.optional().meta({

@@ -1,6 +1,6 @@
 /** Request schemas of the agent-step transcript view. */
 import { z } from 'zod';
-import { pageQuery } from '../pagination';
+import { pageLimit, pageQuery } from '../pagination';
 
 export const transcriptParams = z.strictObject({
   runId: z.string().min(1).max(100),
@@ -9,5 +9,5 @@ export const transcriptParams = z.strictObject({
 
 /** Entries are paged like lists (`limit`, `cursor`, Link header), in conversation order. */
 export const transcriptQuery = pageQuery.extend({
-  limit: pageQuery.shape.limit.default(200),
+  limit: pageLimit(200),
 });

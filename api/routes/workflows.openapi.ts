@@ -53,7 +53,10 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         '`{{input.y}}` within config.input_schema, action configs per action type, at most 50 steps.',
       security: BEARER,
       requestBody: jsonRequest(createWorkflowBody),
-      responses: { ...ok(201, 'The stored workflow', workflowView), ...errors(400, 401, 413, 415) },
+      responses: {
+        ...ok(201, 'The stored workflow', workflowView, { location: 'Path of the new workflow.' }),
+        ...errors(400, 401, 413, 415),
+      },
     },
   },
   '/api/v1/workflows/{id}': {
@@ -100,7 +103,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       requestParams: { path: workflowIdParams, header: idempotencyHeader },
       requestBody: { content: { 'application/json': { schema: startRunBody } } },
       responses: {
-        ...ok(202, 'The run was accepted', started),
+        ...ok(202, 'The run was accepted', started, { location: "The run's status URL (as `status_url`)." }),
         ...errors(400, 401, 404, 409, 413, 415, 422),
         '429': {
           ...errorResponse(429),
@@ -189,6 +192,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
             from_step: z.string(),
             reused_steps: z.array(z.string()).meta({ description: 'Steps whose outputs were taken over.' }),
           }),
+          { location: "The new run's status URL (as `status_url`)." },
         ),
         ...errors(400, 401, 404, 409, 413, 415, 422),
         '429': {

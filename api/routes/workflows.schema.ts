@@ -4,6 +4,7 @@
  * api/commands/check-workflow.ts.
  */
 import { z } from 'zod';
+import { queryInteger } from '../query-integer';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
 import { ON_ERROR, TRIGGERS } from '../../temporal/contract/graph';
@@ -251,11 +252,7 @@ export const approveBody = z.strictObject({
 });
 
 export const statusQuery = z.strictObject({
-  wait: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(60)
+  wait: queryInteger({ min: 0, max: 60 })
     .optional()
     .meta({ description: 'Long poll: wait up to this many seconds for the status to change.' }),
 });

@@ -136,7 +136,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     respond(ctx, 200, { run_id: params.runId, ...result });
   });
 
-  router.post('/workflows/runs/:runId/rerun', ...auth, deps.limits.runStarts, rerunRoute, async (ctx) => {
+  router.post('/workflows/runs/:runId/rerun', ...auth, rerunRoute, async (ctx) => {
     const { params, body } = rerunRoute.input(ctx);
     const started = await rerunRun(
       { ...deps, inputValidators, templateHints },
@@ -146,6 +146,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         fromStep: body.from_step,
         idempotencyKey: idempotencyKey(ctx),
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+        chargeRunStart: () => deps.limits.runStarts(ctx),
       },
     );
     ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
@@ -187,6 +188,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, doc, deps.config);
     await insertWorkflow(deps.db, doc);
+    ctx.set('Location', `/api/v1/workflows/${doc._id}`);
     respond(ctx, 201, presentWorkflow(doc));
   });
 
@@ -244,7 +246,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     respond(ctx, 200, docs.map(presentRunSummary));
   });
 
-  router.post('/workflows/:id/run', ...auth, deps.limits.runStarts, startRunRoute, async (ctx) => {
+  router.post('/workflows/:id/run', ...auth, startRunRoute, async (ctx) => {
     const { params, body } = startRunRoute.input(ctx);
     const key = idempotencyKey(ctx);
     const started = await startRun(
@@ -256,6 +258,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
         idempotencyKey: key,
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+        chargeRunStart: () => deps.limits.runStarts(ctx),
       },
     );
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id });

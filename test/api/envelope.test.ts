@@ -27,6 +27,14 @@ describe('the envelope and status codes', () => {
     expectEnvelope(res, false);
   });
 
+  it('answers a method no route has (TRACE, PROPFIND) with 405 and Allow too, not 501', async () => {
+    for (const res of [await api.http.trace('/livez'), await api.http.propfind('/api/v1/agents')]) {
+      expect(res.status).toBe(405);
+      expect(res.headers.allow).toContain('GET');
+      expectEnvelope(res, false);
+    }
+  });
+
   it('answers OPTIONS with the allowed methods in the envelope', async () => {
     const res = await api.http.options('/livez');
     expect(res.status).toBe(200);

@@ -35,6 +35,7 @@ describe('workflows API', () => {
       expect(created.status).toBe(201);
       const id = created.body.data.id as string;
       expect(id).toMatch(/^wf_/);
+      expect(created.headers.location).toBe(`/api/v1/workflows/${id}`);
       expect(created.body.data).toMatchObject({ name: 'simple', steps: [{ id: 'shape' }], config: {} });
 
       const read = await api.http.get(`/api/v1/workflows/${id}`).set(alice.auth);

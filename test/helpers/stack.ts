@@ -5,8 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
-import pino from 'pino';
+import { NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import { Registry } from 'prom-client';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../config';
@@ -21,6 +20,7 @@ import { evaluatorOptions } from '../../temporal/expressions/limits';
 import { createDataConverter } from '../../temporal/codec/data-converter';
 import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
 import { parseCodecKeys } from '../../temporal/codec/keys';
+import { testAppLogger, testLogLevel, testTemporalLogger } from './test-logging';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -40,15 +40,16 @@ export const testCodec = () => new EncryptionCodec(parseCodecKeys(TEST_PAYLOAD_C
 /** For replay workers: histories recorded by the suite are encrypted with its key; older ones are plain JSON. */
 export const testDataConverter = () => createDataConverter(parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys);
 
-export const silentLogger = pino({ level: 'silent' });
+/** The app's logger in tests: silent unless STEPWISE_TEST_LOG_LEVEL asks (test-logging.ts). */
+export const silentLogger = testAppLogger();
 
 let runtimeInstalled = false;
-/** Keeps the Temporal core's own log lines out of the test output (only warnings and errors). */
+/** The Temporal SDK's log lines: unexpected warnings and errors only, one line each (test-logging.ts). */
 function quietTemporalRuntime(): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    Runtime.install({ logger: testTemporalLogger(testLogLevel()) });
   } catch {
     // already installed in this process
   }
@@ -62,7 +63,7 @@ export function uniqueId(prefix = 't'): string {
 export function testConfig(overrides: Record<string, string> = {}): Config {
   return loadConfig({
     NODE_ENV: 'test',
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.STEPWISE_TEST_LOG_LEVEL ? testLogLevel().toLowerCase() : 'silent',
     MONGODB_URI: required('STEPWISE_TEST_MONGODB_URI'),
     MONGODB_DB: uniqueId('test_'),
     TEMPORAL_ADDRESS: required('STEPWISE_TEST_TEMPORAL_ADDRESS'),

@@ -96,3 +96,13 @@ it('a tampered cursor is a 400 naming the cursor', async () => {
     expectError(await api.http.get(`/api/v1/agents?cursor=${encodeURIComponent(bad)}`).set(user.auth), 400, 'cursor');
   }
 });
+
+it('takes limit as the document describes it: decimal digits only, nothing a number parser would also read', async () => {
+  for (const limit of ['', '0x10', '1e1', '+1', '%201', '01', '1.0', 'abc', '0', '201']) {
+    const res = await api.http.get(`/api/v1/agents?limit=${limit}`).set(user.auth);
+    expect([limit, res.status]).toEqual([limit, 400]);
+    oas.check(res);
+  }
+  expectError(await api.http.get('/api/v1/agents?limit=abc').set(user.auth), 400, 'limit', 'decimal integer');
+  expect((await api.http.get('/api/v1/agents?limit=10').set(user.auth)).body.data).toHaveLength(10);
+});

@@ -1,18 +1,14 @@
 /** 429 with Retry-After per API key, per IP and for run starts; counters live in MongoDB, shared by API processes. */
-import Koa from 'koa';
 import { Registry } from 'prom-client';
 import request from 'supertest';
 import { createApp } from '../../../api/app';
-import { respond } from '../../../api/envelope';
-import { requireUser } from '../../../api/middleware/auth';
-import { KeyCache } from '../../../api/middleware/key-cache';
-import { errorMiddleware } from '../../../api/middleware/errors';
-import { createRateLimits, RATE_LIMIT_COLLECTION } from '../../../api/middleware/rate-limit';
+import { RATE_LIMIT_COLLECTION } from '../../../api/middleware/rate-limit';
 import { createApiKey } from '../../../db/users';
 import { expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
 import { silentLogger, startTestApi, testConfig, type TestApi } from '../../helpers/stack';
 import { createTestUser } from '../../helpers/users';
+import { createWorkflow, insertTemplate } from '../../helpers/workflows';
 
 const oas = openApiChecker();
 
@@ -90,29 +86,28 @@ describe('per IP', () => {
   });
 });
 
-describe('run starts (the middleware the runs router puts on POST …/run)', () => {
+describe('run starts', () => {
   let api: TestApi;
   beforeAll(async () => {
     api = await startTestApi(testConfig({ RATE_LIMIT_RUNS_PER_MINUTE: '2' }));
   });
   afterAll(() => api?.close());
 
-  it('has its own, stricter budget per key', async () => {
-    const limits = createRateLimits(api.config, api.database.db);
-    const app = new Koa();
-    app.use(errorMiddleware(silentLogger, api.config.BODY_LIMIT_BYTES));
-    app.use(async (ctx, next) => {
-      ctx.state.log = silentLogger;
-      await next();
-    });
-    app.use(requireUser(new KeyCache(api.database.db, 0)));
-    app.use(limits.runStarts);
-    app.use((ctx) => respond(ctx, 202, { started: true }));
-    const http = request(app.callback());
+  it('has its own, stricter budget per key, charged only once the workflow is found', async () => {
     const user = await createTestUser(api.database.db);
-    expect((await http.post('/run').set(user.auth)).status).toBe(202);
-    expect((await http.post('/run').set(user.auth)).status).toBe(202);
-    expectRateLimited(await http.post('/run').set(user.auth));
+    const approval = await insertTemplate(api.database.db, user.id, { step_type: 'action', action_type: 'approval' });
+    const workflowId = await createWorkflow(api, user, {
+      name: 'held open',
+      steps: [{ id: 'review', template_id: approval._id, config: { message: 'Go?' } }],
+    });
+    // Starts of a workflow that does not exist are 404s, however many: they do not use up the budget.
+    for (let i = 0; i < 3; i++) {
+      expectError(await api.http.post('/api/v1/workflows/wf_missing/run').set(user.auth).send({}), 404, 'not found');
+    }
+    const start = () => api.http.post(`/api/v1/workflows/${workflowId}/run`).set(user.auth).send({});
+    expect((await start()).status).toBe(202);
+    expect((await start()).status).toBe(202);
+    expectRateLimited(await start());
     // The general per-key budget is separate.
     expect((await api.http.get('/api/v1/agents').set(user.auth)).status).toBe(200);
   });

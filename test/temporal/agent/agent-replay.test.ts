@@ -10,11 +10,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { DefaultLogger, Runtime, Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import { runAgent, type AgentCase } from '../../helpers/agent-runs';
 import { startLlmServer, type Script } from '../../helpers/llm-server';
 import { startTestApi, startTestWorker, testConfig, testDataConverter, uniqueId } from '../../helpers/stack';
 import { createTestUser } from '../../helpers/users';
+import { testTemporalLogger } from '../../helpers/test-logging';
 
 const DIR = path.resolve(__dirname, '..', 'histories');
 const RECORD = process.env.STEPWISE_RECORD_HISTORIES;
@@ -86,7 +87,7 @@ async function record(): Promise<void> {
 describe('replay of committed agent-step histories', () => {
   beforeAll(async () => {
     try {
-      Runtime.install({ logger: new DefaultLogger('WARN') }); // replay workers log every state change at INFO
+      Runtime.install({ logger: testTemporalLogger() }); // replay workers log every state change at INFO
     } catch {
       // already installed in this process
     }
