@@ -101,7 +101,10 @@ export interface paths {
     /** Create an agent template */
     post: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description `true`: check only; nothing is written and the answer is 200 with what would be stored. */
+          dry_run?: 'true' | 'false';
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -112,6 +115,18 @@ export interface paths {
         };
       };
       responses: {
+        /** @description Dry run: the template as it would be stored (nothing written; the id is not kept) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['AgentTemplate'];
+              error: null;
+            };
+          };
+        };
         /** @description The stored template */
         201: {
           headers: {
@@ -381,7 +396,10 @@ export interface paths {
     /** Change one of your own templates (system templates are read-only) */
     patch: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description `true`: check only; nothing is written and the answer is 200 with what would be stored. */
+          dry_run?: 'true' | 'false';
+        };
         header?: never;
         path: {
           /** @description Template id (`tpl_…`). */
@@ -1324,7 +1342,10 @@ export interface paths {
      */
     post: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description `true`: check only; nothing is written and the answer is 200 with what would be stored. */
+          dry_run?: 'true' | 'false';
+        };
         header?: never;
         path?: never;
         cookie?: never;
@@ -1411,7 +1432,9 @@ export interface paths {
                 max_attempts: number;
               };
               tasks?: string[];
-              /** @description The agent or action template; exactly one of template_id and workflow_id. */
+              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+              template?: string;
+              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
@@ -1430,6 +1453,18 @@ export interface paths {
         };
       };
       responses: {
+        /** @description Dry run: the workflow as it would be stored (nothing written; the id is not kept) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Workflow'];
+              error: null;
+            };
+          };
+        };
         /** @description The stored workflow */
         201: {
           headers: {
@@ -1685,7 +1720,10 @@ export interface paths {
     /** Change a workflow (steps and config are replaced as a whole); runs in flight keep their snapshot */
     patch: {
       parameters: {
-        query?: never;
+        query?: {
+          /** @description `true`: check only; nothing is written and the answer is 200 with what would be stored. */
+          dry_run?: 'true' | 'false';
+        };
         header?: never;
         path: {
           id: string;
@@ -1774,7 +1812,9 @@ export interface paths {
                 max_attempts: number;
               };
               tasks?: string[];
-              /** @description The agent or action template; exactly one of template_id and workflow_id. */
+              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+              template?: string;
+              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
@@ -4438,7 +4478,9 @@ export interface components {
           max_attempts: number;
         };
         tasks?: string[];
-        /** @description The agent or action template; exactly one of template_id and workflow_id. */
+        /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+        template?: string;
+        /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
         template_id?: string;
         timeout_seconds?: number;
         /** @description Agent steps: overrides default_tools. */
