@@ -29,6 +29,8 @@ export class ApiRequestError extends CliError {
     message: string,
     readonly status: number,
     readonly code: string | null,
+    /** The envelope's `error` as the server wrote it (apply maps its field names to a file's lines). */
+    readonly serverMessage: string | null = null,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -167,7 +169,7 @@ export class ApiClient {
           code,
         );
       default:
-        return new ApiRequestError(`${said} (${tag})`, res.status, code);
+        return new ApiRequestError(`${said} (${tag})`, res.status, code, message);
     }
   }
 

@@ -137,3 +137,19 @@ export const hookItem = z.looseObject({
   secret: z.string().optional(),
 });
 export type HookItem = z.infer<typeof hookItem>;
+
+// --- definitions (workflows and templates as code) ---
+
+/** A workflow as GET /api/v1/workflows/:id presents it; its steps and config pass through as written. */
+export const workflowItem = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  steps: z.array(z.looseObject({ id: z.string() })),
+  config: z.looseObject({}),
+});
+export type WorkflowItem = z.infer<typeof workflowItem>;
+
+/** A template as GET /api/v1/agents/:id presents it. */
+export const templateItem = z.looseObject({ id: z.string(), name: z.string(), system: z.boolean() });
+export type TemplateItem = z.infer<typeof templateItem>;

@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
+import { registerDefinitionCommands } from './commands/definitions';
 import { registerHookCommands } from './commands/hooks';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
@@ -13,8 +14,8 @@ import { registerUserCommands } from './commands/users';
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals and hooks (as a user, through the ' +
-        'API: STEPWISE_URL, STEPWISE_API_KEY)',
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, hooks, workflows and agents (as a ' +
+        'user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => ctx.io.out(s.trimEnd()), writeErr: (s) => ctx.io.err(s.trimEnd()) });
@@ -23,5 +24,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerRunCommands(program, ctx);
   registerApprovalCommands(program, ctx);
   registerHookCommands(program, ctx);
+  registerDefinitionCommands(program, ctx);
   return program;
 }

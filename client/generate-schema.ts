@@ -4,7 +4,7 @@
  * differs from what this produces now. The output is prettier-formatted so regenerating is deterministic and the
  * file passes `prettier --check` as committed.
  */
-import openapiTS, { astToString } from 'openapi-typescript';
+import openapiTS, { astToString, UNKNOWN, type SchemaObject } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
 import { buildOpenApiDocument } from '../api/openapi';
 
@@ -19,8 +19,25 @@ const HEADER =
 export async function generateSchemaSource(repoRoot: string): Promise<string> {
   // No PUBLIC_URL: the servers list would make the file depend on the deployment generating it.
   const document = buildOpenApiDocument({ PUBLIC_URL: undefined });
-  const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], { alphabetize: true });
+  const ast = await openapiTS(document as unknown as Parameters<typeof openapiTS>[0], {
+    alphabetize: true,
+    transform: (schema) => (isJsonValue(schema) ? UNKNOWN : undefined),
+  });
   const filepath = `${repoRoot}/${SCHEMA_FILE}`;
   const options = (await resolveConfig(filepath)) ?? {};
   return format(HEADER + astToString(ast), { ...options, filepath });
+}
+
+const JSON_TYPES = ['array', 'boolean', 'null', 'number', 'object', 'string'];
+
+/**
+ * Any JSON value (zod's `z.json()`: a recursive union of the six JSON types). Typed `unknown` in the client: the
+ * recursive union defeats openapi-fetch's request-body typing, which then types every key of a JSON object as
+ * `undefined` (a run's `input` could not be sent at all).
+ */
+function isJsonValue(schema: SchemaObject): boolean {
+  const members = 'anyOf' in schema ? schema.anyOf : undefined;
+  if (!Array.isArray(members) || members.length !== JSON_TYPES.length) return false;
+  const types = members.map((m) => ('type' in m && typeof m.type === 'string' ? m.type : '')).sort();
+  return types.join() === JSON_TYPES.join();
 }

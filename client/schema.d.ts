@@ -3846,51 +3846,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
-    __schema0:
-      | string
-      | number
-      | boolean
-      | null
-      | components['schemas']['__schema0'][]
-      | {
-          [key: string]: components['schemas']['__schema0'];
-        };
-    __schema1:
-      | string
-      | number
-      | boolean
-      | null
-      | components['schemas']['__schema1'][]
-      | {
-          [key: string]: components['schemas']['__schema1'];
-        };
-    __schema2:
-      | string
-      | number
-      | boolean
-      | null
-      | components['schemas']['__schema2'][]
-      | {
-          [key: string]: components['schemas']['__schema2'];
-        };
-    __schema3:
-      | string
-      | number
-      | boolean
-      | null
-      | components['schemas']['__schema3'][]
-      | {
-          [key: string]: components['schemas']['__schema3'];
-        };
-    __schema4:
-      | string
-      | number
-      | boolean
-      | null
-      | components['schemas']['__schema4'][]
-      | {
-          [key: string]: components['schemas']['__schema4'];
-        };
+    __schema0: unknown;
+    __schema1: unknown;
+    __schema2: unknown;
+    __schema3: unknown;
+    __schema4: unknown;
     ActionType: {
       /** @description JSON Schema (2020-12) of the action config. */
       config_schema: {

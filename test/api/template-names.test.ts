@@ -3,6 +3,8 @@
  * (`template: "…"`), resolved when the workflow is written: your own template of that name first, then the system one;
  * an unknown or ambiguous name is a 400 naming the step.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { SYSTEM_TEMPLATES } from '../../db/system-templates';
 import { expectError, agentBody } from '../helpers/api';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
@@ -21,6 +23,11 @@ describe('templates by stable id and by name', () => {
     bob = await createTestUser(api.database.db);
   });
   afterAll(() => api?.close());
+
+  it("the README's table of system templates gives every stable id with its name", () => {
+    const readme = readFileSync(path.resolve(__dirname, '../../README.md'), 'utf8');
+    for (const t of SYSTEM_TEMPLATES) expect(readme).toContain(`| \`${t.id}\` | ${t.content.name} |`);
+  });
 
   it('lists every system template under its documented stable id', async () => {
     const res = await api.http.get('/api/v1/agents?limit=200').set(alice.auth);
