@@ -77,8 +77,8 @@ describe('runs in the Temporal Web UI', () => {
       // The run's timeline names every activity by its summary: the activity type, then the step's kind and id.
       await page.goto(`${temporal.uiUrl}/namespaces/default/workflows/${runId}/${temporalRunId}/timeline`);
       for (const step of ['price-total', 'format-receipt']) {
-        const label = `runActionStep • transform ${step}`;
-        await page.waitForFunction((text) => document.body.textContent?.includes(text), label, { timeout: 20_000 });
+        // Drawn in the timeline's chart, where part of it may lie outside the visible area.
+        await page.getByText(`runActionStep • transform ${step}`).first().waitFor({ state: 'attached' });
       }
       // The execution's summary (decrypted through the codec endpoint) is the workflow's name.
       await page.getByText('User Metadata', { exact: true }).click();
