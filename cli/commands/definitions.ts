@@ -13,8 +13,22 @@ type ExportFlags = ApiFlags & { json?: boolean };
 
 export function registerDefinitionCommands(program: Command, ctx: CliContext): void {
   const kinds = [
-    { command: 'workflows', noun: 'workflow', id: 'wf_…', apply: applyWorkflows, export: exportWorkflow },
-    { command: 'agents', noun: 'agent template', id: 'tpl_…', apply: applyTemplates, export: exportTemplate },
+    {
+      command: 'workflows',
+      noun: 'workflow',
+      a: 'a workflow',
+      id: 'wf_…',
+      apply: applyWorkflows,
+      export: exportWorkflow,
+    },
+    {
+      command: 'agents',
+      noun: 'agent template',
+      a: 'an agent template',
+      id: 'tpl_…',
+      apply: applyTemplates,
+      export: exportTemplate,
+    },
   ] as const;
   for (const kind of kinds) {
     const group = program
@@ -31,7 +45,7 @@ export function registerDefinitionCommands(program: Command, ctx: CliContext): v
         await kind.apply(ctx.api(flags), ctx.io, flags.file, flags.dryRun ?? false);
       });
     withApiFlags(group.command('export'))
-      .description(`print a ${kind.noun} as a file \`apply\` takes back (YAML)`)
+      .description(`print ${kind.a} as a file \`apply\` takes back (YAML)`)
       .argument('<id>', `the ${kind.noun} (${kind.id})`)
       .option('--json', 'JSON instead of YAML')
       .action(async (id: string, flags: ExportFlags) => {
