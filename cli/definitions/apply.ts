@@ -8,7 +8,7 @@ import { ApiRequestError } from '../api-client';
 import { templateItem, workflowItem } from '../api-types';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
-import { workflowChanges, templateChanges } from './diff';
+import { resolvedTemplateChanges, templateChanges, workflowChanges } from './diff';
 import { definitionName, readDefinitions, type Definition } from './file';
 import { describeProblems } from './problems';
 
@@ -19,8 +19,18 @@ interface Kind {
   /** What the caller owns and may update, by name. */
   stored(api: ApiClient): Promise<{ id: string; name: string; body: Record<string, unknown> }[]>;
   changes(stored: Record<string, unknown>, file: Record<string, unknown>): string[];
-  /** POST (no id) or PATCH; resolves to the id written (or that would be). */
-  write(api: ApiClient, id: string | null, body: Record<string, unknown>, dryRun: boolean): Promise<string>;
+  /**
+   * Fields the server would set differently from what is stored although the file did not change them (a template
+   * name that now resolves to another template).
+   */
+  resolved(stored: Record<string, unknown>, wouldBe: Record<string, unknown>): string[];
+  /** POST (no id) or PATCH; resolves to what was written (or would be). */
+  write(
+    api: ApiClient,
+    id: string | null,
+    body: Record<string, unknown>,
+    dryRun: boolean,
+  ): Promise<Record<string, unknown> & { id: string }>;
 }
 
 const LIST_MAX = 10_000;
@@ -38,6 +48,7 @@ const workflowKind: Kind = {
     return all.map((w) => ({ id: w.id, name: w.name, body: w }));
   },
   changes: workflowChanges,
+  resolved: resolvedTemplateChanges,
   async write(api, id, file, dryRun) {
     // The file is the whole definition: what it leaves out is cleared (description) or emptied (config).
     const body = { ...file, description: file.description ?? null, config: file.config ?? {} } as never;
@@ -45,7 +56,7 @@ const workflowKind: Kind = {
       id === null
         ? api.http.POST('/api/v1/workflows', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/workflows/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
-    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer, workflowItem)).data.id;
+    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer, workflowItem)).data;
   },
 };
 
@@ -62,13 +73,14 @@ const templateKind: Kind = {
     return all.filter((t) => !t.system).map((t) => ({ id: t.id, name: t.name, body: t }));
   },
   changes: templateChanges,
+  resolved: () => [],
   async write(api, id, file, dryRun) {
     const body = file as never;
     const answer =
       id === null
         ? api.http.POST('/api/v1/agents', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/agents/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
-    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer, templateItem)).data.id;
+    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer, templateItem)).data;
   },
 };
 
@@ -76,6 +88,8 @@ interface Plan {
   def: Definition;
   name: string;
   id: string | null;
+  /** The stored definition of that name, if any. */
+  stored: Record<string, unknown> | null;
   changed: string[];
 }
 
@@ -95,18 +109,22 @@ async function plan(api: ApiClient, kind: Kind, defs: Definition[]): Promise<Pla
       );
     }
     const [match] = matches;
-    return { def, name, id: match?.id ?? null, changed: match ? kind.changes(match.body, def.body) : ['(new)'] };
+    const changed = match ? kind.changes(match.body, def.body) : ['(new)'];
+    return { def, name, id: match?.id ?? null, stored: match?.body ?? null, changed };
   });
 }
 
-/** The server's verdict on one definition: null when it passes, else the file-named problem lines. */
-async function check(api: ApiClient, kind: Kind, p: Plan): Promise<string[] | null> {
+/** The server's verdict on one definition: what it would store, or the file-named problem lines. */
+async function check(
+  api: ApiClient,
+  kind: Kind,
+  p: Plan,
+): Promise<{ wouldBe: Record<string, unknown> } | { problems: string[] }> {
   try {
-    await kind.write(api, p.id, p.def.body, true);
-    return null;
+    return { wouldBe: await kind.write(api, p.id, p.def.body, true) };
   } catch (err) {
     if (err instanceof ApiRequestError && err.status === 400 && err.serverMessage) {
-      return describeProblems(p.def, kind.noun, err.serverMessage);
+      return { problems: describeProblems(p.def, kind.noun, err.serverMessage) };
     }
     throw err;
   }
@@ -114,9 +132,13 @@ async function check(api: ApiClient, kind: Kind, p: Plan): Promise<string[] | nu
 
 async function apply(api: ApiClient, io: CliOutput, kind: Kind, file: string, dryRun: boolean): Promise<void> {
   const plans = await plan(api, kind, await readDefinitions(file));
-  const pending = plans.filter((p) => p.changed.length > 0);
   const problems: string[] = [];
-  for (const p of pending) problems.push(...((await check(api, kind, p)) ?? []));
+  // Every definition, changed or not: an unchanged file may name a template that is gone or was re-created.
+  for (const p of plans) {
+    const verdict = await check(api, kind, p);
+    if ('problems' in verdict) problems.push(...verdict.problems);
+    else if (p.stored && p.changed.length === 0) p.changed = kind.resolved(p.stored, verdict.wouldBe);
+  }
   if (problems.length > 0) {
     for (const line of problems) io.err(line);
     throw new CliError(`${file}: ${problems.length} problem(s); nothing was written`);
@@ -131,7 +153,7 @@ async function apply(api: ApiClient, io: CliOutput, kind: Kind, file: string, dr
       io.out(p.id === null ? `would create ${label}` : `would update ${label} ${p.id}: ${p.changed.join(', ')}`);
       continue;
     }
-    const id = await kind.write(api, p.id, p.def.body, false);
+    const { id } = await kind.write(api, p.id, p.def.body, false);
     io.out(p.id === null ? `created ${label} ${id}` : `updated ${label} ${id}: ${p.changed.join(', ')}`);
   }
 }

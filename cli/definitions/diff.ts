@@ -68,3 +68,11 @@ export function templateChanges(stored: Record<string, Json>, file: Record<strin
     .sort()
     .flatMap((k) => changes(stored[k], file[k], k));
 }
+
+/** Steps whose template name now resolves to another template than the stored one (`steps.<id>.template_id`). */
+export function resolvedTemplateChanges(stored: Record<string, Json>, wouldBe: Record<string, Json>): string[] {
+  const before = stepsById(stored.steps);
+  return [...stepsById(wouldBe.steps)].flatMap(([id, step]) =>
+    step.template !== undefined && before.get(id)?.template_id !== step.template_id ? [`steps.${id}.template_id`] : [],
+  );
+}

@@ -175,6 +175,33 @@ describe('workflows apply / export across two deployments', () => {
     expect((await cli(a, 'workflows', 'apply', '-f', file)).out[0]).toMatch(/^unchanged workflow "Order total"/);
   });
 
+  it('re-resolves a template name when its template was re-created, though the file did not change', async () => {
+    const agents = path.join(dir, 'helper.yaml');
+    await writeFile(agents, 'name: Helper bot\ndefault_prompt: Help.\n');
+    const first = (await cli(b, 'agents', 'apply', '-f', agents)).out[0]!.split(' ').at(-1)!;
+    const workflow = path.join(dir, 'uses-helper.yaml');
+    await writeFile(workflow, 'name: Uses helper\nsteps:\n  - { id: ask, template: Helper bot }\n');
+    expect((await cli(b, 'workflows', 'apply', '-f', workflow)).out[0]).toMatch(/^created/);
+
+    expect((await b.api.http.delete(`/api/v1/agents/${first}`).set(b.user.auth)).status).toBe(200);
+    const gone = await cli(b, 'workflows', 'apply', '-f', workflow);
+    expect(gone.code).toBe(1);
+    expect(gone.err[0]).toContain('step "ask": field "template": no template named "Helper bot"');
+
+    const second = (await cli(b, 'agents', 'apply', '-f', agents)).out[0]!.split(' ').at(-1)!;
+    expect(second).not.toBe(first);
+    const again = await cli(b, 'workflows', 'apply', '-f', workflow);
+    expect(again.out).toEqual([
+      expect.stringMatching(/^updated workflow "Uses helper" wf_\S+: steps\.ask\.template_id$/),
+    ]);
+    const stored = await b.api.http.get('/api/v1/workflows').set(b.user.auth);
+    const uses = (stored.body.data as { name: string; steps: { template_id: string }[] }[]).find(
+      (w) => w.name === 'Uses helper',
+    );
+    expect(uses!.steps[0]!.template_id).toBe(second);
+    expect((await cli(b, 'workflows', 'apply', '-f', workflow)).out[0]).toMatch(/^unchanged/);
+  });
+
   it('applies and exports agent templates by name', async () => {
     const file = path.join(dir, 'agents.yaml');
     await writeFile(file, 'name: Triage\ndefault_prompt: Sort the ticket.\ntags: [support]\n');
