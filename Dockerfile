@@ -27,6 +27,7 @@ COPY api ./api
 COPY db ./db
 COPY temporal ./temporal
 COPY cli ./cli
+COPY client ./client
 COPY --from=console /app/console/dist ./console/dist
 
 # The worker loads this prebuilt bundle instead of running webpack at every start.

@@ -1,9 +1,12 @@
 /**
- * The CLI's client of the HTTP API (`runs …`, `approvals …`): acts with the user's API key, unwraps the
- * `{data, error}` envelope, checks answers against cli/api-types.ts and turns every failure into a CliError a person
- * can act on (the server's message and code, plus what to do about a 401 or a 404).
+ * The CLI's client of the HTTP API (`runs …`, `approvals …`, `workflows …`, `agents …`): every request goes through the
+ * typed client generated from the OpenAPI document (client/, `npm run generate:client`), so a path, parameter or
+ * body the API does not document is a compile error. It acts with the user's API key, unwraps the `{data, error}`
+ * envelope, checks the fields the commands use against cli/api-types.ts (the server answering may be another
+ * version than the one the types were generated from) and turns every failure into a CliError a person can act on.
  */
 import { z } from 'zod';
+import { createStepwiseClient, type paths, type StepwiseClient } from '../client';
 import { CliError } from './errors';
 import {
   approvalDecided,
@@ -28,6 +31,8 @@ export class ApiRequestError extends CliError {
     message: string,
     readonly status: number,
     readonly code: string | null,
+    /** The envelope's `error` as the server wrote it (apply maps its field names to a file's lines). */
+    readonly serverMessage: string | null = null,
   ) {
     super(message);
     this.name = 'ApiRequestError';
@@ -50,6 +55,14 @@ export interface RunSearchFilter {
 }
 
 type Query = Record<string, string | string[] | undefined>;
+
+/** A schedule's create body, as the document states it. */
+export type ScheduleBody = NonNullable<
+  paths['/api/v1/workflows/{id}/schedules']['post']['requestBody']
+>['content']['application/json'];
+
+/** What every openapi-fetch call resolves to, whatever the operation. */
+type Answer = { data?: unknown; error?: unknown; response: Response };
 
 const PAGE_MAX = 200;
 const envelope = z.object({ data: z.unknown(), error: z.string().nullable() });
@@ -78,9 +91,16 @@ function describeIssues(error: z.ZodError): string {
 
 export class ApiClient {
   private readonly base: string;
+  /** The generated typed client; commands that need an operation not wrapped below use it directly. */
+  readonly http: StepwiseClient;
 
   constructor(private readonly opts: ApiClientOptions) {
     this.base = opts.baseUrl.replace(/\/+$/, '');
+    this.http = createStepwiseClient({
+      baseUrl: this.base,
+      apiKey: opts.apiKey,
+      fetch: (request) => this.reach(fetch(request)),
+    });
   }
 
   url(path: string, query: Query = {}): URL {
@@ -92,23 +112,12 @@ export class ApiClient {
     return url;
   }
 
-  /** fetch with the key; a network failure becomes a CliError naming the URL the person can correct. */
-  async send(
-    method: string,
-    url: URL,
-    init: { headers?: Record<string, string>; body?: unknown; signal?: AbortSignal } = {},
-  ) {
-    const headers: Record<string, string> = { Authorization: `Bearer ${this.opts.apiKey}`, ...init.headers };
-    if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+  /** A network failure becomes a CliError naming the URL the person can correct. */
+  private async reach(pending: Promise<Response>, signal?: AbortSignal): Promise<Response> {
     try {
-      return await fetch(url, {
-        method,
-        headers,
-        body: init.body === undefined ? undefined : JSON.stringify(init.body),
-        signal: init.signal,
-      });
+      return await pending;
     } catch (err) {
-      if (init.signal?.aborted) throw err;
+      if (signal?.aborted) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       throw new CliError(
         `cannot reach the Stepwise API at ${this.base} (${cause?.code ?? cause?.message ?? (err as Error).message}); ` +
@@ -117,17 +126,34 @@ export class ApiClient {
     }
   }
 
-  /** The CliError for a non-2xx answer: the envelope's message and code, and what to do about it. */
+  /**
+   * fetch with the key, for the event stream only: openapi-fetch reads whole bodies, an SSE stream never ends
+   * (cli/sse.ts reads it as it comes).
+   */
+  async send(method: string, url: URL, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}) {
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.opts.apiKey}`, ...init.headers };
+    return this.reach(fetch(url, { method, headers, signal: init.signal }), init.signal);
+  }
+
+  /** The CliError for a non-2xx answer whose body has not been read (the event stream). */
   async failure(res: Response, method: string, url: URL): Promise<ApiRequestError> {
     const text = await res.text().catch(() => '');
-    let message: string | null = null;
+    let body: unknown = text;
     try {
-      message = envelope.parse(JSON.parse(text)).error;
+      body = JSON.parse(text);
     } catch {
-      // Not our envelope (a proxy's page, an older server): say what came back instead.
+      // Not JSON: described as text below.
     }
+    return this.refusal(res, body, `${method} ${url.pathname}`);
+  }
+
+  /** The CliError for a non-2xx answer: the envelope's message and code, and what to do about it. */
+  refusal(res: Response, body: unknown, what: string): ApiRequestError {
+    const parsed = envelope.safeParse(body);
+    const message = parsed.success ? parsed.data.error : null;
+    const text = typeof body === 'string' ? body : JSON.stringify(body ?? '');
     const code = res.headers.get('X-Error-Code');
-    const said = message ?? `unexpected answer to ${method} ${url.pathname}: ${text.slice(0, 200) || '(empty body)'}`;
+    const said = message ?? `unexpected answer to ${what}: ${text.slice(0, 200) || '(empty body)'}`;
     const tag = `HTTP ${res.status}${code ? ` ${code}` : ''}`;
     switch (res.status) {
       case 401:
@@ -150,40 +176,50 @@ export class ApiClient {
           code,
         );
       default:
-        return new ApiRequestError(`${said} (${tag})`, res.status, code);
+        return new ApiRequestError(`${said} (${tag})`, res.status, code, message);
     }
   }
 
-  private async call<S extends z.ZodType>(
-    method: string,
-    url: URL,
+  /**
+   * The `data` of an answer of the generated client, checked against `schema`; a refusal becomes a CliError.
+   * `what` (`GET /runs`) names the request in messages.
+   */
+  async unwrap<S extends z.ZodType>(
+    what: string,
+    pending: Promise<Answer>,
     schema: S,
-    init: { headers?: Record<string, string>; body?: unknown } = {},
   ): Promise<{ data: z.infer<S>; res: Response }> {
-    const res = await this.send(method, url, init);
-    if (!res.ok) throw await this.failure(res, method, url);
-    let body: unknown;
+    let answer: Answer;
     try {
-      body = await res.json();
-    } catch {
-      throw new CliError(`unexpected answer to ${method} ${url.pathname} (HTTP ${res.status}): not JSON`);
+      answer = await pending;
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      // openapi-fetch parses every 2xx body as JSON.
+      throw new CliError(`unexpected answer to ${what}: not JSON`);
     }
-    const parsed = envelope.safeParse(body);
+    const res = answer.response;
+    if (!res.ok) throw this.refusal(res, answer.error, what);
+    const parsed = envelope.safeParse(answer.data);
     const data = parsed.success ? schema.safeParse(parsed.data.data) : null;
     if (!data?.success) {
       const why = data ? describeIssues(data.error) : 'no {data, error} envelope';
-      throw new CliError(`unexpected answer to ${method} ${url.pathname}: ${why} (is the CLI older than the API?)`);
+      throw new CliError(`unexpected answer to ${what}: ${why} (is the CLI older than the API?)`);
     }
     return { data: data.data, res };
   }
 
-  /** Up to `max` items of a paged list, following the `Link` cursors. */
-  async list<S extends z.ZodType>(path: string, item: S, query: Query, max: number): Promise<z.infer<S>[]> {
+  /** Every item of a paged list up to `max`, following the `Link` cursors; `page` asks for one page. */
+  async list<S extends z.ZodType>(
+    what: string,
+    item: S,
+    page: (q: { limit: number; cursor?: string }) => Promise<Answer>,
+    max: number,
+  ): Promise<z.infer<S>[]> {
     const items: z.infer<S>[] = [];
     let cursor: string | undefined;
     do {
-      const limit = String(Math.min(PAGE_MAX, max - items.length));
-      const { data, res } = await this.call('GET', this.url(path, { ...query, limit, cursor }), z.array(item));
+      const limit = Math.min(PAGE_MAX, max - items.length);
+      const { data, res } = await this.unwrap(what, page({ limit, ...(cursor ? { cursor } : {}) }), z.array(item));
       items.push(...data);
       cursor = nextCursor(res.headers.get('Link')) ?? undefined;
     } while (cursor !== undefined && items.length < max);
@@ -191,38 +227,60 @@ export class ApiClient {
   }
 
   searchRuns(filter: RunSearchFilter, max: number): Promise<RunSearchItem[]> {
-    return this.list('/runs', runSearchItem, { ...filter, status: filter.status?.join(',') }, max);
+    const query = { ...filter, status: filter.status?.join(',') };
+    return this.list(
+      'GET /runs',
+      runSearchItem,
+      (page) => this.http.GET('/api/v1/runs', { params: { query: { ...query, ...page } } }),
+      max,
+    );
   }
 
   async runStatus(runId: string): Promise<RunStatusBody> {
-    const path = `/workflows/runs/${encodeURIComponent(runId)}/status`;
-    return (await this.call('GET', this.url(path), runStatusBody)).data;
+    const answer = this.http.GET('/api/v1/workflows/runs/{runId}/status', { params: { path: { runId } } });
+    return (await this.unwrap('GET …/status', answer, runStatusBody)).data;
   }
 
   async rerun(runId: string, opts: { fromStep?: string; idempotencyKey?: string }): Promise<RunStarted> {
-    const path = `/workflows/runs/${encodeURIComponent(runId)}/rerun`;
-    const headers: Record<string, string> = opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {};
-    const body = opts.fromStep === undefined ? {} : { from_step: opts.fromStep };
-    return (await this.call('POST', this.url(path), runStarted, { headers, body })).data;
+    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/rerun', {
+      params: {
+        path: { runId },
+        header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {},
+      },
+      body: opts.fromStep === undefined ? {} : { from_step: opts.fromStep },
+    });
+    return (await this.unwrap('POST …/rerun', answer, runStarted)).data;
   }
 
   approvals(max: number): Promise<ApprovalItem[]> {
-    return this.list('/approvals', approvalItem, {}, max);
+    return this.list(
+      'GET /approvals',
+      approvalItem,
+      (page) => this.http.GET('/api/v1/approvals', { params: { query: page } }),
+      max,
+    );
   }
 
   async decide(runId: string, stepId: string, approved: boolean, comment?: string): Promise<ApprovalDecided> {
-    const path = `/workflows/runs/${encodeURIComponent(runId)}/approve`;
-    const body = { step_id: stepId, approved, ...(comment === undefined ? {} : { comment }) };
-    return (await this.call('POST', this.url(path), approvalDecided, { body })).data;
+    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/approve', {
+      params: { path: { runId } },
+      body: { step_id: stepId, approved, ...(comment === undefined ? {} : { comment }) },
+    });
+    return (await this.unwrap('POST …/approve', answer, approvalDecided)).data;
   }
 
   hooks(workflowId: string, max: number): Promise<HookItem[]> {
-    return this.list(`/workflows/${encodeURIComponent(workflowId)}/hooks`, hookItem, {}, max);
+    return this.list(
+      'GET …/hooks',
+      hookItem,
+      (page) => this.http.GET('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId }, query: page } }),
+      max,
+    );
   }
 
   async createHook(workflowId: string, body: { name?: string; signed?: boolean }): Promise<HookItem> {
-    const path = `/workflows/${encodeURIComponent(workflowId)}/hooks`;
-    return (await this.call('POST', this.url(path), hookItem, { body })).data;
+    const answer = this.http.POST('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId } }, body });
+    return (await this.unwrap('POST …/hooks', answer, hookItem)).data;
   }
 
   /** `PATCH` (`{enabled}`), `POST …/rotate-secret` or `DELETE` on one hook. */
@@ -231,39 +289,65 @@ export class ApiClient {
     hookId: string,
     change: { enabled: boolean } | 'rotate' | 'delete',
   ): Promise<HookItem | null> {
-    const path = `/workflows/${encodeURIComponent(workflowId)}/hooks/${encodeURIComponent(hookId)}`;
+    const path = { id: workflowId, hookId };
     if (change === 'delete') {
-      await this.call('DELETE', this.url(path), z.unknown());
+      await this.unwrap(
+        'DELETE …/hooks/…',
+        this.http.DELETE('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path } }),
+        z.unknown(),
+      );
       return null;
     }
-    if (change === 'rotate') return (await this.call('POST', this.url(`${path}/rotate-secret`), hookItem)).data;
-    return (await this.call('PATCH', this.url(path), hookItem, { body: change })).data;
+    if (change === 'rotate') {
+      const answer = this.http.POST('/api/v1/workflows/{id}/hooks/{hookId}/rotate-secret', { params: { path } });
+      return (await this.unwrap('POST …/rotate-secret', answer, hookItem)).data;
+    }
+    const answer = this.http.PATCH('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path }, body: change });
+    return (await this.unwrap('PATCH …/hooks/…', answer, hookItem)).data;
   }
 
   schedules(workflowId: string, max: number): Promise<ScheduleItem[]> {
-    return this.list(`/workflows/${encodeURIComponent(workflowId)}/schedules`, scheduleItem, {}, max);
+    return this.list(
+      'GET …/schedules',
+      scheduleItem,
+      (page) =>
+        this.http.GET('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId }, query: page } }),
+      max,
+    );
   }
 
-  async createSchedule(workflowId: string, body: Record<string, unknown>): Promise<ScheduleItem> {
-    const path = `/workflows/${encodeURIComponent(workflowId)}/schedules`;
-    return (await this.call('POST', this.url(path), scheduleItem, { body })).data;
+  async createSchedule(workflowId: string, body: ScheduleBody): Promise<ScheduleItem> {
+    const answer = this.http.POST('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId } }, body });
+    return (await this.unwrap('POST …/schedules', answer, scheduleItem)).data;
   }
 
   async schedule(scheduleId: string): Promise<ScheduleItem> {
-    return (await this.call('GET', this.url(`/schedules/${encodeURIComponent(scheduleId)}`), scheduleItem)).data;
+    const answer = this.http.GET('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
+    return (await this.unwrap('GET /schedules/…', answer, scheduleItem)).data;
   }
 
   /** `POST /schedules/:id/<action>`: pause and resume answer with the schedule, trigger and backfill with 202. */
   async scheduleAction(
     scheduleId: string,
     action: 'pause' | 'resume' | 'trigger' | 'backfill',
-    body: Record<string, unknown> = {},
+    body: { note?: string } | { start_at: string; end_at: string } = {},
   ): Promise<void> {
-    await this.call('POST', this.url(`/schedules/${encodeURIComponent(scheduleId)}/${action}`), z.unknown(), { body });
+    const params = { path: { scheduleId } };
+    const answer =
+      action === 'backfill'
+        ? this.http.POST('/api/v1/schedules/{scheduleId}/backfill', {
+            params,
+            body: body as { start_at: string; end_at: string },
+          })
+        : action === 'trigger'
+          ? this.http.POST('/api/v1/schedules/{scheduleId}/trigger', { params })
+          : this.http.POST(`/api/v1/schedules/{scheduleId}/${action}`, { params, body: body as { note?: string } });
+    await this.unwrap(`POST /schedules/…/${action}`, answer, z.unknown());
   }
 
   async deleteSchedule(scheduleId: string): Promise<void> {
-    await this.call('DELETE', this.url(`/schedules/${encodeURIComponent(scheduleId)}`), z.unknown());
+    const answer = this.http.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
+    await this.unwrap('DELETE /schedules/…', answer, z.unknown());
   }
 
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */

@@ -153,3 +153,19 @@ export const scheduleItem = z.looseObject({
   recent_runs: z.array(z.looseObject({ run_id: z.string(), status: z.string(), scheduled_at: z.string() })),
 });
 export type ScheduleItem = z.infer<typeof scheduleItem>;
+
+// --- definitions (workflows and templates as code) ---
+
+/** A workflow as GET /api/v1/workflows/:id presents it; its steps and config pass through as written. */
+export const workflowItem = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  description: z.string().nullable(),
+  steps: z.array(z.looseObject({ id: z.string() })),
+  config: z.looseObject({}),
+});
+export type WorkflowItem = z.infer<typeof workflowItem>;
+
+/** A template as GET /api/v1/agents/:id presents it. */
+export const templateItem = z.looseObject({ id: z.string(), name: z.string(), system: z.boolean() });
+export type TemplateItem = z.infer<typeof templateItem>;

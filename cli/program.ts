@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
+import { registerDefinitionCommands } from './commands/definitions';
 import { registerHookCommands } from './commands/hooks';
 import { registerScheduleCommands } from './commands/schedules';
 import { registerKeyCommands } from './commands/keys';
@@ -14,8 +15,8 @@ import { registerUserCommands } from './commands/users';
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, hooks and schedules (as a user, through the ' +
-        'API: STEPWISE_URL, STEPWISE_API_KEY)',
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, hooks, schedules, workflows and ' +
+        'agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
     .configureOutput({ writeOut: (s) => ctx.io.out(s.trimEnd()), writeErr: (s) => ctx.io.err(s.trimEnd()) });
@@ -25,5 +26,6 @@ export function buildProgram(ctx: CliContext): Command {
   registerApprovalCommands(program, ctx);
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
+  registerDefinitionCommands(program, ctx);
   return program;
 }

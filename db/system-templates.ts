@@ -2,14 +2,20 @@
  * System templates: seeded at every API start, read-only, visible to every user (`system: true`, `owner_id: null`).
  * Seeding is idempotent and safe with several API processes starting at once: each template is found by its
  * `system_key` (unique partial index), inserted when missing (a duplicate-key loser simply moves on) and rewritten
- * only when its content here changed. Ids stay stable across restarts, so workflows may reference them.
+ * only when its content here changed. Each has a fixed id (`tpl_sys_…`), the same on every deployment, so a workflow
+ * definition that names one applies unchanged anywhere.
  */
 import { isDeepStrictEqual } from 'node:util';
 import { MongoServerError, type Db } from 'mongodb';
-import { newId } from './ids';
+import { workflowsCollection } from './workflows';
 import { templateContent, templatesCollection, type TemplateContent, type TemplateDoc } from './templates';
 
 export interface SystemTemplate {
+  /**
+   * The template's id on every deployment (`tpl_sys_…`), so a workflow definition kept in a repository names it
+   * without looking it up first. Never change one: stored workflows hold it.
+   */
+  id: string;
   system_key: string;
   content: TemplateContent;
 }
@@ -33,6 +39,7 @@ const action = (c: Partial<TemplateContent> & Pick<TemplateContent, 'name' | 'de
 
 export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
   {
+    id: 'tpl_sys_summarizer',
     system_key: 'agent.summarizer',
     content: agent({
       name: 'Summarizer',
@@ -47,6 +54,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_researcher',
     system_key: 'agent.researcher',
     content: agent({
       name: 'Web researcher',
@@ -62,6 +70,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_email_drafter',
     system_key: 'agent.email_drafter',
     content: agent({
       name: 'E-mail drafter',
@@ -82,6 +91,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_send_email',
     system_key: 'action.send_email',
     content: action({
       name: 'Send e-mail',
@@ -94,6 +104,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_http_request',
     system_key: 'action.http_request',
     content: action({
       name: 'HTTP request',
@@ -105,6 +116,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_transform',
     system_key: 'action.transform',
     content: action({
       name: 'Transform data',
@@ -116,6 +128,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_delay',
     system_key: 'action.delay',
     content: action({
       name: 'Wait',
@@ -127,6 +140,7 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
     }),
   },
   {
+    id: 'tpl_sys_approval',
     system_key: 'action.approval',
     content: action({
       name: 'Human approval',
@@ -142,21 +156,40 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
 export interface SeedResult {
   inserted: number;
   updated: number;
+  /** System templates found under an id of the time before stable ids, moved to their stable id. */
+  migrated: number;
 }
 
-/** Brings the stored system templates in line with SYSTEM_TEMPLATES. Safe to call from many processes at once. */
+/** Marks a system template stored under a random id (before stable ids) while it is being moved. */
+const LEGACY_SUFFIX = '#legacy';
+
+/**
+ * Brings the stored system templates in line with SYSTEM_TEMPLATES. Safe to call from many processes at once.
+ *
+ * Databases seeded before stable ids hold the system templates under random ids. Those are moved: the old document's
+ * key is set aside (`<key>#legacy`, so the unique key index admits the stable one), the stable document is inserted,
+ * the owners' workflows that name the old id are rewritten to the stable one, and the old document is deleted. Each
+ * step is idempotent, so a start that dies half-way is finished by the next one. Runs keep the ids of their snapshot.
+ */
 export async function seedSystemTemplates(
   db: Db,
   templates: readonly SystemTemplate[] = SYSTEM_TEMPLATES,
 ): Promise<SeedResult> {
   const collection = templatesCollection(db);
-  const result: SeedResult = { inserted: 0, updated: 0 };
-  for (const { system_key, content } of templates) {
-    const existing = await collection.findOne({ system: true, system_key });
+  const result: SeedResult = { inserted: 0, updated: 0, migrated: 0 };
+  const stableIds = new Map(templates.map((t) => [t.system_key, t.id]));
+  const legacy = await collection.find({ system: true, _id: { $nin: [...stableIds.values()] } }).toArray();
+  for (const doc of legacy) {
+    if (doc.system_key && stableIds.has(doc.system_key)) {
+      await collection.updateOne({ _id: doc._id }, { $set: { system_key: `${doc.system_key}${LEGACY_SUFFIX}` } });
+    }
+  }
+  for (const { id, system_key, content } of templates) {
+    const existing = await collection.findOne({ _id: id, system: true });
     const now = new Date();
     if (!existing) {
       const doc: TemplateDoc = {
-        _id: newId('tpl'),
+        _id: id,
         owner_id: null,
         system: true,
         system_key,
@@ -175,6 +208,18 @@ export async function seedSystemTemplates(
       await collection.updateOne({ _id: existing._id, system: true }, { $set: { ...content, updated_at: now } });
       result.updated++;
     }
+  }
+  for (const doc of legacy) {
+    const stable = stableIds.get((doc.system_key ?? '').replace(LEGACY_SUFFIX, ''));
+    // A system template that left the table keeps its document: workflows may still name it.
+    if (!stable) continue;
+    await workflowsCollection(db).updateMany(
+      { 'steps.template_id': doc._id },
+      { $set: { 'steps.$[step].template_id': stable } },
+      { arrayFilters: [{ 'step.template_id': doc._id }] },
+    );
+    await collection.deleteOne({ _id: doc._id, system: true });
+    result.migrated++;
   }
   return result;
 }

@@ -70,6 +70,20 @@ export async function findVisibleTemplates(db: Db, ownerId: string, ids: string[
   return new Map(docs.map((d) => [d._id, loaded(d)]));
 }
 
+/**
+ * The visible templates named one of `names` (exact, case-sensitive), the caller's own first: a workflow step may name
+ * its template (`template: "Summarizer"`) so a definition applies on any deployment. Names are not unique; the
+ * caller decides what several matches mean.
+ */
+export async function findVisibleTemplatesByName(db: Db, ownerId: string, names: string[]): Promise<TemplateDoc[]> {
+  if (names.length === 0) return [];
+  const docs = await templatesCollection(db)
+    .find({ name: { $in: [...new Set(names)] }, ...visibleTo(ownerId) })
+    .sort({ created_at: 1, _id: 1 })
+    .toArray();
+  return docs.map(loaded);
+}
+
 /** Filters of the template list (GET /api/v1/agents). */
 export interface TemplateListFilters {
   tag?: string | undefined;

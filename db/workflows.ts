@@ -10,6 +10,11 @@ export interface WorkflowStepDoc {
   id: string;
   /** Exactly one of template_id and workflow_id (a sub-workflow). */
   template_id?: string;
+  /**
+   * The template's name as the definition wrote it (`template`), kept so an export gives it back; template_id holds
+   * what it named when the workflow was written (api/commands/template-names.ts).
+   */
+  template?: string;
   workflow_id?: string;
   depends_on?: string[];
   when?: string;

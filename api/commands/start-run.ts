@@ -22,7 +22,7 @@ import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
-import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
+import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../temporal/contract/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
 import {
   ConcurrentRunsExceededError,
@@ -301,9 +301,13 @@ async function startExecution(
         args: [snapshot],
         ...(doc.deadline_at ? { workflowExecutionTimeout: doc.deadline_at.getTime() - doc.created_at.getTime() } : {}),
         memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
+        // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs.
+        staticSummary: doc.workflow_name,
+        staticDetails: `Stepwise workflow ${doc.workflow_id}, run ${doc._id}`,
         typedSearchAttributes: [
           { key: workflowIdKey, value: doc.workflow_id },
           { key: ownerIdKey, value: doc.owner_id },
+          { key: workflowNameKey, value: doc.workflow_name },
         ],
       }),
     );

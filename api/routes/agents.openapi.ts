@@ -1,6 +1,7 @@
 /** OpenAPI paths of /api/v1/agents, from the schemas the routes validate with. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { dryRunQuery } from './dry-run.schema';
 import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
 import { templateView } from '../presenters/template';
 import {
@@ -29,8 +30,10 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'Create an agent template',
       security: BEARER,
+      requestParams: { query: dryRunQuery },
       requestBody: jsonRequest(createTemplateBody),
       responses: {
+        ...ok(200, 'Dry run: the template as it would be stored (nothing written; the id is not kept)', templateView),
         ...ok(201, 'The stored template', templateView, { location: 'Path of the new template.' }),
         ...errors(400, 401, 413, 415),
       },
@@ -62,7 +65,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'Change one of your own templates (system templates are read-only)',
       security: BEARER,
-      requestParams: { path: templateIdParams },
+      requestParams: { path: templateIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateTemplateBody),
       responses: { ...ok(200, 'The changed template', templateView), ...errors(400, 401, 403, 404, 413, 415) },
     },

@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { isId } from '../../db/ids';
+import { isId, newId } from '../../db/ids';
 import {
   createTemplate,
   deleteOwnTemplate,
@@ -20,6 +20,7 @@ import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
+import { dryRunQuery, isDryRun } from './dry-run.schema';
 import { pageOrBadRequest, setNextLink } from '../pagination';
 import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -29,8 +30,8 @@ import type { ActionType } from '../../temporal/contract/action-types';
 
 const list = validate({ query: listTemplatesQuery });
 const byId = validate({ params: templateIdParams });
-const create = validate({ body: createTemplateBody });
-const update = validate({ params: templateIdParams, body: updateTemplateBody });
+const create = validate({ query: dryRunQuery, body: createTemplateBody });
+const update = validate({ params: templateIdParams, query: dryRunQuery, body: updateTemplateBody });
 
 export function agentRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/agents' });
@@ -56,9 +57,10 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   router.post('/', ...auth, create, async (ctx) => {
-    const { body } = create.input(ctx);
+    const { body, query } = create.input(ctx);
     const content: TemplateContent = body;
     assertRules(content);
+    if (isDryRun(query)) return respond(ctx, 200, presentTemplate(dryRunTemplate(userId(ctx), content)));
     const doc = await createTemplate(deps.db, userId(ctx), content);
     ctx.set('Location', `/api/v1/agents/${doc._id}`);
     respond(ctx, 201, presentTemplate(doc));
@@ -70,9 +72,10 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   router.patch('/:id', ...auth, update, async (ctx) => {
-    const { params, body } = update.input(ctx);
+    const { params, query, body } = update.input(ctx);
     const current = await findOwnOrRefuse(deps, ctx, params.id);
     assertRules({ ...templateContent(current), ...body });
+    if (isDryRun(query)) return respond(ctx, 200, presentTemplate({ ...current, ...body }));
     const updated = await updateOwnTemplate(deps.db, userId(ctx), params.id, body);
     // Deleted between the read and the write: answer as for any unknown id.
     if (!updated) throw new NotFoundError(`agent template ${params.id} not found`);
@@ -89,6 +92,12 @@ export function agentRoutes(deps: RouteDeps): Router {
   });
 
   return router;
+}
+
+/** The template a create would store (its id is not kept: nothing is written). */
+function dryRunTemplate(ownerId: string, content: TemplateContent): TemplateDoc {
+  const now = new Date();
+  return { _id: newId('tpl'), owner_id: ownerId, system: false, ...content, created_at: now, updated_at: now };
 }
 
 function userId(ctx: Context): string {

@@ -1,6 +1,7 @@
 /** OpenAPI paths of /api/v1/workflows and their runs, from the schemas the routes validate with. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { dryRunQuery } from './dry-run.schema';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
 import { executionView, runSummaryView, runView } from '../presenters/run';
 import { workflowView } from '../presenters/workflow';
@@ -52,8 +53,10 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         'earlier steps), no dependency cycles, conditions that parse, maps over lists, bounded loops, ' +
         '`{{input.y}}` within config.input_schema, action configs per action type, at most 50 steps.',
       security: BEARER,
+      requestParams: { query: dryRunQuery },
       requestBody: jsonRequest(createWorkflowBody),
       responses: {
+        ...ok(200, 'Dry run: the workflow as it would be stored (nothing written; the id is not kept)', workflowView),
         ...ok(201, 'The stored workflow', workflowView, { location: 'Path of the new workflow.' }),
         ...errors(400, 401, 413, 415),
       },
@@ -71,7 +74,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'Change a workflow (steps and config are replaced as a whole); runs in flight keep their snapshot',
       security: BEARER,
-      requestParams: { path: workflowIdParams },
+      requestParams: { path: workflowIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateWorkflowBody),
       responses: { ...ok(200, 'The updated workflow', workflowView), ...errors(400, 401, 404, 413, 415) },
     },

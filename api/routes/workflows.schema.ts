@@ -79,7 +79,21 @@ export const workflowStepBody = z.strictObject({
     .min(1)
     .max(100)
     .optional()
-    .meta({ description: 'The agent or action template; exactly one of template_id and workflow_id.' }),
+    .meta({
+      description:
+        'The agent or action template; exactly one of template_id, template and workflow_id (with template, the id ' +
+        'it resolved to).',
+    }),
+  template: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({
+      description:
+        'The template by name instead of id (your own template of that name, else the system template of that name), ' +
+        'resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back.',
+    }),
   workflow_id: z.string().min(1).max(100).optional().meta({
     description: 'Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input.',
   }),

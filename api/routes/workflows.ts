@@ -21,6 +21,7 @@ import {
 import { checkWorkflowBudget } from '../commands/budget';
 import { checkCallbackUrl } from '../commands/callback-url';
 import { checkWorkflow } from '../commands/check-workflow';
+import { resolveTemplateNames } from '../commands/template-names';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { buildRunView } from '../../db/run-view/build';
 import { getRunStatus } from '../commands/run-status';
@@ -33,6 +34,7 @@ import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
+import { dryRunQuery, isDryRun } from './dry-run.schema';
 import { paginate } from '../pagination';
 import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -51,9 +53,9 @@ import {
 } from './workflows.schema';
 
 export const listWorkflows = validate({ query: listQuery });
-export const createWorkflow = validate({ body: createWorkflowBody });
+export const createWorkflow = validate({ query: dryRunQuery, body: createWorkflowBody });
 export const getWorkflow = validate({ params: workflowIdParams });
-export const patchWorkflow = validate({ params: workflowIdParams, body: updateWorkflowBody });
+export const patchWorkflow = validate({ params: workflowIdParams, query: dryRunQuery, body: updateWorkflowBody });
 export const removeWorkflow = validate({ params: workflowIdParams });
 export const listRuns = validate({ params: workflowIdParams, query: listQuery });
 export const startRunRoute = validate({ params: workflowIdParams, body: startRunBody });
@@ -171,7 +173,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   });
 
   router.post('/workflows', ...auth, createWorkflow, async (ctx) => {
-    const { body } = createWorkflow.input(ctx);
+    const { body, query } = createWorkflow.input(ctx);
     const owner = userId(ctx);
     const now = new Date();
     const doc: WorkflowDoc = {
@@ -179,7 +181,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       owner_id: owner,
       name: body.name,
       description: body.description ?? null,
-      steps: body.steps,
+      steps: await resolveTemplateNames(deps.db, owner, body.steps),
       config: body.config ?? {},
       created_at: now,
       updated_at: now,
@@ -187,6 +189,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     checkWorkflowBudget(deps.config, doc.config);
     checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, doc, deps.config);
+    if (isDryRun(query)) return respond(ctx, 200, presentWorkflow(doc));
     await insertWorkflow(deps.db, doc);
     ctx.set('Location', `/api/v1/workflows/${doc._id}`);
     respond(ctx, 201, presentWorkflow(doc));
@@ -200,19 +203,20 @@ export function workflowRoutes(deps: RouteDeps): Router {
   });
 
   router.patch('/workflows/:id', ...auth, patchWorkflow, async (ctx) => {
-    const { params, body } = patchWorkflow.input(ctx);
+    const { params, query, body } = patchWorkflow.input(ctx);
     const owner = userId(ctx);
     const current = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
     if (!current) throw new NotFoundError(`workflow ${params.id} not found`);
     const next = {
       name: body.name ?? current.name,
       description: body.description !== undefined ? body.description : current.description,
-      steps: body.steps ?? current.steps,
+      steps: body.steps ? await resolveTemplateNames(deps.db, owner, body.steps) : current.steps,
       config: body.config ?? current.config,
     };
     checkWorkflowBudget(deps.config, next.config);
     if (body.config) checkCallbackUrl(body.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
+    if (isDryRun(query)) return respond(ctx, 200, presentWorkflow({ ...current, ...next }));
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
     respond(ctx, 200, presentWorkflow(updated));

@@ -3,6 +3,7 @@
  * start its runs), through the API with the key.
  */
 import type { Command } from 'commander';
+import type { ScheduleBody } from '../api-client';
 import type { ScheduleItem } from '../api-types';
 import type { ApiFlags, CliContext } from '../context';
 import { CliError } from '../errors';
@@ -96,7 +97,8 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
         const created = await ctx.api(flags).createSchedule(workflowId, {
           spec,
           ...(input ? { input } : {}),
-          ...(flags.overlap !== undefined ? { overlap: flags.overlap } : {}),
+          // Checked by the server (a 400 names the allowed values).
+          ...(flags.overlap !== undefined ? { overlap: flags.overlap as NonNullable<ScheduleBody['overlap']> } : {}),
           ...(flags.paused ? { paused: true } : {}),
           ...(flags.note !== undefined ? { note: flags.note } : {}),
         });

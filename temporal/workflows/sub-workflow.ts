@@ -15,6 +15,7 @@ import { childRunId } from '../contract/exec-id';
 import type { JsonObject } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
 import { type RunError, type RunResult, type RunSnapshot, type WorkflowStepSnapshot } from '../contract/run';
+import { ownerIdKey, workflowIdKey, workflowNameKey } from '../contract/search-attributes';
 import { RUN_FAILED_FAILURE_TYPE } from '../contract/steps';
 import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
@@ -80,6 +81,13 @@ export async function runSubWorkflow(
     workflowId: id,
     // The Web UI lists the child under its parent with this line.
     staticSummary: `${step.workflow.workflow_name} (${execId} of ${env.runId})`,
+    // The Web UI's filters find a child run like any run: by its workflow's name or id, and its owner. Search
+    // attributes are not part of replay's command matching, so histories recorded without them replay unchanged.
+    typedSearchAttributes: [
+      { key: workflowIdKey, value: step.workflow.workflow_id },
+      { key: ownerIdKey, value: env.snapshot.owner_id },
+      { key: workflowNameKey, value: step.workflow.workflow_name },
+    ],
     args: [snapshot],
     ...(step.workflow.timeout_seconds ? { workflowExecutionTimeout: `${step.workflow.timeout_seconds} seconds` } : {}),
   });

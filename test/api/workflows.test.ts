@@ -254,7 +254,13 @@ describe('workflows API', () => {
       expect(st.body.data.temporal.ui_url).toContain(`/namespaces/default/workflows/${run_id}`);
       // The Temporal execution exists, with the search attributes that find it in the Web UI.
       const described = await api.temporal.workflow.getHandle(run_id).describe();
-      expect(described.searchAttributes).toMatchObject({ StepwiseWorkflowId: [wf], StepwiseOwnerId: [alice.id] });
+      expect(described.searchAttributes).toMatchObject({
+        StepwiseWorkflowId: [wf],
+        StepwiseOwnerId: [alice.id],
+        StepwiseWorkflowName: ['simple'],
+      });
+      // The Web UI's list shows the workflow's name, not only `runWorkflow` and the run id.
+      expect(await described.staticSummary()).toBe('simple');
     });
 
     it('validates the input against config.input_schema, naming the field', async () => {

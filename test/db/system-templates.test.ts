@@ -4,6 +4,8 @@ import { createTemplateBody } from '../../api/routes/agents.schema';
 import type { Database } from '../../db/client';
 import { seedSystemTemplates, SYSTEM_TEMPLATES } from '../../db/system-templates';
 import { templatesCollection } from '../../db/templates';
+import { workflowsCollection, type WorkflowDoc } from '../../db/workflows';
+import { isId } from '../../db/ids';
 import { openTestDb, testConfig } from '../helpers/stack';
 
 let database: Database;
@@ -25,15 +27,21 @@ it.each(SYSTEM_TEMPLATES.map((t) => [t.system_key, t] as const))(
   },
 );
 
-it('has unique keys and names', () => {
+it('has unique keys, names and stable ids of the id shape', () => {
+  expect(new Set(SYSTEM_TEMPLATES.map((t) => t.id)).size).toBe(SYSTEM_TEMPLATES.length);
+  for (const t of SYSTEM_TEMPLATES) expect(isId('tpl', t.id)).toBe(true);
   expect(new Set(SYSTEM_TEMPLATES.map((t) => t.system_key)).size).toBe(SYSTEM_TEMPLATES.length);
   expect(new Set(SYSTEM_TEMPLATES.map((t) => t.content.name)).size).toBe(SYSTEM_TEMPLATES.length);
 });
 
 it('is idempotent: a second start inserts and changes nothing, ids stay stable', async () => {
-  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: SYSTEM_TEMPLATES.length, updated: 0 });
+  expect(await seedSystemTemplates(database.db)).toEqual({
+    inserted: SYSTEM_TEMPLATES.length,
+    updated: 0,
+    migrated: 0,
+  });
   const before = await templatesCollection(database.db).find().sort({ _id: 1 }).toArray();
-  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 0 });
+  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 0, migrated: 0 });
   const after = await templatesCollection(database.db).find().sort({ _id: 1 }).toArray();
   expect(after).toEqual(before);
   for (const doc of after) expect(doc).toMatchObject({ system: true, owner_id: null });
@@ -44,7 +52,7 @@ it('rewrites a template whose content changed, keeping its id', async () => {
   const [first, ...rest] = SYSTEM_TEMPLATES;
   const original = await templatesCollection(database.db).findOne({ system_key: first!.system_key });
   const changed = [{ ...first!, content: { ...first!.content, default_prompt: 'A better prompt.' } }, ...rest];
-  expect(await seedSystemTemplates(database.db, changed)).toEqual({ inserted: 0, updated: 1 });
+  expect(await seedSystemTemplates(database.db, changed)).toEqual({ inserted: 0, updated: 1, migrated: 0 });
   const updated = await templatesCollection(database.db).findOne({ system_key: first!.system_key });
   expect(updated).toMatchObject({
     _id: original!._id,
@@ -62,4 +70,56 @@ it('leaves exactly one copy of each when several processes seed at once', async 
   for (const t of SYSTEM_TEMPLATES) {
     expect(await templatesCollection(database.db).countDocuments({ system_key: t.system_key })).toBe(1);
   }
+});
+
+it('stores every system template under its stable id, the same on every database', async () => {
+  await seedSystemTemplates(database.db);
+  const stored = await templatesCollection(database.db).find({ system: true }).toArray();
+  expect(stored.map((d) => d._id).sort()).toEqual(SYSTEM_TEMPLATES.map((t) => t.id).sort());
+});
+
+it('moves templates seeded under random ids to their stable ids, and the workflows that named them', async () => {
+  const [first, second] = SYSTEM_TEMPLATES;
+  const now = new Date();
+  const legacyDoc = (t: typeof first, id: string) => ({
+    _id: id,
+    owner_id: null,
+    system: true,
+    system_key: t!.system_key,
+    ...t!.content,
+    created_at: now,
+    updated_at: now,
+  });
+  await templatesCollection(database.db).insertMany([
+    legacyDoc(first, 'tpl_Pf2d04l4nGZov8kC'),
+    legacyDoc(second, 'tpl_6XJT7qlhYSf_4n2-'),
+  ]);
+  const workflow: WorkflowDoc = {
+    _id: `wf_legacy${Date.now()}`,
+    owner_id: 'usr_someone123',
+    name: 'Old',
+    description: null,
+    steps: [
+      { id: 'a', template_id: 'tpl_Pf2d04l4nGZov8kC' },
+      { id: 'b', template_id: 'tpl_6XJT7qlhYSf_4n2-' },
+      { id: 'c', template_id: 'tpl_Pf2d04l4nGZov8kC' },
+      { id: 'd', template_id: 'tpl_owntemplate1' },
+    ],
+    config: {},
+    created_at: now,
+    updated_at: now,
+  };
+  await workflowsCollection(database.db).insertOne(workflow);
+
+  expect(await seedSystemTemplates(database.db)).toEqual({
+    inserted: SYSTEM_TEMPLATES.length,
+    updated: 0,
+    migrated: 2,
+  });
+  const stored = await templatesCollection(database.db).find({ system: true }).toArray();
+  expect(stored.map((d) => d._id).sort()).toEqual(SYSTEM_TEMPLATES.map((t) => t.id).sort());
+  const moved = await workflowsCollection(database.db).findOne({ _id: workflow._id });
+  expect(moved!.steps.map((s) => s.template_id)).toEqual([first!.id, second!.id, first!.id, 'tpl_owntemplate1']);
+  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 0, migrated: 0 });
+  await workflowsCollection(database.db).deleteMany({});
 });

@@ -171,8 +171,9 @@ describe('groups, and steps inside maps and loops', () => {
   });
 
   it('cancelling a run stops its sub-workflow: the child run ends cancelled too', async () => {
+    const childName = uniqueId('child-wait');
     const child = await createWorkflow(g.api, g.user, {
-      name: uniqueId('child-wait'),
+      name: childName,
       steps: [{ id: 'hold', template_id: g.tpl.approval._id, config: { message: 'never decided' } }],
     });
     const wf = await createWorkflow(g.api, g.user, {
@@ -189,6 +190,13 @@ describe('groups, and steps inside maps and loops', () => {
       (s) => (s.steps[0] as unknown as { child_run_id: string | null }).child_run_id === childId,
     );
     await waitForStatus(g.api, g.user, childId, (s) => s.status === 'waiting');
+    // The Web UI's filters find the child run by its own workflow, like any run.
+    const described = await g.api.temporal.workflow.getHandle(childId).describe();
+    expect(described.searchAttributes).toMatchObject({
+      StepwiseWorkflowId: [child],
+      StepwiseWorkflowName: [childName],
+      StepwiseOwnerId: [g.user.id],
+    });
     const cancel = await g.api.http.post(`/api/v1/workflows/runs/${runId}/cancel`).set(g.user.auth).send({});
     expect(cancel.status).toBe(202);
     const parent = await waitForStatus(g.api, g.user, runId, isTerminal);
