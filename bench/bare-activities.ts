@@ -6,5 +6,5 @@ export async function step(value: unknown): Promise<unknown> {
 /** B10's bare activity: the same GET of the local sink a Stepwise `http_request` item makes. */
 export async function get(url: string): Promise<unknown> {
   const res = await fetch(url);
-  return { status: res.status, body: (await res.json()) };
+  return { status: res.status, body: await res.json() };
 }
