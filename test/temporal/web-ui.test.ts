@@ -12,6 +12,7 @@ import { ensureChromium, INSTALL_COMMAND } from '../../devstack/chromium';
 import { freePort } from '../../devstack/process';
 import { startTemporal, type TemporalServer } from '../../devstack/servers';
 import { SCREENSHOT_DIR } from '../helpers/browser';
+import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type TestWorker } from '../helpers/stack';
 import { createTestUser } from '../helpers/users';
 import { createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
@@ -22,13 +23,16 @@ describe('runs in the Temporal Web UI', () => {
   let worker: TestWorker;
   let browser: Browser;
   let page: Page;
+  let sink: HttpSink;
 
   beforeAll(async () => {
     const found = ensureChromium(() => undefined);
     if (!('path' in found)) throw new Error(`${found.problem} (install it with: ${INSTALL_COMMAND})`);
     const [port, uiPort] = [await freePort(), await freePort()];
     const token = randomBytes(24).toString('hex');
+    sink = await startHttpSink();
     const config = testConfig({
+      HTTP_ALLOWED_HOSTS: sink.host,
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
       TEMPORAL_UI_URL: `http://127.0.0.1:${uiPort}`,
       CODEC_ACCESS_TOKEN: token,
@@ -56,6 +60,7 @@ describe('runs in the Temporal Web UI', () => {
     await worker?.stop();
     await api?.close();
     await temporal?.process.stop();
+    await sink?.close();
   });
 
   it("shows the workflow's name and each step's id", async () => {
@@ -64,8 +69,9 @@ describe('runs in the Temporal Web UI', () => {
     const wf = await createWorkflow(api, user, {
       name,
       steps: [
-        { id: 'price-total', template: 'Transform data', config: { expression: '{"total": 5}' } },
-        { id: 'format-receipt', template: 'Transform data', config: { expression: '"receipt"' } },
+        // Steps with side effects are activities of their own (a transform is a local activity, shown as runPureStep).
+        { id: 'fetch-prices', template: 'HTTP request', config: { url: sink.url('/prices') } },
+        { id: 'post-receipt', template: 'HTTP request', config: { url: sink.url('/receipts'), method: 'POST' } },
       ],
     });
     const runId = await startRun(api, user, wf);
@@ -76,9 +82,9 @@ describe('runs in the Temporal Web UI', () => {
     try {
       // The run's timeline names every activity by its summary: the activity type, then the step's kind and id.
       await page.goto(`${temporal.uiUrl}/namespaces/default/workflows/${runId}/${temporalRunId}/timeline`);
-      for (const step of ['price-total', 'format-receipt']) {
+      for (const step of ['fetch-prices', 'post-receipt']) {
         // Drawn in the timeline's chart, where part of it may lie outside the visible area.
-        await page.getByText(`runActionStep • transform ${step}`).first().waitFor({ state: 'attached' });
+        await page.getByText(`runActionStep • http_request ${step}`).first().waitFor({ state: 'attached' });
       }
       // The execution's summary (decrypted through the codec endpoint) is the workflow's name.
       await page.getByText('User Metadata', { exact: true }).click();
