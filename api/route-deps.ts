@@ -3,9 +3,11 @@ import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
+import type { ApiMetrics } from '../runtime/metrics/api-metrics';
 
 export interface RouteDeps extends ApiDeps {
   limits: RateLimits;
+  apiMetrics: ApiMetrics;
 }
 
 /**

@@ -7,6 +7,8 @@ import { createActivities } from './activities';
 import type { ExpressionEvaluator } from './expressions/evaluator';
 import { createDataConverter } from './codec/data-converter';
 import { createMailer } from './mail/mailer';
+import { Registry } from 'prom-client';
+import { createWorkerMetrics, type WorkerMetrics } from '../runtime/metrics/worker-metrics';
 
 export interface WorkerDeps {
   config: Config;
@@ -18,6 +20,8 @@ export interface WorkerDeps {
   workflowBundlePath: string;
   /** Tests use their own queue so that workers of different test files never steal each other's tasks. */
   taskQueue?: string;
+  /** The entrypoint's, registered with its /metrics; tests that do not scrape get a private registry. */
+  metrics?: WorkerMetrics;
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -34,6 +38,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       logger: deps.logger,
       mailer: createMailer(deps.config.SMTP_URL, deps.config.SMTP_FROM),
       expressions: deps.expressions,
+      metrics: deps.metrics ?? createWorkerMetrics(new Registry()),
     }),
     shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
   });

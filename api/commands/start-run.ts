@@ -36,6 +36,8 @@ import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, type SnapshotSources } from './snapshot';
 import { loadWorkflowTree } from './sub-workflows';
+import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
+import { runKindOf } from '../../runtime/metrics/run-kind';
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
 export const MAX_SNAPSHOT_BYTES = 200 * 1024;
@@ -54,6 +56,7 @@ export interface StartRunDeps {
   db: Db;
   temporal: Client;
   inputValidators: InputValidators;
+  apiMetrics?: ApiMetrics;
 }
 
 export interface StartRunRequest {
@@ -192,6 +195,7 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     throw err;
   }
   await steps.afterStart?.(doc);
+  deps.apiMetrics?.runStarted(runKindOf(snapshot.steps));
   return accepted(req, doc);
 }
 
@@ -275,6 +279,7 @@ async function replay(
       'idempotency_mismatch',
     );
   }
+  deps.apiMetrics?.idempotentReplay();
   const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
   if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) {
     await steps.afterStart?.(doc);

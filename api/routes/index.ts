@@ -1,6 +1,8 @@
 /** The one root router: public health routes and API docs at the top, the versioned API under /api/v1. */
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
+import { Registry } from 'prom-client';
+import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
@@ -16,9 +18,14 @@ import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
-export function rootRouter(deps: ApiDeps): Router {
+/** `apiMetrics` is createApp's (the one its request counter uses); a router built alone counts into its own registry. */
+export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router {
   const root = new Router();
-  const routeDeps: RouteDeps = { ...deps, limits: createRateLimits(deps.config, deps.db) };
+  const routeDeps: RouteDeps = {
+    ...deps,
+    limits: createRateLimits(deps.config, deps.db),
+    apiMetrics: deps.apiMetrics ?? createApiMetrics(new Registry()),
+  };
   const health = healthRoutes(deps);
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());

@@ -17,6 +17,7 @@ import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
 import { failStepAttempt } from './step-failure';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 
 export interface ActionStepDeps {
   config: Config;
@@ -24,6 +25,7 @@ export interface ActionStepDeps {
   logger: Logger;
   mailer: Mailer;
   expressions: ExpressionEvaluator;
+  metrics: WorkerMetrics;
 }
 
 /** Heartbeat period: well inside the workflow's heartbeat timeout (≤ 10 s). */
@@ -52,6 +54,8 @@ export function createActionStepActivity(deps: ActionStepDeps) {
         );
       }
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      const started = performance.now();
+      let outcome: 'completed' | 'failed' = 'failed';
       try {
         const output = await execute(deps, req, ctx);
         const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
@@ -64,11 +68,13 @@ export function createActionStepActivity(deps: ActionStepDeps) {
             return false;
           },
         );
+        outcome = 'completed';
         return projected ? { output: stored } : { output: stored, projected: false };
       } catch (err) {
-        throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
+        throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
       } finally {
         clearInterval(timer);
+        deps.metrics.stepAttempt('action', req.action_type, outcome, (performance.now() - started) / 1000);
       }
     },
   };

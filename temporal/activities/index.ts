@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
@@ -18,6 +19,7 @@ export interface ActivityDeps {
   logger: Logger;
   mailer: Mailer;
   expressions: ExpressionEvaluator;
+  metrics: WorkerMetrics;
 }
 
 export function createActivities(deps: ActivityDeps) {

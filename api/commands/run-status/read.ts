@@ -9,6 +9,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../../config';
 import { findRun, isTerminal, type RunDoc } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
+import type { ApiMetrics } from '../../../runtime/metrics/api-metrics';
 import { waitForChange } from './long-poll';
 import { checkWithTemporal, needsCheck, repairLostOutputs } from './read-repair';
 
@@ -18,6 +19,7 @@ export interface RunStatusDeps {
   config: Config;
   db: Db;
   temporal: Client;
+  apiMetrics?: ApiMetrics;
 }
 
 export async function getRunStatus(
@@ -29,7 +31,8 @@ export async function getRunStatus(
   let run = await findRun(deps.db, ownerId, runId);
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   if (opts.waitSeconds && !isTerminal(run.status)) run = await waitForChange(deps.db, run, opts.waitSeconds * 1000);
-  if (!isTerminal(run.status) && needsCheck(deps.config, run, Date.now()))
-    run = (await checkWithTemporal(deps, run)) ?? run;
+  const check = !isTerminal(run.status) && needsCheck(deps.config, run, Date.now());
+  deps.apiMetrics?.statusRead(check);
+  if (check) run = (await checkWithTemporal(deps, run)) ?? run;
   return repairLostOutputs(deps, run);
 }

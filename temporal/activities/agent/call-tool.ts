@@ -106,6 +106,11 @@ export function createCallToolActivity(deps: CallToolDeps) {
     };
 
     const outcome = await run();
+    deps.metrics.toolCall(
+      call.name,
+      outcome.denied_target !== undefined ? 'denied' : outcome.is_error ? 'error' : 'ok',
+    );
+    if (outcome.error_code === 'url_refused') deps.metrics.ssrfRefusal('tool');
     const { output, truncated } = truncate(outcome.output);
     const entry = {
       kind: 'tool' as const,
