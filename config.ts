@@ -113,6 +113,8 @@ export const configSchema = z.object({
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   WORKER_HEALTH_PORT: port.optional(),
+  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
+  WORKER_TEMPORAL_METRICS_PORT: port.optional(),
 
   /** Expressions (transform, json_transform) run in this many separate evaluator processes, reused between calls. */
   EXPRESSION_WORKERS: z.coerce.number().int().min(1).max(16).default(2),
