@@ -9,6 +9,7 @@ import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
 import { httpMetrics } from './middleware/http-metrics';
+import { requestSpan } from './middleware/request-span';
 import { requestContext } from './middleware/request-context';
 import { corsPolicy, securityHeaders } from './middleware/security-headers';
 import { rootRouter } from './routes';
@@ -20,6 +21,8 @@ export function createApp(deps: ApiDeps): Koa {
   // Errors are answered by errorMiddleware; Koa's default handler would only print them to stderr.
   app.silent = true;
   const apiMetrics = createApiMetrics(deps.metrics);
+  // Outermost, so the request's own log line and everything below it carry the trace.
+  if (deps.tracer) app.use(requestSpan(deps.tracer));
   app.use(requestContext(deps.logger));
   // Outside the error mapping: it sees the final status and X-Error-Code of every answer.
   app.use(httpMetrics(apiMetrics));

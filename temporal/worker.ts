@@ -16,11 +16,13 @@ import { createExpressionEvaluator } from './expressions/evaluator';
 import { evaluatorOptions } from './expressions/limits';
 import { createWorkerHealthServer } from './health-server';
 import { installTemporalRuntime } from './telemetry-runtime';
+import { startTracing } from '../runtime/tracing';
 import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  const tracing = startTracing(config, 'stepwise-worker');
+  const logger = createLogger(config.LOG_LEVEL, 'worker', { traceIds: tracing !== undefined });
   // Before the first connection: the Runtime is process-wide and fixed once anything uses it.
   installTemporalRuntime(config);
   if (config.PAYLOAD_CODEC_KEYS.length === 0) {
@@ -47,6 +49,7 @@ async function main(): Promise<void> {
     workflowBundlePath,
     expressions,
     metrics: createWorkerMetrics(metrics),
+    tracing,
   });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
@@ -57,7 +60,7 @@ async function main(): Promise<void> {
 
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker running');
   await worker.run();
-  await Promise.allSettled([expressions.close(), connection!.close(), database.close()]);
+  await Promise.allSettled([expressions.close(), connection!.close(), database.close(), tracing?.shutdown()]);
   logger.info('worker stopped');
 }
 

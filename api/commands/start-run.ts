@@ -38,6 +38,7 @@ import { buildSnapshot, type SnapshotSources } from './snapshot';
 import { loadWorkflowTree } from './sub-workflows';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
+import { withTraceId } from '../../runtime/run-trace';
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
 export const MAX_SNAPSHOT_BYTES = 200 * 1024;
@@ -184,7 +185,7 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     timeoutSeconds: prepared.timeoutSeconds,
     now,
   });
-  const doc = prepared.adjust ? prepared.adjust(fresh) : fresh;
+  const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
   try {
     await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);

@@ -5,6 +5,7 @@
  * Failures are classified once, by temporal/failures.ts.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
@@ -18,6 +19,7 @@ import { failStepAttempt } from './step-failure';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
+import { inSpan } from '../../runtime/tracing';
 
 export interface ActionStepDeps {
   config: Config;
@@ -26,6 +28,7 @@ export interface ActionStepDeps {
   mailer: Mailer;
   expressions: ExpressionEvaluator;
   metrics: WorkerMetrics;
+  tracer?: Tracer;
 }
 
 /** Heartbeat period: well inside the workflow's heartbeat timeout (≤ 10 s). */
@@ -93,7 +96,8 @@ async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Contex
     heartbeat: () => ctx.heartbeat(),
   };
   // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
-  return toJson(await runAction(req.action_type, rendered, actionCtx));
+  const run = () => runAction(req.action_type, rendered, actionCtx);
+  return toJson(await inSpan(deps.tracer, `action ${req.action_type}`, { action_type: req.action_type }, run));
 }
 
 /** Action outputs are plain JSON by their output schemas; this drops `undefined` fields the same way JSON does. */

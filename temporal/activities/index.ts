@@ -2,6 +2,7 @@
  * The activities the worker registers, built by one factory from explicit dependencies (no module singletons):
  * the only code that does I/O during a run.
  */
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
@@ -20,6 +21,8 @@ export interface ActivityDeps {
   mailer: Mailer;
   expressions: ExpressionEvaluator;
   metrics: WorkerMetrics;
+  /** Set only with tracing on: model calls, tools and actions get child spans. */
+  tracer?: Tracer;
 }
 
 export function createActivities(deps: ActivityDeps) {

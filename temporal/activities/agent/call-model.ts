@@ -5,6 +5,7 @@
  * tool call ids and names, usage, and the final output (by reference when large).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
@@ -37,12 +38,14 @@ import { createOutputChecker } from './final-answer';
 import type { CallModelInput, CallModelResult } from './types';
 import type { WorkerMetrics } from '../../../runtime/metrics/worker-metrics';
 import { parseModelRef } from '../../llm/model-ref';
+import { inSpan } from '../../../runtime/tracing';
 
 export interface AgentActivityDeps {
   config: Config;
   db: Db;
   logger: Logger;
   metrics: WorkerMetrics;
+  tracer?: Tracer;
 }
 
 /** Heartbeats carry cancellation to a waiting model call and reveal a dead worker well before the call's timeout. */
@@ -152,19 +155,22 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       );
       const ref = parseModelRef(setup.model);
       const callStarted = performance.now();
-      const result = await provider
-        .generate({
+      const generate = () =>
+        provider.generate({
           system: setup.system,
           messages: toLlmMessages(history),
           tools: toolSpecs(setup.tools),
           temperature: setup.temperature,
           maxOutputTokens: setup.max_output_tokens,
           signal: ctx.cancellationSignal,
-        })
-        .catch((err: unknown) => {
+        });
+      const spanAttributes = { 'gen_ai.system': ref.provider, 'gen_ai.request.model': ref.name, turn: req.turn };
+      const result = await inSpan(deps.tracer, `model ${ref.provider}:${ref.name}`, spanAttributes, generate).catch(
+        (err: unknown) => {
           deps.metrics.modelCall(ref.provider, ref.name, false, (performance.now() - callStarted) / 1000);
           throw err;
-        });
+        },
+      );
       deps.metrics.modelCall(ref.provider, ref.name, true, (performance.now() - callStarted) / 1000, result.usage);
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
