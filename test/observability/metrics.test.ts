@@ -86,6 +86,9 @@ describe('metrics of a run', () => {
     const runId = await startRun(api, user, workflowId, { question: 'What does the page say?' });
     const status = await waitForStatus(api, user, runId, isTerminal, 90_000);
     expect(status.status).toBe('completed');
+    // Tracing is off here (no OTLP endpoint): the run names no trace and no log line carries trace ids.
+    expect(status.trace_id).toBeNull();
+    expect(worker!.output()).not.toContain('"trace_id"');
 
     const healthUrl = `http://127.0.0.1:${healthPort}/metrics`;
     // The counter follows the outcome write that the status read already sees: poll for it.
