@@ -50,7 +50,8 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as OtlpBody;
       for (const rs of body.resourceSpans ?? []) {
-        const service = String(attributesOf(rs.resource?.attributes)['service.name'] ?? '');
+        const name = attributesOf(rs.resource?.attributes)['service.name'];
+        const service = typeof name === 'string' ? name : '';
         for (const ss of rs.scopeSpans ?? []) {
           for (const s of ss.spans ?? []) {
             spans.push({

@@ -5,7 +5,10 @@
  * latency, schedule-to-start, sticky cache), the API's /metrics counts the start, the requests and the status reads —
  * and no label of any process holds an id.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { freePort, waitFor } from '../../devstack/process';
+import { repoRoot } from '../helpers/run-node';
 import { createAgentWorkflow } from '../helpers/agent-runs';
 import { startHttpSink, type HttpSink } from '../helpers/http-sink';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
@@ -37,9 +40,34 @@ const STEPWISE_LABELS: Record<string, string[]> = {
   stepwise_status_read_repairs_total: [],
 };
 
+/** Metric names the dashboard's queries and the alert rules use (histogram series by their base name). */
+function metricNamesOf(text: string): string[] {
+  return [
+    ...new Set([...text.matchAll(/\b((?:stepwise|temporal)_[a-z0-9_]+)/g)].map((m) => m[1]!.replace(/_bucket$/, ''))),
+  ];
+}
+
+/** Every metric a scrape declares (`# TYPE` lines), also those with no sample yet (a counter never incremented). */
+async function declaredNames(url: string): Promise<Set<string>> {
+  const text = await (await fetch(url)).text();
+  const names = new Set(parseProm(text).map((s) => baseName(s.name)));
+  for (const m of text.matchAll(/^# TYPE (\S+)/gm)) names.add(m[1]!);
+  return names;
+}
+
 function baseName(name: string): string {
   return name.replace(/_(bucket|sum|count)$/, '');
 }
+
+/**
+ * SDK counters the Temporal Runtime only exports once they first count: a clean short run has no workflow task
+ * failure and no sticky cache miss. Their names are the ones the SDK's core defines (`workflow_task_execution_failed`,
+ * `sticky_cache_miss`), with the `temporal_` prefix and `_total` suffix the Runtime is configured with.
+ */
+const EMITTED_ON_FIRST_EVENT = new Set([
+  'temporal_workflow_task_execution_failed_total',
+  'temporal_sticky_cache_miss_total',
+]);
 
 describe('metrics of a run', () => {
   let llm: LlmServer;
@@ -116,7 +144,12 @@ describe('metrics of a run', () => {
     // Node's process metrics stay beside them.
     expect(stepwise.some((s) => s.name === 'process_cpu_seconds_total')).toBe(true);
 
-    const sdk = await scrape(`http://127.0.0.1:${sdkPort}/metrics`);
+    // The workflow completes after the outcome write the status showed: wait for the SDK to count it.
+    let sdk: Sample[] = [];
+    await waitFor('the completed workflow in the SDK metrics', async () => {
+      sdk = await scrape(`http://127.0.0.1:${sdkPort}/metrics`);
+      return sdk.some((x) => x.name === 'temporal_workflow_completed_total');
+    });
     const sdkNames = new Set(sdk.map((s) => s.name));
     for (const name of [
       'temporal_worker_task_slots_available',
@@ -148,6 +181,21 @@ describe('metrics of a run', () => {
       }),
     ).toBe(1);
     expect(sampleValue(apiSamples, 'stepwise_status_reads_total')).toBeGreaterThanOrEqual(1);
+
+    // Every metric the dashboard and the alerts query exists in these scrapes (a renamed metric breaks this test).
+    const declared = new Set([
+      ...(await declaredNames(healthUrl)),
+      ...(await declaredNames(`http://127.0.0.1:${sdkPort}/metrics`)),
+      ...parseProm(apiText.text).map((x) => baseName(x.name)),
+      ...[...apiText.text.matchAll(/^# TYPE (\S+)/gm)].map((m) => m[1]!),
+    ]);
+    const ops = path.join(repoRoot, 'ops');
+    const queried = metricNamesOf(
+      fs.readFileSync(path.join(ops, 'grafana', 'dashboards', 'stepwise.json'), 'utf8') +
+        fs.readFileSync(path.join(ops, 'prometheus', 'alerts.yml'), 'utf8'),
+    );
+    expect(queried.length).toBeGreaterThan(20);
+    expect(queried.filter((n) => !declared.has(n) && !EMITTED_ON_FIRST_EVENT.has(n))).toEqual([]);
 
     // No label of any process names the run, the workflow, the user or the key.
     const ids = [runId, workflowId, user.id, user.key];
