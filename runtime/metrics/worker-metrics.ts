@@ -20,7 +20,8 @@ export type AttemptOutcome = 'completed' | 'failed';
 export type ToolOutcome = 'ok' | 'error' | 'denied';
 
 export interface WorkerMetrics {
-  runFinished(kind: RunKind, status: string, seconds: number | null): void;
+  /** `reason`: the run error's reason (`budget_exceeded`, `timeout`, …), `none` for a completed run. */
+  runFinished(kind: RunKind, status: string, reason: string, seconds: number | null): void;
   /** One attempt of a step's activity: an action step's execution, or one model call of an agent step. */
   stepAttempt(kind: 'action' | 'agent', actionType: string, outcome: AttemptOutcome, seconds: number): void;
   /** A failed attempt, by its classified reason; `final` when Temporal will not retry it. */
@@ -41,8 +42,8 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
   const registers = [registry];
   const runsFinished = new Counter({
     name: 'stepwise_runs_finished_total',
-    help: 'Top-level runs that reached a terminal status, by status and workflow kind',
-    labelNames: ['kind', 'status'] as const,
+    help: 'Top-level runs that reached a terminal status, by status, error reason and workflow kind',
+    labelNames: ['kind', 'status', 'reason'] as const,
     registers,
   });
   const runDuration = new Histogram({
@@ -129,17 +130,28 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     }
     return c;
   };
+  // Action types come from the registry and kinds/outcomes are fixed: a bounded set of children, made once each.
+  const attemptCache = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<string> }>();
   const viaAction = ssrf.labels('action');
   const viaTool = ssrf.labels('tool');
 
   return {
-    runFinished(kind, status, seconds) {
-      runsFinished.labels(kind, status).inc();
+    runFinished(kind, status, reason, seconds) {
+      runsFinished.labels(kind, status, reason).inc();
       if (seconds !== null) runDuration.labels(kind, status).observe(seconds);
     },
     stepAttempt(kind, actionType, outcome, seconds) {
-      stepAttempts.labels(kind, actionType, outcome).inc();
-      stepDuration.labels(kind, actionType, outcome).observe(seconds);
+      const key = `${kind}\u0000${actionType}\u0000${outcome}`;
+      let c = attemptCache.get(key);
+      if (!c) {
+        c = {
+          count: stepAttempts.labels(kind, actionType, outcome),
+          duration: stepDuration.labels(kind, actionType, outcome),
+        };
+        attemptCache.set(key, c);
+      }
+      c.count.inc();
+      c.duration.observe(seconds);
     },
     stepFailure(reason, final) {
       stepFailures.labels(reason, final ? 'true' : 'false').inc();

@@ -38,12 +38,12 @@ async function countRunFinished(deps: { db: Db; metrics: WorkerMetrics }, runId:
   const run = await runsCollection(deps.db)
     .findOne(
       { _id: runId },
-      { projection: { status: 1, created_at: 1, completed_at: 1, parent_run_id: 1, 'steps.kind': 1 } },
+      { projection: { status: 1, error: 1, created_at: 1, completed_at: 1, parent_run_id: 1, 'steps.kind': 1 } },
     )
     .catch(() => null);
   if (!run || run.parent_run_id) return;
   const seconds = run.completed_at ? (run.completed_at.getTime() - run.created_at.getTime()) / 1000 : null;
-  deps.metrics.runFinished(runKindOf(run.steps), run.status, seconds);
+  deps.metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
 }
 
 export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {

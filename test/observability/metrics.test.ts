@@ -23,7 +23,7 @@ const OPENAI_KEY = 'sk-test-observability-0123456789';
 /** The label names of every Stepwise metric (histograms add `le` to their buckets): anything else is a new label. */
 const STEPWISE_LABELS: Record<string, string[]> = {
   stepwise_runs_started_total: ['kind'],
-  stepwise_runs_finished_total: ['kind', 'status'],
+  stepwise_runs_finished_total: ['kind', 'reason', 'status'],
   stepwise_run_duration_seconds: ['kind', 'status'],
   stepwise_step_attempts_total: ['action_type', 'kind', 'outcome'],
   stepwise_step_attempt_duration_seconds: ['action_type', 'kind', 'outcome'],
