@@ -16,7 +16,7 @@ import { parseProm, sampleValue, scrape, type Sample } from '../helpers/prom-tex
 import { startTestApi, testConfig, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
-import { isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+import { isTerminal, waitForStatus } from '../helpers/workflows';
 
 const OPENAI_KEY = 'sk-test-observability-0123456789';
 
@@ -111,7 +111,22 @@ describe('metrics of a run', () => {
         : { text: 'The page says stepwise.', usage: { input: 80, output: 7 } },
     );
     const workflowId = await createAgentWorkflow(api, user, { model: `openai:${script.model}`, tools: ['http_fetch'] });
-    const runId = await startRun(api, user, workflowId, { question: 'What does the page say?' });
+    // Started twice with one Idempotency-Key: one run, one replay.
+    const key = uniqueId('idem');
+    const send = () =>
+      api.http
+        .post(`/api/v1/workflows/${workflowId}/run`)
+        .set(user.auth)
+        .set('Idempotency-Key', key)
+        .send({ input: { question: 'What does the page say?' } });
+    const first = await send();
+    expect(first.status).toBe(202);
+    const runId = (first.body as { data: { run_id: string } }).data.run_id;
+    const again = await send();
+    expect({ status: again.status, run: (again.body as { data: { run_id: string } }).data.run_id }).toEqual({
+      status: 202,
+      run: runId,
+    });
     const status = await waitForStatus(api, user, runId, isTerminal, 90_000);
     expect(status.status).toBe('completed');
     // Tracing is off here (no OTLP endpoint): the run names no trace and no log line carries trace ids.
@@ -172,6 +187,7 @@ describe('metrics of a run', () => {
     const apiText = await api.http.get('/metrics');
     const apiSamples = parseProm(apiText.text);
     expect(sampleValue(apiSamples, 'stepwise_runs_started_total', { kind: 'agent' })).toBe(1);
+    expect(sampleValue(apiSamples, 'stepwise_idempotent_replays_total')).toBe(1);
     expect(
       sampleValue(apiSamples, 'stepwise_http_requests_total', {
         method: 'POST',
@@ -179,7 +195,7 @@ describe('metrics of a run', () => {
         status: '202',
         code: 'none',
       }),
-    ).toBe(1);
+    ).toBe(2);
     expect(sampleValue(apiSamples, 'stepwise_status_reads_total')).toBeGreaterThanOrEqual(1);
 
     // Every metric the dashboard and the alerts query exists in these scrapes (a renamed metric breaks this test).
