@@ -9,7 +9,8 @@ import { createAgentWorkflow } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';
 import { spawnApi, type ApiProcess } from '../helpers/api-process';
-import { startTestApi, testConfig, uniqueId, type TestApi } from '../helpers/stack';
+import { Worker } from '@temporalio/worker';
+import { startTestApi, testConfig, testDataConverter, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { waitFor } from '../../devstack/process';
@@ -58,13 +59,13 @@ describe('tracing', () => {
     it('follows one run from POST …/run through the workflow to each activity and the model call', async () => {
       const script = llm.script(uniqueId('gpt-trace-'), [{ text: 'Forty-two.', usage: { input: 9, output: 2 } }]);
       const workflowId = await createAgentWorkflow(api, user, { model: `openai:${script.model}`, tools: [] });
-      const started = await fetch(`${apiProcess!.url}/api/v1/workflows/${workflowId}/run`, {
+      const startRes = await fetch(`${apiProcess!.url}/api/v1/workflows/${workflowId}/run`, {
         method: 'POST',
         headers: { ...user.auth, 'Content-Type': 'application/json' },
         body: JSON.stringify({ input: { question: 'What is 6 times 7?' } }),
       });
-      expect(started.status).toBe(202);
-      const runId = ((await started.json()) as { data: { run_id: string } }).data.run_id;
+      expect(startRes.status).toBe(202);
+      const runId = ((await startRes.json()) as { data: { run_id: string } }).data.run_id;
 
       let status: { status: string; trace_id: string | null } = { status: 'queued', trace_id: null };
       await waitFor(
@@ -114,6 +115,16 @@ describe('tracing', () => {
       // One trace: every span's parent is in it, except the request's root.
       expect(spans.filter((s) => s.parentSpanId !== undefined && !byId.has(s.parentSpanId)).map((s) => s.name)).toEqual(
         [],
+      );
+
+      // A traced execution replays deterministically with the bundle (its start headers switch the interceptors on).
+      const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
+      const started = history.events?.[0]?.workflowExecutionStartedEventAttributes;
+      expect(Object.keys(started?.header?.fields ?? {})).toContain('_tracer-data');
+      await Worker.runReplayHistory(
+        { workflowBundle: { codePath: process.env.STEPWISE_TEST_BUNDLE! }, dataConverter: testDataConverter() },
+        history,
+        runId,
       );
 
       // The log lines of both processes name the trace.
