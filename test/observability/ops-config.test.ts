@@ -19,7 +19,8 @@ const read = (...parts: string[]) => fs.readFileSync(path.join(ops, ...parts), '
 
 interface Target {
   refId: string;
-  expr: string;
+  expr?: string;
+  query?: string;
   datasource?: { uid?: string };
 }
 interface Panel {
@@ -35,6 +36,7 @@ interface Dashboard {
   title: string;
   schemaVersion: number;
   panels: Panel[];
+  templating: { list: { name: string }[] };
 }
 interface Service {
   image?: string;
@@ -61,9 +63,11 @@ function run(args: string[]): { status: number | null; output: string } {
 
 /** The panel queries as Prometheus would run them: Grafana's `$__rate_interval` becomes a plain range. */
 function dashboardQueries(): { panel: string; expr: string }[] {
-  return dashboard.panels.flatMap((p) =>
-    (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr.replaceAll('$__rate_interval', '5m') })),
-  );
+  return dashboard.panels
+    .filter((p) => p.type === 'timeseries')
+    .flatMap((p) =>
+      (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr!.replaceAll('$__rate_interval', '5m') })),
+    );
 }
 
 function tmpDir(): string {
@@ -106,18 +110,18 @@ describe('monitoring configuration', () => {
       datasources: { uid: string; type: string; url: string }[];
     };
     const prometheusUid = sources.datasources.find((d) => d.type === 'prometheus')?.uid;
-    expect(prometheusUid).toBeDefined();
+    const jaegerUid = sources.datasources.find((d) => d.type === 'jaeger')?.uid;
+    expect({ prometheusUid, jaegerUid }).toEqual({ prometheusUid: expect.any(String), jaegerUid: expect.any(String) });
+    // Metric panels query Prometheus; the trace panel shows the trace whose id is pasted into its variable.
+    const expected: Record<string, string | undefined> = { timeseries: prometheusUid, traces: jaegerUid };
     expect(dashboard).toMatchObject({ uid: expect.any(String), title: 'Stepwise', schemaVersion: expect.any(Number) });
     const ids = dashboard.panels.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
     for (const p of dashboard.panels) {
       expect(p.gridPos.x + p.gridPos.w).toBeLessThanOrEqual(24);
       if (p.type === 'row') continue;
-      expect({ panel: p.title, type: p.type, uid: p.datasource?.uid }).toEqual({
-        panel: p.title,
-        type: 'timeseries',
-        uid: prometheusUid,
-      });
+      expect({ panel: p.title, uid: p.datasource?.uid }).toEqual({ panel: p.title, uid: expected[p.type] });
+      for (const t of p.targets ?? []) expect(t.datasource?.uid).toBe(p.datasource?.uid);
       const refIds = (p.targets ?? []).map((t) => t.refId);
       expect(refIds.length).toBeGreaterThan(0);
       expect(new Set(refIds).size).toBe(refIds.length);
@@ -129,7 +133,11 @@ describe('monitoring configuration', () => {
       'Models and tools',
       'Temporal workers',
       'API',
+      'Trace of a run',
     ]);
+    const traces = dashboard.panels.find((p) => p.type === 'traces');
+    expect(traces?.targets?.[0]?.query).toBe('${trace_id}');
+    expect(dashboard.templating.list.map((v) => v.name)).toEqual(['trace_id']);
   });
 
   it('compose wires it together: scrape targets are the services’ real ports, data sources and traces reach services', () => {
