@@ -41,6 +41,8 @@ export const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(600),
   RATE_LIMIT_RUNS_PER_MINUTE: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_IP_PER_MINUTE: z.coerce.number().int().positive().default(1200),
+  /** How long a checked API key is trusted without reading it again: the bound on how late a revocation bites. */
+  API_KEY_CACHE_SECONDS: z.coerce.number().min(0).max(300).default(5),
   /** Origins (`https://app.example.com`) allowed to call the API from a browser; `*` for any; empty: no CORS. */
   CORS_ORIGINS: csv
     .pipe(

@@ -1,6 +1,7 @@
 /** What resource routers receive: the API's dependencies plus the per-app rate limiters. */
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
+import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
 import type { ApiMetrics } from '../runtime/metrics/api-metrics';
@@ -8,6 +9,8 @@ import type { ApiMetrics } from '../runtime/metrics/api-metrics';
 export interface RouteDeps extends ApiDeps {
   limits: RateLimits;
   apiMetrics: ApiMetrics;
+  /** Checked API keys, shared by every router of the app (one cache per process). */
+  keys: KeyCache;
 }
 
 /**
@@ -15,5 +18,5 @@ export interface RouteDeps extends ApiDeps {
  * `router.get('/x', ...authenticated(deps), handler)` or `router.use(...authenticated(deps))`.
  */
 export function authenticated(deps: RouteDeps): Middleware[] {
-  return [requireUser(deps.db), deps.limits.perKey];
+  return [requireUser(deps.keys), deps.limits.perKey];
 }

@@ -1,17 +1,38 @@
 /**
  * The bare-Temporal reference arm: the same shapes as the Stepwise runs being measured (one trivial activity, or
- * three in sequence) with nothing of Stepwise around them.
+ * three in sequence, as regular or as local activities; a fan-out of HTTP calls) with nothing of Stepwise around them.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type * as activities from './bare-activities';
 
-const { step } = proxyActivities<typeof activities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
-});
+const options = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } };
+const { step, get } = proxyActivities<typeof activities>(options);
+const local = proxyLocalActivities<typeof activities>(options);
 
 export async function bareWorkflow(steps: number, input: Record<string, unknown>): Promise<unknown> {
   let value: unknown = input;
   for (let i = 0; i < steps; i++) value = await step(value);
   return value;
+}
+
+/** B9: the same trivial steps as local activities (what Stepwise does for pure steps). */
+export async function bareLocalWorkflow(steps: number, input: Record<string, unknown>): Promise<unknown> {
+  let value: unknown = input;
+  for (let i = 0; i < steps; i++) value = await local.step(value);
+  return value;
+}
+
+/** B10: `items` GETs of `url`, at most `concurrency` at a time, results in order. */
+export async function bareFanOut(items: number, concurrency: number, url: string): Promise<unknown[]> {
+  const results: unknown[] = new Array(items);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, items) }, async () => {
+      while (next < items) {
+        const i = next++;
+        results[i] = await get(url);
+      }
+    }),
+  );
+  return results;
 }

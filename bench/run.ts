@@ -1,7 +1,9 @@
 /**
  * `npm run bench`: QUALITY.md's benchmark table, every figure a ratio of two arms measured side by side in this run
  * on this machine. Prints a table and writes bench/results/<time>.json.
- * Options: --only B1,B2   --scale 2 (more samples)
+ * Options: --only B1,B2   --scale 2 (more samples)   --profile <dir> (CPU profiles of the API and worker; summarise
+ * them with `tsx bench/profile-summary.ts <dir>/api` — one
+ * folder per process, the heaviest profile in it is the main thread)
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,13 +19,15 @@ import {
   type BenchContext,
   type Row,
 } from './arms';
+import { startHttpSink, type HttpSink } from '../test/helpers/http-sink';
 import { b6AgentOverhead, startMockLlm } from './agent-overhead';
+import { b10FanOut, b9PureSteps } from './pure-and-fan-out';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
 type Bench = (
   ctx: BenchContext,
-  extras: { llm: Awaited<ReturnType<typeof startMockLlm>>['server'] },
+  extras: { llm: Awaited<ReturnType<typeof startMockLlm>>['server']; sink: HttpSink },
 ) => Promise<Row | Row[]>;
 
 const BENCHES: Record<string, Bench> = {
@@ -35,6 +39,8 @@ const BENCHES: Record<string, Bench> = {
   B5: b5StatusRead,
   B6: (ctx, { llm }) => b6AgentOverhead(ctx, llm),
   B7: b7Reads,
+  B9: b9PureSteps,
+  B10: (ctx, { sink }) => b10FanOut(ctx, sink),
 };
 
 function arg(name: string): string | undefined {
@@ -48,20 +54,26 @@ async function main(): Promise<void> {
     .map((s) => s.trim().toUpperCase());
   const scale = Math.max(1, Number(arg('--scale') ?? 1));
   const llm = await startMockLlm();
-  const stack = await startBenchStack(llm.env);
+  const sink = await startHttpSink();
+  const profileDir = arg('--profile');
+  const stack = await startBenchStack({
+    extraEnv: { ...llm.env, HTTP_ALLOWED_HOSTS: sink.host },
+    ...(profileDir ? { profileDir: path.resolve(profileDir) } : {}),
+  });
   const rows: Row[] = [];
   try {
     const ctx = await createContext(stack, scale);
     for (const [id, bench] of Object.entries(BENCHES)) {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
-      const out = await bench(ctx, { llm: llm.server });
+      const out = await bench(ctx, { llm: llm.server, sink });
       rows.push(...(Array.isArray(out) ? out : [out]));
     }
     await ctx.temporal.connection.close();
   } finally {
     await stack.stop();
     await llm.server.close();
+    await sink.close();
   }
   const table = [
     ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],

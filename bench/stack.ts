@@ -39,8 +39,15 @@ function tsx(file: string): [string, string[]] {
   return [process.execPath, ['--import', 'tsx', path.join(repoRoot, file)]];
 }
 
-/** `extraEnv` reaches the API and worker processes (e.g. the mock LLM's base URL for B6). */
-export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise<BenchStack> {
+export interface BenchStackOptions {
+  /** Reaches the API and worker processes (e.g. the mock LLM's base URL for B6). */
+  extraEnv?: NodeJS.ProcessEnv;
+  /** When set, the API and worker write V8 CPU profiles here on exit (`--cpu-prof`), for bench/profile-summary.ts. */
+  profileDir?: string;
+}
+
+export async function startBenchStack(opts: BenchStackOptions = {}): Promise<BenchStack> {
+  const extraEnv = opts.extraEnv ?? {};
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-bench-'));
   const started: Managed[] = [];
   const stop = async () => {
@@ -89,20 +96,22 @@ export async function startBenchStack(extraEnv: NodeJS.ProcessEnv = {}): Promise
       RATE_LIMIT_IP_PER_MINUTE: '100000000',
       ...extraEnv,
     };
-    const spawnTs = (name: string, file: string, args: string[] = []) => {
+    const spawnTs = (name: string, file: string, args: string[] = [], profile = false) => {
       const [cmd, base] = tsx(file);
+      const prof =
+        profile && opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, name)}`] : [];
       const proc = startProcess({
         name,
         command: cmd,
-        args: [...base, ...args],
+        args: [...prof, ...base, ...args],
         env,
         logFile: path.join(dir, `${name}.log`),
       });
       started.push(proc);
       return proc;
     };
-    const worker = spawnTs('worker', 'temporal/worker.ts');
-    const api = spawnTs('api', 'api/server.ts');
+    const worker = spawnTs('worker', 'temporal/worker.ts', [], true);
+    const api = spawnTs('api', 'api/server.ts', [], true);
     const bareWorker = spawnTs('bare-worker', 'bench/bare-worker.ts', [temporal.address, bareQueue]);
     const bareKoa = spawnTs('bare-koa', 'bench/bare-koa.ts', [mongo.uri, dbName, user._id, String(bareKoaPort)]);
     const apiUrl = `http://127.0.0.1:${apiPort}`;

@@ -1,18 +1,21 @@
 /**
  * `run_events`: the append-only log a run's event stream is read from (GET …/runs/:runId/events). One document per
- * event, `_id` = `<run id>/<seq, 9 digits>`; seq starts at 1 per run and has no gaps.
+ * seq, `_id` = `<run id>/<seq, 9 digits>`; seq starts at 1 per run and has no gaps.
  *
  * Without transactions or change streams (the embedded server, a standalone mongod), the log's guarantees come from
- * unique keys:
- * - **Ordering.** A writer takes seq = the run's `event_seq` + 1 and inserts; on a duplicate `_id` it tries the next
- *   seq. An insert at seq n succeeds only after n − 1 exists (it was the counter, or it collided), so what a reader
- *   sees is always a prefix 1..n: reading in seq order and resuming after the last id delivered (`Last-Event-ID`)
- *   never skips an event that appears later, and never repeats one.
+ * one atomic counter and unique keys:
+ * - **Ordering.** A writer allocates its seqs first, with `$inc` on the run's `event_seq` — usually in the very write
+ *   that records the change (db/runs.ts), so a logged change costs one insert more — then inserts at them. Every
+ *   allocated seq gets exactly one document: the event, or a `skip` placeholder when there is nothing to log after
+ *   all (the happening was logged before). Readers deliver only a gap-free prefix 1..n in seq order and resume after
+ *   the last id delivered (`Last-Event-ID`): nothing is skipped that appears later, nothing repeated. Concurrent
+ *   writers (a map's items) never collide: each has its own seqs.
+ * - **A writer that stopped between the two** (a crash) leaves a hole. A reader that has waited GAP_FILL_MS at a hole
+ *   fills it with a `skip` (unique `_id`: if the event arrives first, the reader sees it instead); a writer that finds
+ *   its seq filled allocates another. So a hole delays readers, never stops them.
  * - **Idempotence.** Every event has a key naming what happened (`emails[3]:completed`, `draft:started:2`), unique
  *   per run, so a retried activity or a replayed projection write logs its event once.
- * - **Waking readers.** After the insert the writer raises `runs.event_seq` with `$max`; a reader polls that one
- *   field of the run document (a lookup by `_id`) and fetches events by their ids. A lost `$max` only delays a reader
- *   until the next event, and readers also probe one id past the counter.
+ * - **Waking readers.** A reader polls the counter (a lookup of the run by `_id`) and fetches up to it by ids.
  * - **The end.** `run.ended` is the last event readers deliver: they stop there, so an event a straggling writer
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
  */
@@ -34,13 +37,16 @@ export const RUN_EVENT_TYPES = [
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
+/** A seq that holds no event (nothing to log after all, or a hole a reader filled): never delivered. */
+export const SKIP = 'skip';
+
 export interface RunEventDoc {
   _id: string;
   run_id: string;
   seq: number;
   /** `<run id>/<what happened>`: unique, so the same happening is logged once. */
   key: string;
-  type: RunEventType;
+  type: RunEventType | typeof SKIP;
   at: Date;
   /** The event's fields as JSON text: outputs may hold keys MongoDB refuses (`$…`, dotted). */
   data_json: string;
@@ -54,7 +60,14 @@ export interface RunEndedData {
   steps: { id: string; status: string }[];
 }
 
-/** The run document's counter of its last event (a field of `runs`, written with $max). */
+/** An event a reader delivers (every document but a skip). */
+export type LoggedRunEvent = RunEventDoc & { type: RunEventType };
+
+export function isLoggedEvent(doc: RunEventDoc): doc is LoggedRunEvent {
+  return doc.type !== SKIP;
+}
+
+/** The run document's counter of allocated seqs (a field of `runs`, raised with $inc before the inserts). */
 function runCounters(db: Db) {
   return db.collection<{ _id: string; event_seq?: number; status: RunStatus }>('runs');
 }
@@ -68,8 +81,10 @@ export function runEventId(runId: string, seq: number): string {
 }
 
 const END_KEY = 'run.ended';
-/** Concurrent writers of one run (a map's items) collide on seq; each collision moves a writer one seq on. */
-const MAX_SEQ_TRIES = 200;
+/** How long a reader waits at a hole before filling it (a writer needs milliseconds between allocating and inserting). */
+export const GAP_FILL_MS = 10_000;
+/** A writer whose seq a reader filled allocates again; this bounds how often (each time it waited GAP_FILL_MS). */
+const MAX_REALLOCATIONS = 5;
 
 function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
@@ -82,17 +97,66 @@ export interface NewRunEvent {
   data: JsonObject;
 }
 
+/** Allocates `count` seqs of the run's log; returns the first. */
+export async function allocateEventSeqs(db: Db, runId: string, count: number): Promise<number> {
+  const after = await runCounters(db).findOneAndUpdate(
+    { _id: runId },
+    { $inc: { event_seq: count } },
+    { returnDocument: 'after', projection: { event_seq: 1 } },
+  );
+  return (after?.event_seq ?? count) - count + 1;
+}
+
 /**
  * Appends an event unless one with the same key exists; returns its seq, or null when it was logged before. Never
  * throws over a lost race: only a database failure escapes. (An event appended after `run.ended` is never delivered:
  * readers stop at the end.)
  */
 export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent): Promise<number | null> {
+  return (await appendRunEvents(db, runId, [event]))[0] ?? null;
+}
+
+/**
+ * Appends events in order at seqs `firstSeq`, `firstSeq + 1`, … when the caller allocated them (in its own write),
+ * else at seqs allocated here. Each seq gets its event, or a `skip` when the event was logged before (null then).
+ */
+export async function appendRunEvents(
+  db: Db,
+  runId: string,
+  batch: NewRunEvent[],
+  firstSeq?: number,
+): Promise<(number | null)[]> {
+  if (batch.length === 0) return [];
+  const first = firstSeq ?? (await allocateEventSeqs(db, runId, batch.length));
+  const seqs: (number | null)[] = [];
+  for (const [i, event] of batch.entries()) seqs.push(await insertEvent(db, runId, event, first + i));
+  return seqs;
+}
+
+/** Puts a `skip` at `seq` unless something is there; true when this call filled it. */
+export async function fillEventSeq(db: Db, runId: string, seq: number): Promise<boolean> {
+  try {
+    await runEventsCollection(db).insertOne({
+      _id: runEventId(runId, seq),
+      run_id: runId,
+      seq,
+      key: `${runId}/~${SKIP}/${seq}`,
+      type: SKIP,
+      at: new Date(),
+      data_json: '{}',
+    });
+    return true;
+  } catch (err) {
+    if (isDuplicateKey(err)) return false;
+    throw err;
+  }
+}
+
+async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated: number): Promise<number | null> {
   const events = runEventsCollection(db);
   const key = `${runId}/${event.key}`;
-  const run = await runCounters(db).findOne({ _id: runId }, { projection: { event_seq: 1 } });
-  let seq = (run?.event_seq ?? 0) + 1;
-  for (let tries = 0; tries < MAX_SEQ_TRIES; tries++, seq++) {
+  let seq = allocated;
+  for (let tries = 0; ; tries++) {
     try {
       await events.insertOne({
         _id: runEventId(runId, seq),
@@ -103,33 +167,45 @@ export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent):
         at: new Date(),
         data_json: JSON.stringify(event.data),
       });
+      return seq;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
-      if (await events.findOne({ key }, { projection: { _id: 1 } })) return null;
-      continue;
     }
-    await runCounters(db).updateOne({ _id: runId }, { $max: { event_seq: seq } });
-    return seq;
+    // Either the key is taken (logged before: this seq gets a skip) or the seq is (a reader filled it: take another).
+    if (await events.findOne({ key }, { projection: { _id: 1 } })) {
+      await fillEventSeq(db, runId, seq);
+      return null;
+    }
+    if (tries >= MAX_REALLOCATIONS) {
+      throw new Error(`could not append an event to run ${runId}: its seqs were filled ${tries + 1} times`);
+    }
+    seq = await allocateEventSeqs(db, runId, 1);
   }
-  throw new Error(`could not append an event to run ${runId}: ${MAX_SEQ_TRIES} concurrent writers won first`);
 }
 
 /** Logs the run's end from its (terminal) document: the workflow's outcome, read-repair and readers all come here. */
-export async function appendRunEnded(db: Db, runId: string, data: RunEndedData): Promise<number | null> {
-  return appendRunEvent(db, runId, { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject });
+export async function appendRunEnded(
+  db: Db,
+  runId: string,
+  data: RunEndedData,
+  firstSeq?: number,
+): Promise<number | null> {
+  const event: NewRunEvent = { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
+  return (await appendRunEvents(db, runId, [event], firstSeq))[0] ?? null;
 }
 
 /**
- * Events after `afterSeq`, in order, at most `limit`, up to the run's counter plus `probe` (ids past the counter, in
- * case its update was lost). Lookups by `_id` only: every supported server answers them from its primary index.
+ * What is logged after `afterSeq`, in order, at most `limit`, up to the run's counter: the gap-free run of documents
+ * from afterSeq + 1 (skips included: the caller steps over them). Lookups by `_id` only: every supported server
+ * answers them from its primary index.
  */
 export async function readRunEvents(
   db: Db,
   runId: string,
-  range: { afterSeq: number; counter: number; probe: number; limit: number },
+  range: { afterSeq: number; counter: number; limit: number },
 ): Promise<RunEventDoc[]> {
   const { afterSeq } = range;
-  const last = Math.min(Math.max(range.counter, afterSeq) + range.probe, afterSeq + range.limit);
+  const last = Math.min(range.counter, afterSeq + range.limit);
   if (last <= afterSeq) return [];
   const ids: string[] = [];
   for (let seq = afterSeq + 1; seq <= last; seq++) ids.push(runEventId(runId, seq));
@@ -137,7 +213,7 @@ export async function readRunEvents(
     .find({ _id: { $in: ids } })
     .sort({ _id: 1 })
     .toArray();
-  // Only a gap-free run from afterSeq + 1 counts (a prefix is all a writer can have finished).
+  // Only a gap-free run from afterSeq + 1 counts (later ones wait for the hole before them).
   const out: RunEventDoc[] = [];
   for (const doc of docs) {
     if (doc.seq !== afterSeq + out.length + 1) break;

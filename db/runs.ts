@@ -6,7 +6,7 @@
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
-import { appendRunEnded } from './run-events';
+import { appendRunEnded, fillEventSeq, type RunEndedData } from './run-events';
 import { logStepChange, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
@@ -260,10 +260,37 @@ export async function findRun(db: Db, ownerId: string, runId: string): Promise<O
   );
 }
 
-async function updateStep(db: Db, runId: string, stepId: string, update: UpdateFilter<RunDoc>): Promise<boolean> {
+/**
+ * What a step write found: whether it took effect (the run had not ended); the first of the event seqs it allocated
+ * for the change (db/run-events.ts: logging it then costs only the insert); and, from the document as it was before,
+ * whether the step could be in the approvals inbox (it was waiting, or it is an approval step).
+ */
+interface StepWrite {
+  wrote: boolean;
+  firstSeq?: number;
+  mayWait?: boolean;
+}
+
+/** `events`: how many event seqs to allocate with the write (the changes it will log when it takes effect). */
+async function updateStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  update: UpdateFilter<RunDoc>,
+  events = 0,
+): Promise<StepWrite> {
   const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
-  const res = await runsCollection(db).updateOne(filter, update);
-  return res.matchedCount === 1;
+  const before = await runsCollection(db).findOneAndUpdate(
+    filter,
+    events > 0 ? { ...update, $inc: { event_seq: events } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.status': 1 } },
+  );
+  if (!before) return { wrote: false };
+  return {
+    wrote: true,
+    ...(events > 0 ? { firstSeq: ((before as { event_seq?: number }).event_seq ?? 0) + 1 } : {}),
+    mayWait: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
+  };
 }
 
 /** A map item or loop iteration (`emails[3]`, `draft#2`), or undefined for a plain step id. */
@@ -290,15 +317,25 @@ async function updateExecution(
   opts: { startedAt?: Date; change?: StepChange } = {},
 ): Promise<boolean> {
   const now = new Date();
-  const run = await runsCollection(db).updateOne(
+  const update: UpdateFilter<RunDoc> = opts.startedAt
+    ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
+    : { $set: { updated_at: now } };
+  const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    opts.startedAt
-      ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
-      : { $set: { updated_at: now } },
+    opts.change ? { ...update, $inc: { event_seq: 1 } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
   );
-  if (run.matchedCount !== 1) return false;
+  if (!before) return false;
   const changed = await writeExecution(db, { runId, ...exec }, set);
-  if (changed && opts.change) await afterChange(db, runId, exec.execId, opts.change);
+  if (opts.change) {
+    const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
+    // The seq allocated with the run's write holds the change, or nothing when the execution did not take it.
+    if (!changed) await fillEventSeq(db, runId, firstSeq);
+    else {
+      const mayWait = before.steps.some((s) => s.id === exec.stepId && s.action_type === 'approval');
+      await afterChange(db, runId, exec.execId, opts.change, { wrote: true, firstSeq, mayWait });
+    }
+  }
   return true;
 }
 
@@ -306,16 +343,30 @@ async function updateExecution(
  * What follows a write that took effect (a write refused because the run ended does neither): the change goes to the
  * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
  */
-async function logged(db: Db, runId: string, execId: string, change: StepChange, wrote: boolean): Promise<boolean> {
-  if (wrote) await afterChange(db, runId, execId, change);
-  return wrote;
+async function logged(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  write: StepWrite,
+): Promise<boolean> {
+  if (write.wrote) await afterChange(db, runId, execId, change, write);
+  return write.wrote;
 }
 
-async function afterChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
-  if (change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped') {
-    await removeApproval(db, runId, execId);
-  }
-  await logStepChange(db, runId, execId, change);
+/** `found` is what the write saw, when it knows; without it, the inbox is cleared just in case. */
+async function afterChange(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  found: StepWrite = { wrote: true },
+): Promise<void> {
+  const ends = (Array.isArray(change) ? change : [change]).some(
+    (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
+  );
+  if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
+  await logStepChange(db, runId, execId, change, found.firstSeq);
 }
 
 /**
@@ -327,17 +378,24 @@ export async function markStepRunning(
   runId: string,
   stepId: string,
   attempt: number,
-  itemsTotal?: number,
+  opts: { itemsTotal?: number; input?: JsonValue } = {},
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = { type: 'step.started', attempt };
+  // The rendered input rides along (the same write): the status shows what the step was given from its start.
+  const inputJson = opts.input !== undefined ? shownInput(opts.input) : undefined;
   const inner = innerExecution(stepId);
   if (inner) {
     return updateExecution(
       db,
       runId,
       inner,
-      { status: 'running', attempts: attempt, ...(attempt <= 1 ? { started_at: now } : {}) },
+      {
+        status: 'running',
+        attempts: attempt,
+        ...(attempt <= 1 ? { started_at: now } : {}),
+        ...(inputJson !== undefined ? { input_json: inputJson } : {}),
+      },
       { startedAt: now, change },
     );
   }
@@ -350,14 +408,15 @@ export async function markStepRunning(
     'steps.$.attempts': attempt,
   };
   if (attempt <= 1) set['steps.$.started_at'] = now;
-  if (itemsTotal !== undefined) set['steps.$.items_total'] = itemsTotal;
+  if (opts.itemsTotal !== undefined) set['steps.$.items_total'] = opts.itemsTotal;
+  if (inputJson !== undefined) set['steps.$.input_json'] = inputJson;
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
   return logged(
     db,
     runId,
     stepId,
     change,
-    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }),
+    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }, 1),
   );
 }
 
@@ -370,25 +429,39 @@ export async function markStepWaiting(
 ): Promise<boolean> {
   const now = new Date();
   const inner = innerExecution(stepId);
-  const wrote = inner
-    ? await updateExecution(db, runId, inner, { status: 'waiting', attempts: 1, started_at: now }, { startedAt: now })
-    : await updateStep(db, runId, stepId, {
-        $set: {
-          updated_at: now,
-          'steps.$.status': 'waiting',
-          'steps.$.attempts': 1,
-          'steps.$.started_at': now,
+  const write: StepWrite = inner
+    ? {
+        wrote: await updateExecution(
+          db,
+          runId,
+          inner,
+          { status: 'waiting', attempts: 1, started_at: now },
+          { startedAt: now },
+        ),
+      }
+    : await updateStep(
+        db,
+        runId,
+        stepId,
+        {
+          $set: {
+            updated_at: now,
+            'steps.$.status': 'waiting',
+            'steps.$.attempts': 1,
+            'steps.$.started_at': now,
+          },
+          $min: { started_at: now },
         },
-        $min: { started_at: now },
-      });
-  if (wrote && approval) {
+        1,
+      );
+  if (write.wrote && approval) {
     const run = await runsCollection(db).findOne(
       { _id: runId },
       { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
     );
     if (run) await putApproval(db, run, stepId, approval);
   }
-  return logged(db, runId, stepId, { type: 'step.waiting' }, wrote);
+  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
 }
 
 /** A step finished. `usage`/`turns` are the step's totals (agent steps). */
@@ -428,7 +501,43 @@ export async function markStepCompleted(
   };
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
+}
+
+/**
+ * A pure step (`transform`, run as a local activity) that started and finished within one attempt: its start, input
+ * and completion in one write and its two events in one append, instead of the three writes of a step with side
+ * effects (whose start must be visible while it works). A map item or loop iteration takes the usual two writes.
+ */
+export async function recordPureStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  done: { attempt: number; startedAt: Date; input?: JsonValue; output: JsonValue | OutputRef },
+): Promise<boolean> {
+  const changes: StepChange[] = [
+    { type: 'step.started', attempt: done.attempt },
+    { type: 'step.completed', output: done.output },
+  ];
+  if (innerExecution(stepId)) {
+    const opts = done.input !== undefined ? { input: done.input } : {};
+    if (!(await markStepRunning(db, runId, stepId, done.attempt, opts))) return false;
+    return markStepCompleted(db, runId, stepId, done.output);
+  }
+  const now = new Date();
+  const set: Record<string, unknown> = {
+    status: 'running',
+    updated_at: now,
+    'steps.$.status': 'completed',
+    'steps.$.attempts': done.attempt,
+    'steps.$.output_json': JSON.stringify(done.output),
+    'steps.$.error': null,
+    'steps.$.completed_at': now,
+  };
+  if (done.attempt <= 1) set['steps.$.started_at'] = done.startedAt;
+  if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
+  const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } }, 2);
+  return logged(db, runId, stepId, changes, write);
 }
 
 /**
@@ -466,7 +575,7 @@ export async function markStepFailed(
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;
   }
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
 }
 
 /** Inputs larger than this are recorded by their size only (the status is not the place for megabytes). */
@@ -474,12 +583,16 @@ export const INPUT_SHOWN_BYTES = 64 * 1024;
 
 /** The rendered input of an execution, as the status shows it (idempotent: a retried write stores the same). */
 export async function recordStepInput(db: Db, runId: string, stepId: string, input: JsonValue): Promise<boolean> {
-  let json = JSON.stringify(input);
-  const bytes = Buffer.byteLength(json, 'utf8');
-  if (bytes > INPUT_SHOWN_BYTES) json = JSON.stringify({ not_shown: true, bytes });
+  const json = shownInput(input);
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { input_json: json });
-  return updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } });
+  return (await updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } })).wrote;
+}
+
+function shownInput(input: JsonValue): string {
+  const json = JSON.stringify(input);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  return bytes > INPUT_SHOWN_BYTES ? JSON.stringify({ not_shown: true, bytes }) : json;
 }
 
 /** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
@@ -491,9 +604,10 @@ export async function setStepProgress(
 ): Promise<boolean> {
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
-  return updateStep(db, runId, stepId, {
+  const write = await updateStep(db, runId, stepId, {
     $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
   });
+  return write.wrote;
 }
 
 /** The status lists at most this many refused calls per step; the transcript keeps every one. */
@@ -531,15 +645,21 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
   const change: StepChange = { type: 'step.skipped', reason };
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now }, { change });
-  const wrote = await updateStep(db, runId, stepId, {
-    $set: {
-      updated_at: now,
-      'steps.$.status': 'skipped',
-      'steps.$.skip_reason': reason,
-      'steps.$.completed_at': now,
+  const write = await updateStep(
+    db,
+    runId,
+    stepId,
+    {
+      $set: {
+        updated_at: now,
+        'steps.$.status': 'skipped',
+        'steps.$.skip_reason': reason,
+        'steps.$.completed_at': now,
+      },
     },
-  });
-  return logged(db, runId, stepId, change, wrote);
+    1,
+  );
+  return logged(db, runId, stepId, change, write);
 }
 
 /**
@@ -563,7 +683,7 @@ export async function setChildRun(
   const inner = innerExecution(stepId);
   if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId }, { change });
   const set = { updated_at: new Date(), 'steps.$.child_run_id': childRunId };
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }));
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
 }
 
 /**
@@ -597,33 +717,59 @@ export async function recordRunOutcome(
     // activity cannot reopen them (terminal executions are never rewritten).
     await closeOpenExecutions(db, runId, executionStopOf(outcome), at);
   }
-  const res = await runsCollection(db).updateOne(
+  // The document as written comes back, so the end is logged from it without reading it again.
+  const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    { $set: set },
-    arrayFilters.length > 0 ? { arrayFilters } : {},
+    { $set: set, $inc: { event_seq: 1 } },
+    {
+      ...(arrayFilters.length > 0 ? { arrayFilters } : {}),
+      returnDocument: 'after',
+      projection: ENDED_PROJECTION,
+    },
   );
-  await removeRunApprovals(db, runId);
-  // From the stored document, whoever wrote it: a retried or racing writer logs the same end, once.
-  await logRunEnded(db, runId);
-  return res.modifiedCount === 1;
+  if (!ended) {
+    // Already terminal (a retried or racing writer): whatever is stored is logged, once.
+    await removeRunApprovals(db, runId);
+    await logRunEnded(db, runId);
+    return false;
+  }
+  // Only approval steps put anything in the inbox.
+  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
+  // The write allocated the end's seq: the counter as it returned.
+  await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
+  return true;
 }
+
+const ENDED_PROJECTION = {
+  status: 1,
+  error: 1,
+  event_seq: 1,
+  'steps.id': 1,
+  'steps.status': 1,
+  'steps.usage': 1,
+  'steps.action_type': 1,
+} as const;
 
 /** Logs `run.ended` from the run's terminal document (a no-op when it is not terminal or was logged before). */
 export async function logRunEnded(db: Db, runId: string): Promise<void> {
-  const run = await runsCollection(db).findOne({ _id: runId }, { projection: { status: 1, error: 1, steps: 1 } });
+  const run = await runsCollection(db).findOne({ _id: runId }, { projection: ENDED_PROJECTION });
   if (!run || !isTerminal(run.status)) return;
+  await appendRunEnded(db, runId, runEndedData(run));
+}
+
+function runEndedData(run: Pick<RunDoc, 'status' | 'error' | 'steps'>): RunEndedData {
   const usage = { ...ZERO_USAGE };
   for (const s of run.steps) {
     usage.llm_calls += s.usage.llm_calls;
     usage.input_tokens += s.usage.input_tokens;
     usage.output_tokens += s.usage.output_tokens;
   }
-  await appendRunEnded(db, runId, {
+  return {
     status: run.status,
     error: run.error ? { ...run.error } : null,
     usage,
     steps: run.steps.map((s) => ({ id: s.id, status: s.status })),
-  });
+  };
 }
 
 /** How an ending closes the executions it finds open: as its steps (temporal/contract/run-state.ts stopReason). */

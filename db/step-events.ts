@@ -7,7 +7,7 @@ import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import { isOutputRef, type OutputRef, type Usage } from '../temporal/contract/run';
 import type { StepError } from '../temporal/contract/steps';
-import { appendRunEvent, type NewRunEvent } from './run-events';
+import { appendRunEvent, appendRunEvents, type NewRunEvent } from './run-events';
 
 /** Outputs up to this size ride in the `step.completed` event; larger ones are named by size (the status has them). */
 export const EVENT_OUTPUT_INLINE_BYTES = 16 * 1024;
@@ -68,14 +68,24 @@ function stepOf(execId: string): string {
   return parseExecutionId(execId)?.stepId ?? execId;
 }
 
-/** Logs a state change of one execution (a step, a map item, a loop iteration). */
-export async function logStepChange(db: Db, runId: string, execId: string, change: StepChange): Promise<void> {
-  const event: NewRunEvent = {
-    type: change.type,
-    key: keyOf(execId, change),
-    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(change) },
-  };
-  await appendRunEvent(db, runId, event);
+/**
+ * Logs state changes of one execution (a step, a map item, a loop iteration), in order. `firstSeq`: where the seqs
+ * the caller's own write allocated for them start (db/run-events.ts), if it did.
+ */
+export async function logStepChange(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  firstSeq?: number,
+): Promise<void> {
+  const changes = Array.isArray(change) ? change : [change];
+  const batch: NewRunEvent[] = changes.map((c) => ({
+    type: c.type,
+    key: keyOf(execId, c),
+    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
+  }));
+  await appendRunEvents(db, runId, batch, firstSeq);
 }
 
 export type AgentTurnEvent =

@@ -18,7 +18,7 @@ import {
   runsCollection,
   type RunDoc,
 } from '../../db/runs';
-import { findVisibleTemplates } from '../../db/templates';
+import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
@@ -39,6 +39,7 @@ import { loadWorkflowTree } from './sub-workflows';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import { withTraceId } from '../../runtime/run-trace';
+import type { TemplateHints } from './template-hints';
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
 export const MAX_SNAPSHOT_BYTES = 200 * 1024;
@@ -58,6 +59,8 @@ export interface StartRunDeps {
   temporal: Client;
   inputValidators: InputValidators;
   apiMetrics?: ApiMetrics;
+  /** Lets a start read the workflow and its templates in one round trip (./template-hints.ts). */
+  templateHints?: TemplateHints;
 }
 
 export interface StartRunRequest {
@@ -79,7 +82,12 @@ export interface StartedRun {
 }
 
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
-  const workflow = await findWorkflow(deps.db, req.ownerId, req.workflowId);
+  // The templates the workflow used last time are read alongside it; loadSnapshotSources checks they still suffice.
+  const hinted = deps.templateHints?.get(req.workflowId);
+  const [workflow, prefetched] = await Promise.all([
+    findWorkflow(deps.db, req.ownerId, req.workflowId),
+    hinted ? findVisibleTemplates(deps.db, req.ownerId, hinted) : undefined,
+  ]);
   if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
   const launch: LaunchRequest = {
     ...req,
@@ -101,7 +109,12 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
         deps.config.HTTP_ALLOWED_HOSTS,
         req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
       );
-      const sources = await loadSnapshotSources(deps, req.ownerId, workflow);
+      const sources = await loadSnapshotSources(
+        deps,
+        req.ownerId,
+        workflow,
+        hinted && prefetched ? { ids: hinted, templates: prefetched } : undefined,
+      );
       const snapshot = buildSnapshot({
         runId,
         workflow,
@@ -209,6 +222,7 @@ async function loadSnapshotSources(
   deps: StartRunDeps,
   ownerId: string,
   workflow: WorkflowDoc,
+  prefetched?: { ids: string[]; templates: Map<string, TemplateDoc> },
 ): Promise<SnapshotSources> {
   const tree = await loadWorkflowTree(
     deps.db,
@@ -220,11 +234,13 @@ async function loadSnapshotSources(
     throw new UnprocessableError(`the workflow can no longer run: ${tree.problems.join('; ')}`, 'workflow_invalid');
   }
   const all = [workflow, ...tree.workflows.values()];
-  const templates = await findVisibleTemplates(
-    deps.db,
-    ownerId,
-    all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))),
-  );
+  const ids = [...new Set(all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))))];
+  // Prefetched templates count only when they were read for exactly these ids: a template missing from them is then
+  // really missing (deleted), not merely unasked for.
+  const sameIds =
+    prefetched !== undefined && ids.length === prefetched.ids.length && ids.every((id) => prefetched.ids.includes(id));
+  const templates = sameIds ? prefetched.templates : await findVisibleTemplates(deps.db, ownerId, ids);
+  deps.templateHints?.remember(workflow._id, ids);
   for (const wf of all) {
     const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
     if (missing) {
@@ -339,10 +355,11 @@ async function startExecution(
       throw err;
     }
   }
-  await runsCollection(deps.db).updateOne(
-    { _id: doc._id, 'temporal.run_id': null },
-    { $set: { 'temporal.run_id': temporalRunId, updated_at: new Date() } },
-  );
+  // Not awaited: the run exists in Temporal now, and nothing depends on this record of its run id being written
+  // before the answer (a retried request finds the execution by its workflow id; read-repair asks Temporal).
+  void runsCollection(deps.db)
+    .updateOne({ _id: doc._id, 'temporal.run_id': null }, { $set: { 'temporal.run_id': temporalRunId } })
+    .catch(() => undefined);
 }
 
 /** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */

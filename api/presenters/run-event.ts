@@ -1,11 +1,14 @@
 /** Run event → the `data:` JSON of one Server-Sent Event (docs/runs.md "Following a run" lists the types). */
 import { z } from 'zod';
-import { RUN_EVENT_TYPES, type RunEventDoc } from '../../db/run-events';
+import { RUN_EVENT_TYPES, type LoggedRunEvent } from '../../db/run-events';
 import { isoTimestamp } from './common';
 
 export const runEventView = z
   .looseObject({
-    seq: z.number().int().meta({ description: 'The event id (also the SSE `id:`), from 1, without gaps.' }),
+    seq: z
+      .number()
+      .int()
+      .meta({ description: 'The event id (also the SSE `id:`): increasing from 1 (a number may be skipped).' }),
     type: z.enum(RUN_EVENT_TYPES),
     run_id: z.string(),
     at: isoTimestamp,
@@ -23,7 +26,7 @@ export const runEventView = z
 
 export type RunEventView = z.infer<typeof runEventView>;
 
-export function presentRunEvent(doc: RunEventDoc): RunEventView {
+export function presentRunEvent(doc: LoggedRunEvent): RunEventView {
   const data = JSON.parse(doc.data_json) as Record<string, unknown>;
   return { ...data, seq: doc.seq, type: doc.type, run_id: doc.run_id, at: doc.at.toISOString() };
 }

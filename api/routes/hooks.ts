@@ -25,6 +25,7 @@ import {
 import { findWorkflow } from '../../db/workflows';
 import { verifyHookSignature } from '../commands/hook-signature';
 import { createInputValidators } from '../commands/input-validators';
+import { TemplateHints } from '../commands/template-hints';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
@@ -71,6 +72,7 @@ export function hookRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
   const inputValidators = createInputValidators();
+  const templateHints = new TemplateHints();
 
   const ownWorkflow = async (ctx: Context, id: string) => {
     const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
@@ -176,7 +178,7 @@ export function hookRoutes(deps: RouteDeps): Router {
     }
     const duplicateOf = ctx.get('Idempotency-Key') || (hook.secret ? ctx.get('webhook-id') : '');
     const started = await startRun(
-      { ...deps, inputValidators },
+      { ...deps, inputValidators, templateHints },
       {
         ownerId: hook.owner_id,
         workflowId: hook.workflow_id,

@@ -3,6 +3,7 @@ import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { Registry } from 'prom-client';
 import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
+import { KeyCache } from '../middleware/key-cache';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import type { RouteDeps } from '../route-deps';
@@ -25,6 +26,7 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
     ...deps,
     limits: createRateLimits(deps.config, deps.db),
     apiMetrics: deps.apiMetrics ?? createApiMetrics(new Registry()),
+    keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
   };
   const health = healthRoutes(deps);
   root.use(health.routes());

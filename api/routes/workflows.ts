@@ -26,6 +26,7 @@ import { getRunStatus } from '../commands/run-status';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
+import { TemplateHints } from '../commands/template-hints';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
@@ -94,6 +95,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
   const inputValidators = createInputValidators();
+  const templateHints = new TemplateHints();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
@@ -136,7 +138,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.post('/workflows/runs/:runId/rerun', ...auth, deps.limits.runStarts, rerunRoute, async (ctx) => {
     const { params, body } = rerunRoute.input(ctx);
     const started = await rerunRun(
-      { ...deps, inputValidators },
+      { ...deps, inputValidators, templateHints },
       {
         ownerId: userId(ctx),
         runId: runIdOr404(ctx, params.runId),
@@ -242,7 +244,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     const { params, body } = startRunRoute.input(ctx);
     const key = idempotencyKey(ctx);
     const started = await startRun(
-      { ...deps, inputValidators },
+      { ...deps, inputValidators, templateHints },
       {
         ownerId: userId(ctx),
         workflowId: workflowIdOr404(params.id),

@@ -10,7 +10,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import { resolveOutputRefs, storeOutput } from '../../db/blobs';
-import { markStepCompleted, markStepRunning, recordStepInput } from '../../db/runs';
+import { markStepCompleted, markStepRunning } from '../../db/runs';
 import { runAction } from '../actions/run-action';
 import type { ActionContext } from '../actions/types';
 import type { JsonValue } from '../contract/json';
@@ -42,19 +42,17 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
       // The projection is secondary to the run: while MongoDB is unreachable the step still runs (read-repair and
       // the later writes catch the projection up) instead of burning the step's attempts on bookkeeping.
-      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt).catch((err: unknown) => {
+      // The first attempt also records what the step was given (in the same write).
+      const given = req.input === null ? req.config : { config: req.config, input: req.input };
+      const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt, {
+        ...(attempt === 1 ? { input: given } : {}),
+      }).catch((err: unknown) => {
         log.warn({ err }, 'could not record step start');
         return true;
       });
       if (!live) {
         // The run already ended (cancelled while this attempt was queued): do not perform the side effect.
         throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
-      }
-      if (attempt === 1) {
-        const given = req.input === null ? req.config : { config: req.config, input: req.input };
-        await recordStepInput(deps.db, req.run_id, req.step_id, given).catch((err: unknown) =>
-          log.warn({ err }, 'could not record the step input'),
-        );
       }
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
       const started = performance.now();
@@ -83,7 +81,13 @@ export function createActionStepActivity(deps: ActionStepDeps) {
   };
 }
 
-async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Context): Promise<JsonValue> {
+/** Resolves references, validates and performs the action (shared with pure steps, which do not heartbeat). */
+export async function execute(
+  deps: ActionStepDeps,
+  req: ActionStepRequest,
+  ctx: Context,
+  heartbeat: () => void = () => ctx.heartbeat(),
+): Promise<JsonValue> {
   const rendered = await resolveOutputRefs(deps.db, req.run_id, req.config);
   const actionCtx: ActionContext = {
     config: deps.config,
@@ -93,7 +97,7 @@ async function execute(deps: ActionStepDeps, req: ActionStepRequest, ctx: Contex
     stepId: req.step_id,
     idempotencyKey: `${req.run_id}:${req.step_id}`,
     signal: ctx.cancellationSignal,
-    heartbeat: () => ctx.heartbeat(),
+    heartbeat,
   };
   // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
   const run = () => runAction(req.action_type, rendered, actionCtx);

@@ -12,6 +12,7 @@ import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
+import { createPureStepActivity } from './pure-step';
 import { createWebhookActivities } from './webhook';
 
 export interface ActivityDeps {
@@ -28,6 +29,7 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps) {
   return {
     ...createActionStepActivity(deps),
+    ...createPureStepActivity(deps),
     ...createProjectionActivities(deps),
     ...createWebhookActivities(deps),
     callModel: createCallModelActivity(deps),

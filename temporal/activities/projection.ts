@@ -52,8 +52,10 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
     async projectStep({ run_id, step_id, event }: StepProjection): Promise<JsonValue | OutputRef | null> {
       switch (event.kind) {
         case 'running':
-          await markStepRunning(deps.db, run_id, step_id, 1, event.items);
-          if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);
+          await markStepRunning(deps.db, run_id, step_id, 1, {
+            ...(event.items !== undefined ? { itemsTotal: event.items } : {}),
+            ...(event.input !== undefined ? { input: event.input } : {}),
+          });
           return null;
         case 'waiting':
           if (event.input !== undefined) await recordStepInput(deps.db, run_id, step_id, event.input);
@@ -93,7 +95,8 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
       const recorded = await recordRunOutcome(deps.db, run_id, outcome);
       // Counted by the write that turned the run terminal (a retried write records nothing), for top-level runs.
-      if (recorded) await countRunFinished(deps, run_id);
+      // Not awaited: the metric's read must not hold up the workflow's completion.
+      if (recorded) void countRunFinished(deps, run_id);
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records

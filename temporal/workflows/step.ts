@@ -3,7 +3,7 @@
  * fields and performs it by kind. Every side effect is an activity keyed by the execution id, so two items of one map
  * never share an idempotency key, a Message-ID, a transcript or a blob.
  */
-import { proxyActivities } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { JsonValue } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
@@ -12,6 +12,9 @@ import { runAgentStep } from './agent-step';
 import { performApproval, performDelay } from './builtin-steps';
 import type { RunEnv, StepResult } from './run-env';
 import { runSubWorkflow } from './sub-workflow';
+
+/** The patch id of running `transform` steps as local activities (temporal/activities/pure-step.ts). */
+export const PURE_STEPS_LOCAL = 'pure-steps-local';
 
 export async function runOnce(
   step: StepSnapshot,
@@ -50,27 +53,38 @@ export async function runOnce(
         case 'transform': {
           const config = render(step.config, ctx);
           const input = render(step.input, ctx);
-          const { runActionStep } = proxyActivities<Activities>({
-            // What the Temporal Web UI shows for the activity: which action, for which execution.
-            summary: `${step.action_type} ${execId}`,
-            startToCloseTimeout: `${step.timeout_seconds} seconds`,
-            // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
-            heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
-            retry: {
-              maximumAttempts: step.retry.max_attempts,
-              initialInterval: '500 ms',
-              backoffCoefficient: 2,
-              maximumInterval: '30 seconds',
-            },
-          });
-          const result = await runActionStep({
+          const retry = {
+            maximumAttempts: step.retry.max_attempts,
+            initialInterval: '500 ms',
+            backoffCoefficient: 2,
+            maximumInterval: '30 seconds',
+          };
+          // What the Temporal Web UI shows for the activity: which action, for which execution.
+          const summary = `${step.action_type} ${execId}`;
+          const request = {
             run_id: env.runId,
             step_id: execId,
             action_type: step.action_type,
             config: config as Record<string, JsonValue>,
             input,
             max_attempts: step.retry.max_attempts,
-          });
+          };
+          // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why). Runs recorded
+          // before this change scheduled a regular activity, and replay the same way.
+          const result =
+            step.action_type === 'transform' && patched(PURE_STEPS_LOCAL)
+              ? await proxyLocalActivities<Activities>({
+                  summary,
+                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
+                  retry,
+                }).runPureStep(request)
+              : await proxyActivities<Activities>({
+                  summary,
+                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
+                  // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
+                  heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
+                  retry,
+                }).runActionStep(request);
           // Only when the activity's own completion write failed (older histories never carry the flag, so they
           // replay unchanged): a step that completed during a database outage must not lose its output.
           if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });

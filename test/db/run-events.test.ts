@@ -1,8 +1,18 @@
 /**
  * The run event log against the real MongoDB wire server: concurrent writers of one run get a gap-free sequence,
- * a repeated happening is logged once, and readers see a prefix and stop at the end.
+ * a repeated happening is logged once, readers see a prefix and stop at the end, and a hole a writer left is filled.
  */
-import { appendRunEvent, readRunEvents, runEventsCollection } from '../../db/run-events';
+import { followRunEvents } from '../../api/commands/run-events/follow';
+import {
+  allocateEventSeqs,
+  appendRunEvent,
+  appendRunEvents,
+  isLoggedEvent,
+  readEventCounter,
+  readRunEvents,
+  runEventsCollection,
+  type LoggedRunEvent,
+} from '../../db/run-events';
 import { insertRun, markStepCompleted, markStepRunning, newRunDoc, recordRunOutcome } from '../../db/runs';
 import { actionStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, testConfig, uniqueId } from '../helpers/stack';
@@ -26,10 +36,14 @@ describe('run event log', () => {
     );
     return runId;
   };
-  const readAll = (runId: string) =>
-    readRunEvents(database.db, runId, { afterSeq: 0, counter: 10_000, probe: 0, limit: 10_000 });
+  /** Every document up to the counter, skips included. */
+  const readAll = async (runId: string) => {
+    const counter = (await readEventCounter(database.db, runId))!.counter;
+    return readRunEvents(database.db, runId, { afterSeq: 0, counter, limit: 10_000 });
+  };
+  const readLogged = async (runId: string) => (await readAll(runId)).filter(isLoggedEvent);
 
-  it('gives 40 concurrent writers the seqs 1..40, each once, and logs a repeated key once', async () => {
+  it('gives 50 concurrent writers the seqs 1..50, each once, and logs a repeated key once (a skip in its seq)', async () => {
     const runId = await newRun();
     const keys = Array.from({ length: 40 }, (_, i) => `item[${i}]:step.started:1`);
     const seqs = await Promise.all(
@@ -38,43 +52,81 @@ describe('run event log', () => {
       ),
     );
     const given = seqs.filter((s): s is number => s !== null).sort((a, b) => a - b);
-    expect(given).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
-    const events = await readAll(runId);
+    expect(given).toHaveLength(40);
+    const all = await readAll(runId);
+    expect(all.map((e) => e.seq)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    const events = all.filter(isLoggedEvent);
     expect(events.map((e) => e.seq)).toEqual(given);
     expect(new Set(events.map((e) => e.key)).size).toBe(40);
   });
 
-  it('reads only the gap-free prefix after the last id, up to the counter and its probe', async () => {
+  it('reads only the gap-free prefix after the last id, up to the counter', async () => {
     const runId = await newRun();
     for (let i = 1; i <= 5; i++)
       await appendRunEvent(database.db, runId, { type: 'step.started', key: `k${i}`, data: {} });
-    // An event written straight at seq 7 (as a writer that lost a race could never do) is not part of the prefix.
-    await runEventsCollection(database.db).insertOne({
-      _id: `${runId}/000000007`,
-      run_id: runId,
-      seq: 7,
-      key: `${runId}/stray`,
-      type: 'step.started',
-      at: new Date(),
-      data_json: '{}',
+    // Seq 6 allocated but never written (a writer that stopped), and an event at 7 behind the hole.
+    expect(await allocateEventSeqs(database.db, runId, 1)).toBe(6);
+    expect(await appendRunEvent(database.db, runId, { type: 'step.started', key: 'k7', data: {} })).toBe(7);
+    const range = (afterSeq: number, counter: number) =>
+      readRunEvents(database.db, runId, { afterSeq, counter, limit: 100 }).then((es) => es.map((e) => e.seq));
+    expect(await range(0, 7)).toEqual([1, 2, 3, 4, 5]);
+    expect(await range(2, 4)).toEqual([3, 4]);
+    expect(await range(5, 7)).toEqual([]);
+  });
+
+  it('a reader fills a hole it has waited at, and delivers what lies behind it; a late writer takes a new seq', async () => {
+    const runId = await newRun();
+    await appendRunEvent(database.db, runId, { type: 'step.started', key: 'a:step.started:1', data: {} });
+    const hole = await allocateEventSeqs(database.db, runId, 1); // its writer "crashed" here
+    await appendRunEvent(database.db, runId, { type: 'step.completed', key: 'b:step.completed', data: {} });
+    const delivered: LoggedRunEvent[] = [];
+    const controller = new AbortController();
+    const following = followRunEvents(
+      database.db,
+      runId,
+      {
+        event: async (doc) => {
+          delivered.push(doc);
+          if (delivered.length === 2) controller.abort();
+        },
+        comment: async () => undefined,
+      },
+      {
+        afterSeq: 0,
+        pollMs: 20,
+        heartbeatMs: 60_000,
+        deadline: Date.now() + 60_000,
+        signal: controller.signal,
+        gapFillMs: 200,
+      },
+    );
+    expect(await following).toBe('closed');
+    expect(delivered.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'step.started'],
+      [3, 'step.completed'],
+    ]);
+    // The writer of the hole comes back: its seq is taken, so its event goes after everything else.
+    const runsEvents = runEventsCollection(database.db);
+    expect(await runsEvents.findOne({ _id: `${runId}/${String(hole).padStart(9, '0')}` })).toMatchObject({
+      type: 'skip',
     });
-    const range = (afterSeq: number, counter: number, probe: number) =>
-      readRunEvents(database.db, runId, { afterSeq, counter, probe, limit: 100 }).then((es) => es.map((e) => e.seq));
-    expect(await range(0, 5, 1)).toEqual([1, 2, 3, 4, 5]);
-    expect(await range(2, 5, 0)).toEqual([3, 4, 5]);
-    // A counter update that was lost: the probe past it still finds the next event.
-    expect(await range(3, 3, 1)).toEqual([4]);
-    expect(await range(5, 5, 10)).toEqual([]);
+    const [late] = await appendRunEvents(
+      database.db,
+      runId,
+      [{ type: 'step.completed', key: 'late:step.completed', data: {} }],
+      hole,
+    );
+    expect(late).toBe(4);
   });
 
   it('logs a map item once per change; a late write to an item that ended logs nothing', async () => {
     const runId = await newRun();
-    await markStepRunning(database.db, runId, 'a', 1, 2);
+    await markStepRunning(database.db, runId, 'a', 1, { itemsTotal: 2 });
     await markStepRunning(database.db, runId, 'a[0]', 1);
     await markStepCompleted(database.db, runId, 'a[0]', 'done');
     await markStepRunning(database.db, runId, 'a[0]', 2); // a zombie attempt, after the item completed
     await markStepCompleted(database.db, runId, 'a[0]', 'again');
-    const events = await readAll(runId);
+    const events = await readLogged(runId);
     expect(events.map((e) => `${e.type} ${(JSON.parse(e.data_json) as { exec_id: string }).exec_id}`)).toEqual([
       'step.started a',
       'step.started a[0]',
@@ -92,11 +144,12 @@ describe('run event log', () => {
     await recordRunOutcome(database.db, runId, outcome); // the workflow's retry, or read-repair racing it
     // A straggler after the end: the run document refuses it, so nothing is logged.
     await markStepRunning(database.db, runId, 'a', 2);
-    const events = await readAll(runId);
+    const events = await readLogged(runId);
+    // Seq 2 went to the retried write (its event was logged before: a skip holds the seq).
     expect(events.map((e) => [e.seq, e.type, e.key.slice(runId.length + 1)])).toEqual([
       [1, 'step.started', 'a:step.started:1'],
-      [2, 'step.completed', 'a:step.completed'],
-      [3, 'run.ended', 'run.ended'],
+      [3, 'step.completed', 'a:step.completed'],
+      [4, 'run.ended', 'run.ended'],
     ]);
     expect(JSON.parse(events[2]!.data_json)).toEqual({
       status: 'completed',

@@ -4,6 +4,7 @@
  *   npx tsx test/temporal/record-histories.ts          # the straight-line runs (run-*.json)
  *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
  *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
+ *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
@@ -90,6 +91,10 @@ async function main(): Promise<void> {
     }
     if (process.argv[2] === 'following') {
       await recordFollowing({ api, user, tpl, sink, save });
+      return;
+    }
+    if (process.argv[2] === 'pure') {
+      await recordPure({ api, user, tpl, sink, save });
       return;
     }
 
@@ -294,6 +299,57 @@ async function recordFollowing({ api, user, tpl, sink, save }: Recorder): Promis
   const delivery = `webhook-${run}`;
   await temporalFinalStatus(api, delivery);
   await save('follow-webhook-delivery', delivery);
+}
+
+/**
+ * Pure steps as local activities: three transforms in a line (data passing), a map of transforms, and a transform whose
+ * expression fails (no retries) followed by a step that never runs.
+ */
+async function recordPure({ api, user, tpl, save }: Recorder): Promise<void> {
+  const line = await createWorkflow(api, user, {
+    name: 'pure line',
+    steps: [
+      { id: 'a', template_id: tpl.transform._id, config: { expression: '{"n": n + 1}', data: '{{input}}' } },
+      { id: 'b', template_id: tpl.transform._id, config: { expression: 'n * 2', data: '{{steps.a.output}}' } },
+      {
+        id: 'c',
+        template_id: tpl.transform._id,
+        config: { expression: '"n=" & $string($)', data: '{{steps.b.output}}' },
+      },
+    ],
+  });
+  const ok = await startRun(api, user, line, { n: 1 });
+  await waitForStatus(api, user, ok, isTerminal);
+  await temporalFinalStatus(api, ok);
+  await save('pure-line', ok);
+
+  const mapped = await createWorkflow(api, user, {
+    name: 'pure map',
+    steps: [
+      {
+        id: 'double',
+        template_id: tpl.transform._id,
+        map: { over: '{{input.items}}', concurrency: 2 },
+        config: { expression: '$ * 2', data: '{{map.item}}' },
+      },
+    ],
+  });
+  const map = await startRun(api, user, mapped, { items: [1, 2, 3] });
+  await waitForStatus(api, user, map, isTerminal);
+  await temporalFinalStatus(api, map);
+  await save('pure-map', map);
+
+  const broken = await createWorkflow(api, user, {
+    name: 'pure failing',
+    steps: [
+      { id: 'bad', template_id: tpl.transform._id, config: { expression: '$error("no")' } },
+      { id: 'after', template_id: tpl.transform._id, config: { expression: '1' } },
+    ],
+  });
+  const failed = await startRun(api, user, broken);
+  await waitForStatus(api, user, failed, isTerminal);
+  await temporalFinalStatus(api, failed);
+  await save('pure-failed', failed);
 }
 
 main().then(

@@ -7,14 +7,21 @@
  * `drain`, so a slow client slows its own reads instead of growing memory).
  */
 import type { Db } from 'mongodb';
-import { readEventCounter, readRunEvents, type RunEventDoc } from '../../../db/run-events';
+import {
+  fillEventSeq,
+  GAP_FILL_MS,
+  isLoggedEvent,
+  readEventCounter,
+  readRunEvents,
+  type LoggedRunEvent,
+} from '../../../db/run-events';
 import { isTerminal, logRunEnded } from '../../../db/runs';
 
 export const EVENTS_BATCH = 100;
 
 export interface EventSink {
   /** Writes one event; resolves when the transport can take more. */
-  event(doc: RunEventDoc): Promise<void>;
+  event(doc: LoggedRunEvent): Promise<void>;
   /** A comment line (heartbeat). */
   comment(text: string): Promise<void>;
 }
@@ -26,6 +33,8 @@ export interface FollowOptions {
   /** The stream ends (without `run.ended`) at this time; the client reconnects with Last-Event-ID. */
   deadline: number;
   signal: AbortSignal;
+  /** How long to wait at a hole in the log before filling it (db/run-events.ts); GAP_FILL_MS unless a test says. */
+  gapFillMs?: number;
 }
 
 export type FollowEnd = 'ended' | 'closed' | 'expired' | 'gone';
@@ -47,27 +56,32 @@ export async function followRunEvents(db: Db, runId: string, sink: EventSink, op
   let after = opts.afterSeq;
   let lastWrite = Date.now();
   let endLogged = false;
+  /** The first missing seq below the counter, and since when this reader has seen it missing. */
+  let hole: { seq: number; since: number } | undefined;
   while (!opts.signal.aborted) {
     if (Date.now() >= opts.deadline) return 'expired';
     const state = await readEventCounter(db, runId);
     if (!state) return 'gone';
-    const ended = isTerminal(state.status);
-    // Once the run has ended no writer raises the counter any more: probe a whole batch past it.
-    const batch = await readRunEvents(db, runId, {
-      afterSeq: after,
-      counter: state.counter,
-      probe: ended ? EVENTS_BATCH : 1,
-      limit: EVENTS_BATCH,
-    });
+    const batch = await readRunEvents(db, runId, { afterSeq: after, counter: state.counter, limit: EVENTS_BATCH });
     for (const doc of batch) {
       if (opts.signal.aborted) return 'closed';
+      after = doc.seq;
+      if (!isLoggedEvent(doc)) continue;
       await sink.event(doc);
       lastWrite = Date.now();
-      after = doc.seq;
       if (doc.type === 'run.ended') return 'ended';
     }
     if (batch.length === EVENTS_BATCH) continue;
-    if (ended && batch.length === 0) {
+    if (state.counter > after) {
+      // A seq was allocated but holds nothing yet: its writer is between its two writes, or stopped there for good.
+      const seq = after + 1;
+      if (hole?.seq !== seq) hole = { seq, since: Date.now() };
+      else if (Date.now() - hole.since >= (opts.gapFillMs ?? GAP_FILL_MS)) {
+        await fillEventSeq(db, runId, seq);
+        hole = undefined;
+        continue;
+      }
+    } else if (isTerminal(state.status)) {
       // Nothing left to read twice over: the client had the end already (its Last-Event-ID is at or past it).
       if (endLogged) return 'ended';
       // Ended, but the end is not logged (its writer stopped between the two writes, or the run predates the log):

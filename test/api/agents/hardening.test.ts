@@ -4,7 +4,7 @@ import { createApiKey, revokeApiKey, createUser } from '../../../db/users';
 import type { Test } from 'supertest';
 import { agentBody, expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
-import { startTestApi, type TestApi } from '../../helpers/stack';
+import { startTestApi, testConfig, type TestApi } from '../../helpers/stack';
 import { createTestUser, type TestUser } from '../../helpers/users';
 
 let api: TestApi;
@@ -13,7 +13,8 @@ let templateId: string;
 const oas = openApiChecker();
 
 beforeAll(async () => {
-  api = await startTestApi();
+  // Keys read on every request, so a revocation bites at once here; the cache's bound is tested in key-cache.test.ts.
+  api = await startTestApi(testConfig({ API_KEY_CACHE_SECONDS: '0' }));
   user = await createTestUser(api.database.db);
   const res = await api.http.post('/api/v1/agents').set(user.auth).send(agentBody());
   templateId = res.body.data.id;

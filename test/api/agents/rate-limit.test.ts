@@ -5,6 +5,7 @@ import request from 'supertest';
 import { createApp } from '../../../api/app';
 import { respond } from '../../../api/envelope';
 import { requireUser } from '../../../api/middleware/auth';
+import { KeyCache } from '../../../api/middleware/key-cache';
 import { errorMiddleware } from '../../../api/middleware/errors';
 import { createRateLimits, RATE_LIMIT_COLLECTION } from '../../../api/middleware/rate-limit';
 import { createApiKey } from '../../../db/users';
@@ -104,7 +105,7 @@ describe('run starts (the middleware the runs router puts on POST …/run)', () 
       ctx.state.log = silentLogger;
       await next();
     });
-    app.use(requireUser(api.database.db));
+    app.use(requireUser(new KeyCache(api.database.db, 0)));
     app.use(limits.runStarts);
     app.use((ctx) => respond(ctx, 202, { started: true }));
     const http = request(app.callback());

@@ -1,0 +1,78 @@
+/**
+ * B9 and B10: what a step costs when it needs no activity round trip (pure steps, run as local activities) and when
+ * it needs many (a map of side-effecting HTTP calls, regular activities in both arms).
+ */
+import type { HttpSink } from '../test/helpers/http-sink';
+import type { BenchContext, Row } from './arms';
+import { interleave, round, summarize, timed } from './stats';
+
+const bareRun = (ctx: BenchContext, type: string, args: unknown[]) =>
+  ctx.temporal.workflow
+    .start(type, { taskQueue: ctx.stack.bareQueue, workflowId: `bare-${type}-${process.hrtime.bigint()}`, args })
+    .then((h) => h.result());
+
+export async function b9PureSteps(ctx: BenchContext): Promise<Row> {
+  const { a, b } = await interleave(
+    40 * ctx.scale,
+    () => timed(async () => ctx.api.waitForCompletion(await ctx.api.startRun(ctx.workflows[3]!, { n: 1 }))),
+    () => timed(() => bareRun(ctx, 'bareLocalWorkflow', [3, { n: 1 }])),
+  );
+  const sa = summarize(a);
+  const sb = summarize(b);
+  return {
+    id: 'B9',
+    what: 'pure steps: 3 transform steps end to end via the API ÷ bare workflow of 3 local activities',
+    stepwise: `p50 ${round(sa.p50, 1)} ms`,
+    bare: `p50 ${round(sb.p50, 1)} ms`,
+    ratio: sa.p50 / sb.p50,
+    target: '≤ 1.2×',
+    pass: sa.p50 / sb.p50 <= 1.2,
+    detail: { stepwise: sa, bare: sb },
+  };
+}
+
+const FAN_OUT_ITEMS = 200;
+const FAN_OUT_CONCURRENCY = 20;
+
+export async function b10FanOut(ctx: BenchContext, sink: HttpSink): Promise<Row> {
+  const httpTemplate = await ctx.api.systemTemplateId('http_request');
+  const { data } = await ctx.api.call<{ id: string }>('POST', '/api/v1/workflows', {
+    name: 'bench fan-out',
+    steps: [
+      {
+        id: 'calls',
+        template_id: httpTemplate,
+        map: { over: '{{input.items}}', concurrency: FAN_OUT_CONCURRENCY },
+        config: { url: sink.url('/b10') },
+      },
+    ],
+  });
+  const items = Array.from({ length: FAN_OUT_ITEMS }, (_, i) => i);
+  let lastRun = '';
+  const { a, b } = await interleave(
+    4 * ctx.scale,
+    () =>
+      timed(async () => {
+        lastRun = await ctx.api.startRun(data.id, { items });
+        await ctx.api.waitForCompletion(lastRun);
+      }),
+    () => timed(() => bareRun(ctx, 'bareFanOut', [FAN_OUT_ITEMS, FAN_OUT_CONCURRENCY, sink.url('/b10')])),
+    1,
+  );
+  const sa = summarize(a);
+  const sb = summarize(b);
+  const perSecond = (ms: number) => (FAN_OUT_ITEMS * 1000) / ms;
+  const described = await ctx.stepwiseTemporal.workflow.getHandle(lastRun).describe();
+  const historyEvents = described.historyLength;
+  return {
+    id: 'B10',
+    what: `fan-out: map of ${FAN_OUT_ITEMS} http_request items, concurrency ${FAN_OUT_CONCURRENCY}, to a local sink ÷ bare ${FAN_OUT_ITEMS} activities ${FAN_OUT_CONCURRENCY} at a time`,
+    stepwise: `${round(perSecond(sa.p50), 0)} items/s; history ${historyEvents} events`,
+    bare: `${round(perSecond(sb.p50), 0)} items/s`,
+    ratio: sb.p50 / sa.p50,
+    target: '≥ 0.8× throughput; history within limits',
+    // Temporal warns at 10 240 events and refuses at 51 200.
+    pass: sb.p50 / sa.p50 >= 0.8 && historyEvents < 10_240,
+    detail: { stepwise: sa, bare: sb, historyEvents },
+  };
+}

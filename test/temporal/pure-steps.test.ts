@@ -1,0 +1,109 @@
+/**
+ * Pure steps (`transform`) run as local activities: no activity task goes through the Temporal server, a whole line
+ * of them completes in one workflow task, and the status and event log still show each step as started, given its
+ * input, and completed (or failed) — one write per step instead of three.
+ */
+import { runEventsCollection } from '../../db/run-events';
+import type { TemplateDoc } from '../../db/templates';
+import type { ActionType } from '../../temporal/actions/types';
+import { startTestApi, startTestWorker, type TestApi, type TestWorker } from '../helpers/stack';
+import { createTestUser, type TestUser } from '../helpers/users';
+import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
+
+describe('pure steps as local activities', () => {
+  let api: TestApi;
+  let worker: TestWorker;
+  let user: TestUser;
+  let tpl: Record<ActionType, TemplateDoc>;
+
+  beforeAll(async () => {
+    api = await startTestApi();
+    worker = await startTestWorker(api.config, api.database);
+    user = await createTestUser(api.database.db);
+    tpl = await actionTemplates(api.database.db, user.id);
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await api?.close();
+  });
+
+  const eventsOf = async (runId: string) =>
+    (await runEventsCollection(api.database.db).find({ run_id: runId }).sort({ seq: 1 }).toArray()).map((e) => {
+      const data = JSON.parse(e.data_json) as { step_id?: string };
+      return `${e.seq} ${e.type}${data.step_id ? ` ${data.step_id}` : ''}`;
+    });
+
+  it('runs three transforms without one activity task, and shows each step complete with its input', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'pure line',
+      steps: [
+        { id: 'a', template_id: tpl.transform._id, config: { expression: '{"n": n + 1}', data: '{{input}}' } },
+        { id: 'b', template_id: tpl.transform._id, config: { expression: 'n * 2', data: '{{steps.a.output}}' } },
+        { id: 'c', template_id: tpl.transform._id, config: { expression: '$ + 1', data: '{{steps.b.output}}' } },
+      ],
+    });
+    const runId = await startRun(api, user, wf, { n: 1 });
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('completed');
+    expect(status.outputs).toEqual({ a: { n: 2 }, b: 4, c: 5 });
+    for (const step of status.steps) {
+      expect(step).toMatchObject({ status: 'completed', attempts: 1, error: null });
+      expect(Date.parse(step.started_at!)).toBeLessThanOrEqual(Date.parse(step.completed_at!));
+    }
+    expect(status.steps[1]!.input).toEqual({ expression: 'n * 2', data: { n: 2 } });
+
+    const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
+    const types = (history.events ?? []).map((e) => String(e.eventType));
+    const count = (t: string) => types.filter((x) => x.endsWith(t) || x === String(eventTypeNumber(t))).length;
+    expect(count('ACTIVITY_TASK_SCHEDULED')).toBe(0);
+    expect(count('WORKFLOW_TASK_COMPLETED')).toBe(1);
+
+    expect(await eventsOf(runId)).toEqual([
+      '1 step.started a',
+      '2 step.completed a',
+      '3 step.started b',
+      '4 step.completed b',
+      '5 step.started c',
+      '6 step.completed c',
+      '7 run.ended',
+    ]);
+  });
+
+  it('a failing transform shows started, then failed with its attempt, and the run fails with the step named', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'pure failing',
+      steps: [{ id: 'bad', template_id: tpl.transform._id, config: { expression: '$error("no")' } }],
+    });
+    const runId = await startRun(api, user, wf);
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('failed');
+    expect(status.steps[0]).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(status.steps[0]!.started_at).not.toBeNull();
+    expect(status.error).toMatchObject({ step_id: 'bad' });
+    expect(await eventsOf(runId)).toEqual(['1 step.started bad', '2 step.failed bad', '3 run.ended']);
+  });
+
+  it('a map of transforms completes every item', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'pure map',
+      steps: [
+        {
+          id: 'double',
+          template_id: tpl.transform._id,
+          map: { over: '{{input.items}}', concurrency: 3 },
+          config: { expression: '$ * 2', data: '{{map.item}}' },
+        },
+      ],
+    });
+    const runId = await startRun(api, user, wf, { items: [1, 2, 3, 4, 5] });
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('completed');
+    expect(status.outputs).toEqual({ double: [2, 4, 6, 8, 10] });
+  });
+});
+
+/** History event types come as enum numbers from fetchHistory (proto), or names in JSON. */
+function eventTypeNumber(name: string): number {
+  const numbers: Record<string, number> = { ACTIVITY_TASK_SCHEDULED: 10, WORKFLOW_TASK_COMPLETED: 7 };
+  return numbers[name] ?? -1;
+}
