@@ -115,6 +115,17 @@ export const configSchema = z.object({
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   WORKER_HEALTH_PORT: port.optional(),
+  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
+  WORKER_TEMPORAL_METRICS_PORT: port.optional(),
+  // Tracing (OpenTelemetry, the standard variables): off unless an OTLP endpoint is set (runtime/tracing.ts).
+  /** OTLP/HTTP base URL (`…:4318`); traces go to `<it>/v1/traces`. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The full traces URL, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`; setting it alone turns tracing on. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  /** `key=value` pairs, comma-separated, sent with every export (e.g. a collector's auth header). */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** The service name on the spans; default `stepwise-api` / `stepwise-worker` by process. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
 
   /** Expressions (transform, json_transform) run in this many separate evaluator processes, reused between calls. */
   EXPRESSION_WORKERS: z.coerce.number().int().min(1).max(16).default(2),

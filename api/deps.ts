@@ -2,6 +2,7 @@
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
+import type { Tracer } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config';
 
@@ -11,4 +12,6 @@ export interface ApiDeps {
   temporal: Client;
   logger: Logger;
   metrics: Registry;
+  /** Set only when tracing is on (runtime/tracing.ts): every request then gets a span. */
+  tracer?: Tracer;
 }

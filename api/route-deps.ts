@@ -5,9 +5,11 @@ import type { CloseWatches } from './commands/run-status/long-poll';
 import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
+import type { ApiMetrics } from '../runtime/metrics/api-metrics';
 
 export interface RouteDeps extends ApiDeps {
   limits: RateLimits;
+  apiMetrics: ApiMetrics;
   /** Checked API keys, shared by every router of the app (one cache per process). */
   keys: KeyCache;
   /** Temporal long polls for run ends that status waits may hold (bounded per process). */

@@ -9,10 +9,12 @@ import { createTemporalClient } from '../temporal/client';
 import { createApp } from './app';
 import { createLogger } from '../runtime/logger';
 import { retryUntil } from '../runtime/startup';
+import { startTracing } from '../runtime/tracing';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL, 'api');
+  const tracing = startTracing(config, 'stepwise-api');
+  const logger = createLogger(config.LOG_LEVEL, 'api', { traceIds: tracing !== undefined });
   if (config.PAYLOAD_CODEC_KEYS.length === 0) {
     logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
   }
@@ -23,10 +25,11 @@ async function main(): Promise<void> {
     address: config.TEMPORAL_ADDRESS,
     namespace: config.TEMPORAL_NAMESPACE,
     codecKeys: config.PAYLOAD_CODEC_KEYS,
+    tracing: tracing !== undefined,
   });
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
-  const app = createApp({ config, db: database.db, temporal, logger, metrics });
+  const app = createApp({ config, db: database.db, temporal, logger, metrics, tracer: tracing?.tracer });
   const handle = app.callback();
   const server = http.createServer((req, res) => void handle(req, res));
   server.listen(config.API_PORT, config.API_HOST);
@@ -49,7 +52,9 @@ async function main(): Promise<void> {
     logger.info({ signal }, 'shutting down');
     server.closeIdleConnections();
     server.close(() => {
-      void Promise.allSettled([database.close(), temporal.connection.close()]).then(() => process.exit(0));
+      void Promise.allSettled([database.close(), temporal.connection.close(), tracing?.shutdown()]).then(() =>
+        process.exit(0),
+      );
     });
     // In-flight requests get a bounded time to finish.
     setTimeout(() => process.exit(0), 10_000).unref();

@@ -5298,6 +5298,8 @@ export interface components {
         ui_url: string;
         workflow_id: string;
       };
+      /** @description The OpenTelemetry trace of the request that started the run, carried through its workflow and activities (open it in the tracing UI); null when tracing was off. */
+      trace_id: string | null;
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp

@@ -112,6 +112,8 @@ export interface RunDoc {
   temporal: RunTemporalRef;
   /** The last comparison with Temporal (read-repair): whether the run is progressing. */
   liveness: RunLiveness | null;
+  /** The trace of the request that started the run (runtime/tracing.ts); absent when tracing was off. */
+  trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
   rerun_of?: string;
   /** The reruns started from this run, oldest first. */

@@ -1,11 +1,13 @@
 /**
- * Runs before the test suite (`npm test`): installs or finds the Temporal CLI, the MongoDB server and Schemathesis and
- * builds the workflow bundle and the web console, printing each step, so the suite itself starts with everything cached.
+ * Runs before the test suite (`npm test`): installs or finds the Temporal CLI, the MongoDB server, Schemathesis,
+ * chromium and promtool and builds the workflow bundle and the web console, printing each step, so the suite itself
+ * starts with everything cached.
  */
 import { ensureWorkflowBundle } from '../temporal/bundle';
 import { ensureChromium } from './chromium';
 import { ensureConsoleBuild } from './console-build';
 import { ensureMongoServer, ensureSchemathesis, ensureTemporalCli } from './install';
+import { ensurePromtool } from './promtool';
 
 const log = (message: string) => process.stdout.write(`[prepare] ${message}\n`);
 
@@ -21,6 +23,9 @@ async function main(): Promise<void> {
   // The console's browser tests fail with this message when there is no browser; the rest of the suite runs.
   const chromium = ensureChromium(log);
   log('path' in chromium ? `chromium: ${chromium.path}` : `chromium: ${chromium.problem}`);
+  // Likewise the Prometheus config test without promtool.
+  const promtool = ensurePromtool(log);
+  log('path' in promtool ? `promtool: ${promtool.path}` : `promtool: ${promtool.problem}`);
 }
 
 main().catch((err: unknown) => {

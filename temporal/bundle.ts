@@ -34,6 +34,8 @@ export async function ensureWorkflowBundle(bundleDir = DEFAULT_BUNDLE_DIR): Prom
     workflowsPath: require.resolve('./workflows'),
     // The same failure converter as the worker's and the client's (see contract/failure-converter.ts).
     failureConverterPath: FAILURE_CONVERTER_PATH,
+    // Always in the bundle (one bundle whatever the config); inert for executions started without a trace context.
+    workflowInterceptorModules: [require.resolve('./workflows/interceptors/tracing')],
     logger: new DefaultLogger('WARN'),
   });
   fs.mkdirSync(bundleDir, { recursive: true });

@@ -3,6 +3,7 @@
  * and reconnects by itself when it comes back.
  */
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { createDataConverter } from './codec/data-converter';
 import type { CodecKey } from './codec/keys';
 
@@ -11,11 +12,18 @@ export interface TemporalClientOptions {
   namespace: string;
   /** PAYLOAD_CODEC_KEYS: what the client writes is encrypted with the first, what it reads opens with any. */
   codecKeys: readonly CodecKey[];
+  /** Tracing on: starts and signals carry the active trace context into the workflow (its headers). */
+  tracing?: boolean;
 }
 
 export function createTemporalClient(opts: TemporalClientOptions): Client {
   const connection = Connection.lazy({ address: opts.address, connectTimeout: 2_000 });
-  return new Client({ connection, namespace: opts.namespace, dataConverter: createDataConverter(opts.codecKeys) });
+  return new Client({
+    connection,
+    namespace: opts.namespace,
+    dataConverter: createDataConverter(opts.codecKeys),
+    ...(opts.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
+  });
 }
 
 /** Readiness probe: the frontend answers within a short deadline. */

@@ -1,5 +1,7 @@
 /** Builds a Worker from explicit dependencies; the entrypoint and the tests both use it. */
-import { type NativeConnection, Worker } from '@temporalio/worker';
+import { OpenTelemetryActivityInboundInterceptor, makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
+import { type InjectedSinks, type NativeConnection, Worker } from '@temporalio/worker';
+import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../config';
@@ -7,6 +9,9 @@ import { createActivities } from './activities';
 import type { ExpressionEvaluator } from './expressions/evaluator';
 import { createDataConverter } from './codec/data-converter';
 import { createMailer } from './mail/mailer';
+import { Registry } from 'prom-client';
+import { createWorkerMetrics, type WorkerMetrics } from '../runtime/metrics/worker-metrics';
+import type { Tracing } from '../runtime/tracing';
 
 export interface WorkerDeps {
   config: Config;
@@ -18,6 +23,19 @@ export interface WorkerDeps {
   workflowBundlePath: string;
   /** Tests use their own queue so that workers of different test files never steal each other's tasks. */
   taskQueue?: string;
+  /** The entrypoint's, registered with its /metrics; tests that do not scrape get a private registry. */
+  metrics?: WorkerMetrics;
+  /** Tracing on (runtime/tracing.ts): activities continue the workflow's trace, workflow spans are exported. */
+  tracing?: Tracing;
+}
+
+/**
+ * The sink the bundle's tracing interceptors export workflow spans through. With tracing off a workflow only calls
+ * it when its start carried a trace context anyway (an API tracing while this worker does not): dropped.
+ */
+function workflowSpanSink(tracing: Tracing | undefined): InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }> {
+  if (tracing) return { exporter: makeWorkflowExporter(tracing.processor, tracing.resource) };
+  return { exporter: { export: { fn: () => undefined, callDuringReplay: false } } };
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
@@ -34,7 +52,21 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       logger: deps.logger,
       mailer: createMailer(deps.config.SMTP_URL, deps.config.SMTP_FROM),
       expressions: deps.expressions,
+      metrics: deps.metrics ?? createWorkerMetrics(new Registry()),
+      tracer: deps.tracing?.tracer,
     }),
+    sinks: workflowSpanSink(deps.tracing),
+    ...(deps.tracing
+      ? {
+          interceptors: {
+            activity: [
+              (ctx) => ({
+                inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer: deps.tracing?.tracer }),
+              }),
+            ],
+          },
+        }
+      : {}),
     shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
   });
 }

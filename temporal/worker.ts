@@ -1,7 +1,8 @@
 /**
  * Worker entrypoint: connects to Temporal and MongoDB, runs the run workflow and its activities, and serves its own
- * /livez and /readyz (and /metrics) on WORKER_HEALTH_PORT. SIGTERM/SIGINT drain in-flight activities within the grace
- * time (the SDK installs those signal handlers).
+ * /livez and /readyz (and the Stepwise /metrics) on WORKER_HEALTH_PORT, and the Temporal SDK's metrics on
+ * WORKER_TEMPORAL_METRICS_PORT. SIGTERM/SIGINT drain in-flight activities within the grace time (the SDK installs
+ * those signal handlers).
  */
 import { NativeConnection } from '@temporalio/worker';
 import { collectDefaultMetrics, Registry } from 'prom-client';
@@ -14,10 +15,16 @@ import { createWorker } from './create-worker';
 import { createExpressionEvaluator } from './expressions/evaluator';
 import { evaluatorOptions } from './expressions/limits';
 import { createWorkerHealthServer } from './health-server';
+import { installTemporalRuntime } from './telemetry-runtime';
+import { startTracing } from '../runtime/tracing';
+import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
-  const logger = createLogger(config.LOG_LEVEL, 'worker');
+  const tracing = startTracing(config, 'stepwise-worker');
+  const logger = createLogger(config.LOG_LEVEL, 'worker', { traceIds: tracing !== undefined });
+  // Before the first connection: the Runtime is process-wide and fixed once anything uses it.
+  installTemporalRuntime(config);
   if (config.PAYLOAD_CODEC_KEYS.length === 0) {
     logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
   }
@@ -32,6 +39,8 @@ async function main(): Promise<void> {
     logger,
   );
   const expressions = createExpressionEvaluator(evaluatorOptions(config));
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
   const worker = await createWorker({
     config,
     db: database.db,
@@ -39,11 +48,11 @@ async function main(): Promise<void> {
     connection: connection!,
     workflowBundlePath,
     expressions,
+    metrics: createWorkerMetrics(metrics),
+    tracing,
   });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
-    const metrics = new Registry();
-    collectDefaultMetrics({ register: metrics });
     const health = createWorkerHealthServer({ state: () => worker.getState(), metrics });
     health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
     health.unref();
@@ -51,7 +60,7 @@ async function main(): Promise<void> {
 
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker running');
   await worker.run();
-  await Promise.allSettled([expressions.close(), connection!.close(), database.close()]);
+  await Promise.allSettled([expressions.close(), connection!.close(), database.close(), tracing?.shutdown()]);
   logger.info('worker stopped');
 }
 

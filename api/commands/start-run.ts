@@ -36,6 +36,9 @@ import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
 import { loadSnapshotSources, type PrefetchedTemplates } from '../../runtime/runs/snapshot-sources';
+import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
+import { runKindOf } from '../../runtime/metrics/run-kind';
+import { withTraceId } from '../../runtime/run-trace';
 import type { TemplateHints } from './template-hints';
 
 /** How long Temporal gets to accept a start before the API answers 503. */
@@ -53,6 +56,7 @@ export interface StartRunDeps {
   db: Db;
   temporal: Client;
   inputValidators: InputValidators;
+  apiMetrics?: ApiMetrics;
   /** Lets a start read the workflow and its templates in one round trip (./template-hints.ts). */
   templateHints?: TemplateHints;
 }
@@ -195,7 +199,7 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     timeoutSeconds: prepared.timeoutSeconds,
     now,
   });
-  const doc = prepared.adjust ? prepared.adjust(fresh) : fresh;
+  const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
   try {
     await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);
@@ -206,6 +210,7 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     throw err;
   }
   await steps.afterStart?.(doc);
+  deps.apiMetrics?.runStarted(runKindOf(snapshot.steps));
   return accepted(req, doc);
 }
 
@@ -264,6 +269,7 @@ async function replay(
       'idempotency_mismatch',
     );
   }
+  deps.apiMetrics?.idempotentReplay();
   const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
   if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) {
     await steps.afterStart?.(doc);

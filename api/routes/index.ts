@@ -3,6 +3,8 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { CloseWatches } from '../commands/run-status/long-poll';
+import { Registry } from 'prom-client';
+import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { KeyCache } from '../middleware/key-cache';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
@@ -20,13 +22,15 @@ import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
-export function rootRouter(deps: ApiDeps): Router {
+/** `apiMetrics` is createApp's (the one its request counter uses); a router built alone counts into its own registry. */
+export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router {
   // Every method Node parses counts as implemented, so an unrouted one (TRACE, PROPFIND, …) on a known path is a 405
   // with the path's Allow list, as HTTP asks, rather than the router's default 501.
   const root = new Router({ methods: METHODS });
   const routeDeps: RouteDeps = {
     ...deps,
     limits: createRateLimits(deps.config, deps.db),
+    apiMetrics: deps.apiMetrics ?? createApiMetrics(new Registry()),
     keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
     closeWatches: new CloseWatches(deps.temporal),
   };

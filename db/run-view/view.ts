@@ -161,6 +161,14 @@ export const runView = z
     started_at: isoTimestamp.nullable(),
     completed_at: isoTimestamp.nullable(),
     rerun_of: z.string().nullable().meta({ description: 'The run this one reruns (POST …/rerun).' }),
+    trace_id: z
+      .string()
+      .nullable()
+      .meta({
+        description:
+          'The OpenTelemetry trace of the request that started the run, carried through its workflow and activities ' +
+          '(open it in the tracing UI); null when tracing was off.',
+      }),
     reruns: z.array(z.string()).meta({ description: 'Reruns started from this run, oldest first.' }),
     temporal: z.strictObject({
       namespace: z.string(),
@@ -351,6 +359,7 @@ export function presentRun(
     started_at: isoOrNull(run.started_at ?? null),
     completed_at: isoOrNull(run.completed_at),
     rerun_of: run.rerun_of ?? null,
+    trace_id: run.trace_id ?? null,
     reruns: run.reruns ?? [],
     temporal: {
       namespace: run.temporal.namespace,

@@ -5,6 +5,7 @@
  * Failures are classified once, by temporal/failures.ts.
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
@@ -17,6 +18,8 @@ import type { ActionStepRequest, ActionStepResult } from '../contract/steps';
 import { failStepAttempt } from './step-failure';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
+import { inSpan } from '../../runtime/tracing';
 
 export interface ActionStepDeps {
   config: Config;
@@ -24,6 +27,8 @@ export interface ActionStepDeps {
   logger: Logger;
   mailer: Mailer;
   expressions: ExpressionEvaluator;
+  metrics: WorkerMetrics;
+  tracer?: Tracer;
 }
 
 /** Heartbeat period: well inside the workflow's heartbeat timeout (≤ 10 s). */
@@ -50,6 +55,8 @@ export function createActionStepActivity(deps: ActionStepDeps) {
         throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
       }
       const timer = setInterval(() => ctx.heartbeat(), HEARTBEAT_EVERY_MS);
+      const started = performance.now();
+      let outcome: 'completed' | 'failed' = 'failed';
       try {
         const output = await execute(deps, req, ctx);
         const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
@@ -62,11 +69,13 @@ export function createActionStepActivity(deps: ActionStepDeps) {
             return false;
           },
         );
+        outcome = 'completed';
         return projected ? { output: stored } : { output: stored, projected: false };
       } catch (err) {
-        throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
+        throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
       } finally {
         clearInterval(timer);
+        deps.metrics.stepAttempt('action', req.action_type, outcome, (performance.now() - started) / 1000);
       }
     },
   };
@@ -91,7 +100,8 @@ export async function execute(
     heartbeat,
   };
   // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
-  return toJson(await runAction(req.action_type, rendered, actionCtx));
+  const run = () => runAction(req.action_type, rendered, actionCtx);
+  return toJson(await inSpan(deps.tracer, `action ${req.action_type}`, { action_type: req.action_type }, run));
 }
 
 /** Action outputs are plain JSON by their output schemas; this drops `undefined` fields the same way JSON does. */

@@ -2,11 +2,13 @@
  * The activities the worker registers, built by one factory from explicit dependencies (no module singletons):
  * the only code that does I/O during a run.
  */
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
 import { createProjectionActivities } from './projection';
@@ -20,6 +22,9 @@ export interface ActivityDeps {
   logger: Logger;
   mailer: Mailer;
   expressions: ExpressionEvaluator;
+  metrics: WorkerMetrics;
+  /** Set only with tracing on: model calls, tools and actions get child spans. */
+  tracer?: Tracer;
 }
 
 export function createActivities(deps: ActivityDeps) {

@@ -16,8 +16,11 @@ import {
   newRunDoc,
   recordRunOutcome,
   recordStepInput,
+  runsCollection,
   setChildRun,
 } from '../../db/runs';
+import { runKindOf } from '../../runtime/metrics/run-kind';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import type { JsonValue } from '../contract/json';
 import { isOutputRef, type OutputRef } from '../contract/run';
 import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, StepProjection } from '../contract/steps';
@@ -30,7 +33,20 @@ function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
-export function createProjectionActivities(deps: { db: Db; config: Config }) {
+/** One read of the fields the run metrics label by; a failed read costs the sample, never the outcome. */
+async function countRunFinished(deps: { db: Db; metrics: WorkerMetrics }, runId: string): Promise<void> {
+  const run = await runsCollection(deps.db)
+    .findOne(
+      { _id: runId },
+      { projection: { status: 1, error: 1, created_at: 1, completed_at: 1, parent_run_id: 1, 'steps.kind': 1 } },
+    )
+    .catch(() => null);
+  if (!run || run.parent_run_id) return;
+  const seconds = run.completed_at ? (run.completed_at.getTime() - run.created_at.getTime()) / 1000 : null;
+  deps.metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
+}
+
+export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
   return {
     /** Returns the output as stored for `completed` (by reference when large), else null. */
     async projectStep({ run_id, step_id, event }: StepProjection): Promise<JsonValue | OutputRef | null> {
@@ -77,7 +93,10 @@ export function createProjectionActivities(deps: { db: Db; config: Config }) {
       return stored as OutputRef;
     },
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
-      await recordRunOutcome(deps.db, run_id, outcome);
+      const recorded = await recordRunOutcome(deps.db, run_id, outcome);
+      // Counted by the write that turned the run terminal (a retried write records nothing), for top-level runs.
+      // Not awaited: the metric's read must not hold up the workflow's completion.
+      if (recorded) void countRunFinished(deps, run_id);
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records

@@ -22,34 +22,47 @@ export function createPureStepActivity(deps: ActionStepDeps) {
       const startedAt = new Date();
       const given = req.input === null ? req.config : { config: req.config, input: req.input };
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
-      let output: JsonValue;
+      const started = performance.now();
+      let outcome: 'completed' | 'failed' = 'failed';
       try {
-        output = await execute(deps, req, ctx, () => undefined);
-      } catch (err) {
-        // A failed attempt shows as started, then failed (or retrying), like any step's.
-        await markStepRunning(deps.db, req.run_id, req.step_id, attempt, attempt === 1 ? { input: given } : {}).catch(
-          (e: unknown) => log.warn({ err: e }, 'could not record step start'),
-        );
-        throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
+        const result = await run();
+        outcome = 'completed';
+        return result;
+      } finally {
+        deps.metrics.stepAttempt('action', req.action_type, outcome, (performance.now() - started) / 1000);
       }
-      try {
-        const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
-        const projected = await recordPureStep(deps.db, req.run_id, req.step_id, {
-          attempt,
-          startedAt,
-          ...(attempt === 1 ? { input: given } : {}),
-          output: stored,
-        }).then(
-          () => true,
-          (err: unknown) => {
-            log.warn({ err }, 'could not record the step');
-            return false;
-          },
-        );
-        // Without the write the workflow records the completion itself (a retried projection write), as for any step.
-        return projected ? { output: stored } : { output: stored, projected: false };
-      } catch (err) {
-        throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
+
+      // The attempt itself, timed above.
+      async function run(): Promise<ActionStepResult> {
+        let output: JsonValue;
+        try {
+          output = await execute(deps, req, ctx, () => undefined);
+        } catch (err) {
+          // A failed attempt shows as started, then failed (or retrying), like any step's.
+          await markStepRunning(deps.db, req.run_id, req.step_id, attempt, attempt === 1 ? { input: given } : {}).catch(
+            (e: unknown) => log.warn({ err: e }, 'could not record step start'),
+          );
+          throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
+        }
+        try {
+          const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
+          const projected = await recordPureStep(deps.db, req.run_id, req.step_id, {
+            attempt,
+            startedAt,
+            ...(attempt === 1 ? { input: given } : {}),
+            output: stored,
+          }).then(
+            () => true,
+            (err: unknown) => {
+              log.warn({ err }, 'could not record the step');
+              return false;
+            },
+          );
+          // Without the write the workflow records the completion itself (a retried projection write), as for any step.
+          return projected ? { output: stored } : { output: stored, projected: false };
+        } catch (err) {
+          throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
+        }
       }
     },
   };

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { BlobMissingError, BlobPathError, OutputTooLargeError } from '../../db/blobs';
 import { markStepFailed } from '../../db/runs';
 import { toActivityError } from '../failures';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 
 /** Errors of the large-output store: retrying cannot help. */
 function storageFailure(err: unknown): unknown {
@@ -21,7 +22,7 @@ function storageFailure(err: unknown): unknown {
 
 /** Classifies `err`, records the failed attempt, and returns the error the activity must throw. */
 export async function failStepAttempt(
-  deps: { db: Db; log: Logger },
+  deps: { db: Db; log: Logger; metrics: WorkerMetrics },
   req: { run_id: string; step_id: string; max_attempts: number },
   attempt: number,
   err: unknown,
@@ -29,11 +30,14 @@ export async function failStepAttempt(
   const failure = toActivityError(storageFailure(err));
   if (failure instanceof ApplicationFailure) {
     const final = failure.nonRetryable || attempt >= req.max_attempts;
+    const reason = failure.type ?? 'internal';
+    deps.metrics.stepFailure(reason, final);
+    if (reason === 'url_refused') deps.metrics.ssrfRefusal('action');
     await markStepFailed(
       deps.db,
       req.run_id,
       req.step_id,
-      { reason: failure.type ?? 'internal', message: failure.message },
+      { reason, message: failure.message },
       { final, attempt },
     ).catch((e: unknown) => deps.log.warn({ err: e }, 'could not record step failure'));
   }

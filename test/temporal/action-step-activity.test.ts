@@ -6,6 +6,8 @@ import { noExpressions } from '../helpers/expressions';
 import { ApplicationFailure } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { newRunDoc, findRun, recordRunOutcome, runsCollection } from '../../db/runs';
+import { Registry } from 'prom-client';
+import { createWorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActivities } from '../../temporal/activities';
 import { createMailer } from '../../temporal/mail/mailer';
 import type { RunSnapshot } from '../../temporal/contract/run';
@@ -53,6 +55,7 @@ describe('runActionStep activity', () => {
       logger: silentLogger,
       mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
       expressions: noExpressions,
+      metrics: createWorkerMetrics(new Registry()),
     });
   });
   afterAll(async () => {

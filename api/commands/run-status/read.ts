@@ -9,6 +9,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../../config';
 import { findRun, isTerminal, type RunDoc } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
+import type { ApiMetrics } from '../../../runtime/metrics/api-metrics';
 import { waitForChange, type CloseWatches } from './long-poll';
 import { checkWithTemporal, needsCheck, repairLostOutputs } from './read-repair';
 
@@ -20,6 +21,7 @@ export interface RunStatusDeps {
   temporal: Client;
   /** Lets a long poll learn of the run's end from Temporal at once (./long-poll.ts). */
   closeWatches?: CloseWatches;
+  apiMetrics?: ApiMetrics;
 }
 
 export async function getRunStatus(
@@ -32,7 +34,8 @@ export async function getRunStatus(
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   if (opts.waitSeconds && !isTerminal(run.status))
     run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches);
-  if (!isTerminal(run.status) && needsCheck(deps.config, run, Date.now()))
-    run = (await checkWithTemporal(deps, run)) ?? run;
+  const check = !isTerminal(run.status) && needsCheck(deps.config, run, Date.now());
+  deps.apiMetrics?.statusRead(check);
+  if (check) run = (await checkWithTemporal(deps, run)) ?? run;
   return repairLostOutputs(deps, run);
 }

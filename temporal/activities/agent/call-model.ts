@@ -5,6 +5,7 @@
  * tool call ids and names, usage, and the final output (by reference when large).
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
@@ -35,11 +36,16 @@ import { getTool, toolParametersSchema } from '../../tools/registry';
 import type { JsonObject } from '../../contract/json';
 import { createOutputChecker } from './final-answer';
 import type { CallModelInput, CallModelResult } from './types';
+import type { WorkerMetrics } from '../../../runtime/metrics/worker-metrics';
+import { parseModelRef } from '../../llm/model-ref';
+import { inSpan } from '../../../runtime/tracing';
 
 export interface AgentActivityDeps {
   config: Config;
   db: Db;
   logger: Logger;
+  metrics: WorkerMetrics;
+  tracer?: Tracer;
 }
 
 /** Heartbeats carry cancellation to a waiting model call and reveal a dead worker well before the call's timeout. */
@@ -89,6 +95,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, turn: req.turn, attempt });
     const key = (seq: number) => ({ runId: req.run_id, stepId: req.step_id, seq, attempt });
     const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+    const started = performance.now();
+    let attemptOutcome: 'completed' | 'failed' = 'failed';
     try {
       if (req.turn === 1 || attempt > 1) {
         const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
@@ -145,14 +153,25 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
         (err: unknown) => log.warn({ err }, 'could not record agent progress'),
       );
-      const result = await provider.generate({
-        system: setup.system,
-        messages: toLlmMessages(history),
-        tools: toolSpecs(setup.tools),
-        temperature: setup.temperature,
-        maxOutputTokens: setup.max_output_tokens,
-        signal: ctx.cancellationSignal,
-      });
+      const ref = parseModelRef(setup.model);
+      const callStarted = performance.now();
+      const generate = () =>
+        provider.generate({
+          system: setup.system,
+          messages: toLlmMessages(history),
+          tools: toolSpecs(setup.tools),
+          temperature: setup.temperature,
+          maxOutputTokens: setup.max_output_tokens,
+          signal: ctx.cancellationSignal,
+        });
+      const spanAttributes = { 'gen_ai.system': ref.provider, 'gen_ai.request.model': ref.name, turn: req.turn };
+      const result = await inSpan(deps.tracer, `model ${ref.provider}:${ref.name}`, spanAttributes, generate).catch(
+        (err: unknown) => {
+          deps.metrics.modelCall(ref.provider, ref.name, false, (performance.now() - callStarted) / 1000);
+          throw err;
+        },
+      );
+      deps.metrics.modelCall(ref.provider, ref.name, true, (performance.now() - callStarted) / 1000, result.usage);
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
@@ -212,13 +231,15 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         usage: usageOf([...history, entry]),
       }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
+      attemptOutcome = 'completed';
       return outcome;
     } catch (err) {
       // A zombie attempt (Temporal already moved on): leave the status to the attempt that counts.
       if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      throw await failStepAttempt({ db: deps.db, log }, req, attempt, err);
+      throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
     } finally {
       clearInterval(timer);
+      deps.metrics.stepAttempt('agent', 'none', attemptOutcome, (performance.now() - started) / 1000);
     }
   };
 }

@@ -16,6 +16,7 @@ import { classify, StepError } from '../../failures';
 import type { ExpressionEvaluator } from '../../expressions/evaluator';
 import type { Mailer } from '../../mail/mailer';
 import { getTool } from '../../tools/registry';
+import { inSpan } from '../../../runtime/tracing';
 import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
 import type { CallToolInput, CallToolResult } from './types';
 
@@ -77,16 +78,18 @@ export function createCallToolActivity(deps: CallToolDeps) {
       if (!parsed.success) return errorResult(`invalid arguments: ${z.prettifyError(parsed.error)}`);
       const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
       try {
-        const output = await tool.execute(parsed.data, {
-          config: deps.config,
-          mailer: deps.mailer,
-          expressions: deps.expressions,
-          // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
-          idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
-          // Transcripts written before egress policies existed carry none: they get the (deny-e-mail) defaults.
-          egress: setup.egress ?? DEFAULT_EGRESS,
-          signal: ctx.cancellationSignal,
-        });
+        const execute = () =>
+          tool.execute(parsed.data, {
+            config: deps.config,
+            mailer: deps.mailer,
+            expressions: deps.expressions,
+            // The seq makes the key unique even when a provider reuses call ids across turns; it is stable across retries.
+            idempotencyKey: `${req.run_id}:${req.step_id}:${req.seq}:${call.id}`,
+            // Transcripts written before egress policies existed carry none: they get the (deny-e-mail) defaults.
+            egress: setup.egress ?? DEFAULT_EGRESS,
+            signal: ctx.cancellationSignal,
+          });
+        const output = await inSpan(deps.tracer, `tool ${call.name}`, { tool: call.name }, execute);
         return { output: (output ?? null) as JsonValue, is_error: false };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
@@ -106,6 +109,11 @@ export function createCallToolActivity(deps: CallToolDeps) {
     };
 
     const outcome = await run();
+    deps.metrics.toolCall(
+      call.name,
+      outcome.denied_target !== undefined ? 'denied' : outcome.is_error ? 'error' : 'ok',
+    );
+    if (outcome.error_code === 'url_refused') deps.metrics.ssrfRefusal('tool');
     const { output, truncated } = truncate(outcome.output);
     const entry = {
       kind: 'tool' as const,

@@ -3,6 +3,8 @@
  * the scripted OpenAI-compatible HTTP server: a retried attempt of the same model call (same run, step and seq) is
  * counted once, distinct calls add up, and a call at the limit is refused before the model is asked.
  */
+import { Registry } from 'prom-client';
+import { createWorkerMetrics } from '../../../runtime/metrics/worker-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Database } from '../../../db/client';
 import { newRunDoc, runsCollection } from '../../../db/runs';
@@ -28,7 +30,12 @@ describe('callModel and the daily token budget', () => {
       USER_MAX_TOKENS_PER_DAY: String(LIMIT),
     });
     database = await openTestDb(config);
-    callModel = createCallModelActivity({ config, db: database.db, logger: silentLogger });
+    callModel = createCallModelActivity({
+      config,
+      db: database.db,
+      logger: silentLogger,
+      metrics: createWorkerMetrics(new Registry()),
+    });
   });
   afterAll(async () => {
     await database?.db.dropDatabase();

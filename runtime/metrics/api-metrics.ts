@@ -1,0 +1,74 @@
+/**
+ * The Stepwise metrics the API counts (prom-client), each at exactly one place: HTTP requests (rate, errors by their
+ * stable error code — rate-limit and budget rejections among them — and latency, by route pattern), runs started,
+ * idempotent replays, status reads and the read-repairs they made. Labels never hold a user, run or request id: the
+ * route is the router's pattern (`/api/v1/workflows/runs/:id/status`), unrouted requests are `unmatched`.
+ */
+import { Counter, Histogram, type Registry } from 'prom-client';
+import type { RunKind } from './run-kind';
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+export interface ApiMetrics {
+  /** `code` is the X-Error-Code of an error answer, or `none`. */
+  httpRequest(method: string, route: string, status: number, code: string, seconds: number): void;
+  runStarted(kind: RunKind): void;
+  idempotentReplay(): void;
+  /** One status read; `repaired` when the read compared with Temporal and wrote the projection (read-repair). */
+  statusRead(repaired: boolean): void;
+}
+
+export function createApiMetrics(registry: Registry): ApiMetrics {
+  const registers = [registry];
+  const requests = new Counter({
+    name: 'stepwise_http_requests_total',
+    help: 'API requests by method, route pattern, status and error code (none on success)',
+    labelNames: ['method', 'route', 'status', 'code'] as const,
+    registers,
+  });
+  const latency = new Histogram({
+    name: 'stepwise_http_request_duration_seconds',
+    help: 'API request latency by method and route pattern (streams: until the stream ends)',
+    labelNames: ['method', 'route'] as const,
+    buckets: HTTP_BUCKETS,
+    registers,
+  });
+  const started = new Counter({
+    name: 'stepwise_runs_started_total',
+    help: 'Top-level runs accepted (workflow started in Temporal), by workflow kind',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const replays = new Counter({
+    name: 'stepwise_idempotent_replays_total',
+    help: 'Run starts answered from an earlier request with the same Idempotency-Key',
+    registers,
+  });
+  const statusReads = new Counter({
+    name: 'stepwise_status_reads_total',
+    help: 'Run status reads',
+    registers,
+  });
+  const repairs = new Counter({
+    name: 'stepwise_status_read_repairs_total',
+    help: 'Status reads that compared a quiet or overdue run with Temporal (read-repair)',
+    registers,
+  });
+  const startedBy = { agent: started.labels('agent'), action_only: started.labels('action_only') };
+  return {
+    httpRequest(method, route, status, code, seconds) {
+      requests.labels(method, route, String(status), code).inc();
+      latency.labels(method, route).observe(seconds);
+    },
+    runStarted(kind) {
+      startedBy[kind].inc();
+    },
+    idempotentReplay() {
+      replays.inc();
+    },
+    statusRead(repaired) {
+      statusReads.inc();
+      if (repaired) repairs.inc();
+    },
+  };
+}
