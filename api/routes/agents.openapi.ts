@@ -33,7 +33,11 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       requestParams: { query: dryRunQuery },
       requestBody: jsonRequest(createTemplateBody),
       responses: {
-        ...ok(200, 'Dry run: the template as it would be stored (nothing written; the id is not kept)', templateView),
+        ...ok(
+          200,
+          'Dry run: the template as it would be stored, without an id (nothing written)',
+          templateView.omit({ id: true }),
+        ),
         ...ok(201, 'The stored template', templateView, { location: 'Path of the new template.' }),
         ...errors(400, 401, 413, 415),
       },

@@ -20,7 +20,7 @@ import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
-import { dryRunQuery, isDryRun } from './dry-run.schema';
+import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { pageOrBadRequest, setNextLink } from '../pagination';
 import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -60,7 +60,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { body, query } = create.input(ctx);
     const content: TemplateContent = body;
     assertRules(content);
-    if (isDryRun(query)) return respond(ctx, 200, presentTemplate(dryRunTemplate(userId(ctx), content)));
+    if (isDryRun(query)) return respond(ctx, 200, withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))));
     const doc = await createTemplate(deps.db, userId(ctx), content);
     ctx.set('Location', `/api/v1/agents/${doc._id}`);
     respond(ctx, 201, presentTemplate(doc));

@@ -14,3 +14,12 @@ export const dryRunQuery = z.strictObject({
 
 /** True when the request asks for a dry run. */
 export const isDryRun = (query: z.infer<typeof dryRunQuery>): boolean => query.dry_run === 'true';
+
+/**
+ * A created definition's dry-run answer leaves the id out: nothing was stored, so there is no id anyone could use
+ * (a client — or a contract fuzzer following the answer like a link — would only meet a 404 with it).
+ */
+export function withoutId<T extends { id: string }>(view: T): Omit<T, 'id'> {
+  const { id: _id, ...rest } = view;
+  return rest;
+}

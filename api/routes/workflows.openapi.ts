@@ -56,7 +56,11 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       requestParams: { query: dryRunQuery },
       requestBody: jsonRequest(createWorkflowBody),
       responses: {
-        ...ok(200, 'Dry run: the workflow as it would be stored (nothing written; the id is not kept)', workflowView),
+        ...ok(
+          200,
+          'Dry run: the workflow as it would be stored, without an id (nothing written)',
+          workflowView.omit({ id: true }),
+        ),
         ...ok(201, 'The stored workflow', workflowView, { location: 'Path of the new workflow.' }),
         ...errors(400, 401, 413, 415),
       },

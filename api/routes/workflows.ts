@@ -34,7 +34,7 @@ import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
-import { dryRunQuery, isDryRun } from './dry-run.schema';
+import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { paginate } from '../pagination';
 import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -189,7 +189,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     checkWorkflowBudget(deps.config, doc.config);
     checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
     await checkWorkflow(deps.db, owner, doc, deps.config);
-    if (isDryRun(query)) return respond(ctx, 200, presentWorkflow(doc));
+    if (isDryRun(query)) return respond(ctx, 200, withoutId(presentWorkflow(doc)));
     await insertWorkflow(deps.db, doc);
     ctx.set('Location', `/api/v1/workflows/${doc._id}`);
     respond(ctx, 201, presentWorkflow(doc));

@@ -30,7 +30,7 @@ interface Kind {
     id: string | null,
     body: Record<string, unknown>,
     dryRun: boolean,
-  ): Promise<Record<string, unknown> & { id: string }>;
+  ): Promise<Record<string, unknown> & { id?: string }>;
 }
 
 const LIST_MAX = 10_000;
@@ -56,7 +56,9 @@ const workflowKind: Kind = {
       id === null
         ? api.http.POST('/api/v1/workflows', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/workflows/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
-    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer, workflowItem)).data;
+    // A created definition's dry run has no id (nothing was stored).
+    const item = dryRun ? workflowItem.partial({ id: true }) : workflowItem;
+    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer, item)).data;
   },
 };
 
@@ -80,7 +82,8 @@ const templateKind: Kind = {
       id === null
         ? api.http.POST('/api/v1/agents', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/agents/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
-    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer, templateItem)).data;
+    const item = dryRun ? templateItem.partial({ id: true }) : templateItem;
+    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer, item)).data;
   },
 };
 
@@ -153,7 +156,7 @@ async function apply(api: ApiClient, io: CliOutput, kind: Kind, file: string, dr
       io.out(p.id === null ? `would create ${label}` : `would update ${label} ${p.id}: ${p.changed.join(', ')}`);
       continue;
     }
-    const { id } = await kind.write(api, p.id, p.def.body, false);
+    const { id = '' } = await kind.write(api, p.id, p.def.body, false);
     io.out(p.id === null ? `created ${label} ${id}` : `updated ${label} ${id}: ${p.changed.join(', ')}`);
   }
 }

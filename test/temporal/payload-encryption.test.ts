@@ -66,7 +66,24 @@ describe('payload encryption in Temporal', () => {
     const stored = await historyText(history);
     expect(stored).toContain(ENCRYPTED_ENCODING);
     expect(stored).not.toContain(marker);
-    expect(stored).not.toContain(name); // the memo names the workflow
+    // The memo names the workflow (encrypted); the one place the name is in the clear is its search attribute
+    // (StepwiseWorkflowName: search attributes are indexed by the server, so they cannot be encrypted).
+    const withoutSearchAttributes = {
+      ...history,
+      events: (history.events ?? []).map((e) =>
+        e.workflowExecutionStartedEventAttributes
+          ? {
+              ...e,
+              workflowExecutionStartedEventAttributes: {
+                ...e.workflowExecutionStartedEventAttributes,
+                searchAttributes: null,
+              },
+            }
+          : e,
+      ),
+    };
+    expect(await historyText(withoutSearchAttributes)).not.toContain(name);
+    expect(stored).toContain(name);
     // The memo, as the server lists it (the SDK's describe() would refuse to read it without the codec).
     const raw = await bare.workflowService.describeWorkflowExecution({
       namespace: api.config.TEMPORAL_NAMESPACE,
