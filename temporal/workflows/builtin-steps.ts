@@ -4,7 +4,16 @@
  * rendered configs are checked with the same schemas the action registry publishes (contract/builtin-actions.ts).
  */
 import { ApplicationFailure, condition, sleep } from '@temporalio/workflow';
-import { parseApprovalConfig, parseDelayConfig } from '../contract/builtin-actions';
+import type * as BuiltinActions from '../contract/builtin-actions';
+
+/**
+ * The config parsers, required on first use: Temporal's reusable sandbox runs module code again for every execution,
+ * and these bring zod, which only a run with a delay or an approval step needs.
+ */
+function builtinActions(): typeof BuiltinActions {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../contract/builtin-actions') as typeof BuiltinActions;
+}
 import type { JsonValue } from '../contract/json';
 import { REJECTED_FAILURE_TYPE } from '../contract/messages';
 import type { ActionStepSnapshot } from '../contract/run';
@@ -27,7 +36,7 @@ export async function performDelay(
   config: JsonValue,
   deps: BuiltinDeps,
 ): Promise<JsonValue> {
-  const parsed = parseDelayConfig(config);
+  const parsed = builtinActions().parseDelayConfig(config);
   if (!parsed.ok) throw invalid(step, parsed.problem);
   const { seconds, until } = parsed.value;
   // Workflow time (Date.now() in the sandbox) is replay-safe.
@@ -47,7 +56,7 @@ export async function performApproval(
   config: JsonValue,
   deps: BuiltinDeps,
 ): Promise<JsonValue> {
-  const parsed = parseApprovalConfig(config);
+  const parsed = builtinActions().parseApprovalConfig(config);
   if (!parsed.ok) throw invalid(step, parsed.problem);
   const timeoutSeconds = parsed.value.timeout_seconds;
   deps.approvals.startWaiting(execId);

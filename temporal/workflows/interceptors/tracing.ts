@@ -7,12 +7,12 @@
  * a replay always takes the same branch.
  *
  * Signals, queries and updates pass through untraced: their handlers may run before `execute` has seen the headers.
+ *
+ * The OpenTelemetry modules are required only by a traced execution: Temporal's reusable sandbox runs a bundle's
+ * module code again for every execution, and OpenTelemetry's (hundreds of modules) cost an untraced run several
+ * milliseconds of worker CPU for nothing.
  */
-import {
-  OpenTelemetryInboundInterceptor,
-  OpenTelemetryInternalsInterceptor,
-  OpenTelemetryOutboundInterceptor,
-} from '@temporalio/interceptors-opentelemetry/lib/workflow';
+import type * as OpenTelemetryWorkflow from '@temporalio/interceptors-opentelemetry/lib/workflow';
 import type {
   WorkflowInboundCallsInterceptor,
   WorkflowInterceptors,
@@ -26,14 +26,17 @@ const TRACE_HEADER = '_tracer-data';
 export const interceptors = (): WorkflowInterceptors => {
   let otel:
     | {
-        inbound: OpenTelemetryInboundInterceptor;
-        outbound: OpenTelemetryOutboundInterceptor;
-        internals: OpenTelemetryInternalsInterceptor;
+        inbound: OpenTelemetryWorkflow.OpenTelemetryInboundInterceptor;
+        outbound: OpenTelemetryWorkflow.OpenTelemetryOutboundInterceptor;
+        internals: OpenTelemetryWorkflow.OpenTelemetryInternalsInterceptor;
       }
     | undefined;
   const inbound: WorkflowInboundCallsInterceptor = {
     execute(input, next) {
       if (input.headers[TRACE_HEADER] === undefined) return next(input);
+      const { OpenTelemetryInboundInterceptor, OpenTelemetryInternalsInterceptor, OpenTelemetryOutboundInterceptor } =
+        // eslint-disable-next-line @typescript-eslint/no-require-imports
+        require('@temporalio/interceptors-opentelemetry/lib/workflow') as typeof OpenTelemetryWorkflow;
       otel = {
         inbound: new OpenTelemetryInboundInterceptor(),
         outbound: new OpenTelemetryOutboundInterceptor(),
