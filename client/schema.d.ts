@@ -3512,7 +3512,7 @@ export interface paths {
       parameters: {
         query?: never;
         header?: {
-          /** @description Same key + same body → the same run and answer; other body → 422. Kept 7 days. */
+          /** @description Same key + same body → the same run and answer; other body → 422. Kept 7 days. 1–200 visible ASCII characters. */
           'Idempotency-Key'?: string;
         };
         path: {
@@ -4390,7 +4390,7 @@ export interface paths {
       parameters: {
         query?: never;
         header?: {
-          /** @description Same key + same body → the same run and answer; other body → 422. Kept 7 days. */
+          /** @description Same key + same body → the same run and answer; other body → 422. Kept 7 days. 1–200 visible ASCII characters. */
           'Idempotency-Key'?: string;
         };
         path: {

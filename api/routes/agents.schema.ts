@@ -139,7 +139,8 @@ export const updateTemplateBody = z
     egress: fields.egress.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
-  .meta({ id: 'UpdateAgentTemplate' });
+  // The refinement above, as the document states it.
+  .meta({ id: 'UpdateAgentTemplate', minProperties: 1 });
 export type UpdateTemplateBody = z.output<typeof updateTemplateBody>;
 
 /** GET /api/v1/agents. */

@@ -30,9 +30,12 @@ const started = z.strictObject({
 const idempotencyHeader = z.strictObject({
   'Idempotency-Key': z
     .string()
-    .max(200)
+    .regex(/^[\x21-\x7e]{1,200}$/)
     .optional()
-    .meta({ description: 'Same key + same body → the same run and answer; other body → 422. Kept 7 days.' }),
+    .meta({
+      description:
+        'Same key + same body → the same run and answer; other body → 422. Kept 7 days. 1–200 visible ASCII characters.',
+    }),
 });
 
 export const workflowsPaths: ZodOpenApiPathsObject = {
