@@ -41,13 +41,27 @@ async function main(): Promise<void> {
   const mongo = await startMongo(
     { port: 0, dataDir: path.join(dir, 'mongodb'), logFile: path.join(dir, 'mongodb.log') },
     log,
-  );
+  ).catch(async (err: unknown) => {
+    await temporalServer.process.stop(5_000);
+    throw err;
+  });
+  // The servers are stopped however the measurement ends.
+  try {
+    await measure(temporalServer.address, mongo.uri, runs);
+  } finally {
+    await mongo.process.stop(5_000);
+    await temporalServer.process.stop(5_000);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function measure(temporalAddress: string, mongoUri: string, runs: number): Promise<void> {
   const config = loadConfig({
     NODE_ENV: 'production',
     LOG_LEVEL: 'warn',
-    MONGODB_URI: mongo.uri,
+    MONGODB_URI: mongoUri,
     MONGODB_DB: 'start_path',
-    TEMPORAL_ADDRESS: temporalServer.address,
+    TEMPORAL_ADDRESS: temporalAddress,
     TEMPORAL_TASK_QUEUE: 'start-path',
     PAYLOAD_CODEC_KEYS: generateCodecKey(),
     RATE_LIMIT_PER_MINUTE: '100000000',
@@ -128,9 +142,6 @@ async function main(): Promise<void> {
   server.close();
   await connection.close();
   await monitored.close();
-  await mongo.process.stop(5_000);
-  await temporalServer.process.stop(5_000);
-  fs.rmSync(dir, { recursive: true, force: true });
 }
 
 main().catch((err: unknown) => {
