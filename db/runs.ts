@@ -699,6 +699,19 @@ export async function recordRunOutcome(
   outcome: RunOutcome,
   at: Date = new Date(),
 ): Promise<boolean> {
+  return (await recordRunEnd(db, runId, outcome, at)) !== null;
+}
+
+/** What the write that turned a run terminal returns of it (enough for its `run.ended` event and its metrics). */
+export type EndedRun = Pick<RunDoc, 'status' | 'error' | 'steps' | 'created_at' | 'completed_at' | 'parent_run_id'>;
+
+/** recordRunOutcome, returning the run as its terminal write left it, or null when it was terminal already. */
+export async function recordRunEnd(
+  db: Db,
+  runId: string,
+  outcome: RunOutcome,
+  at: Date = new Date(),
+): Promise<EndedRun | null> {
   const set: Record<string, unknown> = {
     status: outcome.status,
     error: outcome.error,
@@ -733,13 +746,13 @@ export async function recordRunOutcome(
     // Already terminal (a retried or racing writer): whatever is stored is logged, once.
     await removeRunApprovals(db, runId);
     await logRunEnded(db, runId);
-    return false;
+    return null;
   }
   // Only approval steps put anything in the inbox.
   if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
   // The write allocated the end's seq: the counter as it returned.
   await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
-  return true;
+  return ended;
 }
 
 const ENDED_PROJECTION = {
@@ -750,6 +763,10 @@ const ENDED_PROJECTION = {
   'steps.status': 1,
   'steps.usage': 1,
   'steps.action_type': 1,
+  'steps.kind': 1,
+  created_at: 1,
+  completed_at: 1,
+  parent_run_id: 1,
 } as const;
 
 /** Logs `run.ended` from the run's terminal document (a no-op when it is not terminal or was logged before). */

@@ -14,9 +14,9 @@ import {
   markStepSkipped,
   markStepWaiting,
   newRunDoc,
-  recordRunOutcome,
+  recordRunEnd,
+  type EndedRun,
   recordStepInput,
-  runsCollection,
   setChildRun,
 } from '../../db/runs';
 import { runKindOf } from '../../runtime/metrics/run-kind';
@@ -34,16 +34,11 @@ function isDuplicateKey(err: unknown): boolean {
 }
 
 /** One read of the fields the run metrics label by; a failed read costs the sample, never the outcome. */
-async function countRunFinished(deps: { db: Db; metrics: WorkerMetrics }, runId: string): Promise<void> {
-  const run = await runsCollection(deps.db)
-    .findOne(
-      { _id: runId },
-      { projection: { status: 1, error: 1, created_at: 1, completed_at: 1, parent_run_id: 1, 'steps.kind': 1 } },
-    )
-    .catch(() => null);
-  if (!run || run.parent_run_id) return;
+/** Counts a top-level run's end, from the document its terminal write returned (no read of its own). */
+function countRunFinished(metrics: WorkerMetrics, run: EndedRun): void {
+  if (run.parent_run_id) return;
   const seconds = run.completed_at ? (run.completed_at.getTime() - run.created_at.getTime()) / 1000 : null;
-  deps.metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
+  metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
 }
 
 export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
@@ -93,10 +88,9 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
       return stored as OutputRef;
     },
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
-      const recorded = await recordRunOutcome(deps.db, run_id, outcome);
+      const ended = await recordRunEnd(deps.db, run_id, outcome);
       // Counted by the write that turned the run terminal (a retried write records nothing), for top-level runs.
-      // Not awaited: the metric's read must not hold up the workflow's completion.
-      if (recorded) void countRunFinished(deps, run_id);
+      if (ended) countRunFinished(deps.metrics, ended);
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records
