@@ -4,6 +4,7 @@
  * exactly once), heartbeats, many streams at once on one API process, and the refusals before a stream starts.
  */
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
+import { liveHeapBytes } from '../helpers/heap';
 import { readSse, type SseEvent } from '../helpers/sse';
 import { uniqueId } from '../helpers/stack';
 import { createTestUser } from '../helpers/users';
@@ -184,10 +185,12 @@ describe('run event stream', () => {
   it(`serves ${STREAMS} concurrent streams of one run from one process, with bounded memory`, async () => {
     const runId = await gatedRun();
     await waitForStatus(g.api, g.user, runId, (s) => s.status === 'waiting');
-    const heapBefore = process.memoryUsage().heapUsed;
+    const heapBefore = liveHeapBytes();
     let opened = 0;
     const readers = Array.from({ length: STREAMS }, () => stream(runId, {}, { onOpen: () => opened++ }));
     await waitFor(() => Promise.resolve(opened === STREAMS));
+    // Fifty open streams hold a bounded batch each, not a copy of the world (a generous ceiling; a leak grows past it).
+    expect(liveHeapBytes() - heapBefore).toBeLessThan(32 * 1024 * 1024);
     // Every slot is taken: one more is refused before it starts.
     const refused = await stream(runId);
     expect(refused.status).toBe(429);
@@ -198,8 +201,8 @@ describe('run event stream', () => {
     const expected = summary(results[0]!.events);
     expect(expected.at(-1)).toContain('run.ended');
     for (const r of results) expect(summary(r.events)).toEqual(expected);
-    // Fifty streams hold a bounded batch each, not a copy of the world (a generous ceiling; a leak grows past it).
-    expect(process.memoryUsage().heapUsed - heapBefore).toBeLessThan(64 * 1024 * 1024);
+    // Nothing of them stays behind once they have ended.
+    expect(liveHeapBytes() - heapBefore).toBeLessThan(16 * 1024 * 1024);
     // Their slots are free again.
     await waitFor(async () => (await stream(runId)).status === 200);
   }, 90_000);
