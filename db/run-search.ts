@@ -9,7 +9,12 @@
  * `{ 'steps.status': { $ne: x } }` means "no step is x" and `{ 'steps.status': x }` "some step is x".
  */
 import type { Filter } from 'mongodb';
-import { TERMINAL_RUN_STATUSES, type RunStatus, type StepStatus } from '../temporal/contract/run';
+import {
+  IN_FLIGHT_RUN_STATUSES,
+  TERMINAL_RUN_STATUSES,
+  type RunStatus,
+  type StepStatus,
+} from '../temporal/contract/run';
 import type { RunDoc } from './runs';
 
 export interface RunSearch {
@@ -27,7 +32,7 @@ export interface RunSearch {
 }
 
 /** Stored statuses of a run in flight; `waiting` only on runs stored before it became derived. */
-const IN_FLIGHT: RunStatus[] = ['queued', 'running', 'waiting'];
+const IN_FLIGHT = [...IN_FLIGHT_RUN_STATUSES];
 const STARTED_STEP: StepStatus[] = ['running', 'waiting', 'completed', 'failed', 'skipped'];
 const FINISHED_STEP: StepStatus[] = ['completed', 'failed', 'skipped'];
 

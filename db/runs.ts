@@ -15,6 +15,7 @@ import type { ActionType } from '../temporal/contract/action-types';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { ApprovalRequest, RunOutcome, StepError } from '../temporal/contract/steps';
 import {
+  IN_FLIGHT_RUN_STATUSES,
   TERMINAL_RUN_STATUSES,
   type OutputRef,
   type RunBudget,
@@ -232,23 +233,34 @@ export function newRunDoc(args: {
 }
 
 /**
- * How many of the owner's runs have not ended (index by_owner_status_created); with `before`, only those created earlier
- * (by created_at, then _id). Derived from the stored runs, not a counter that a crash could leave wrong.
+ * How many of the owner's runs have not ended, counting no further than `atMost` (callers compare with a limit, so
+ * the work is bounded by the limit, not by the runs stored); with `before`, only those created earlier (by
+ * created_at, then _id). Read from index by_owner_status_created. Derived from the stored runs, not a counter that a
+ * crash could leave wrong.
  */
 export async function countActiveRuns(
   db: Db,
   ownerId: string,
+  atMost: number,
   before?: Pick<RunDoc, '_id' | 'created_at'>,
 ): Promise<number> {
   // Sub-workflow runs belong to their parent's slot (null also matches documents without the field).
-  const filter: Filter<RunDoc> = { owner_id: ownerId, status: notTerminal, parent_run_id: null };
+  const filter: Filter<RunDoc> = {
+    owner_id: ownerId,
+    // Named rather than `$nin` the terminal ones, so that the status index pins them.
+    status: { $in: [...IN_FLIGHT_RUN_STATUSES] },
+    parent_run_id: null,
+  };
   if (before) {
     filter.$or = [
       { created_at: { $lt: before.created_at } },
       { created_at: before.created_at, _id: { $lt: before._id } },
     ];
   }
-  return runsCollection(db).countDocuments(filter);
+  const found = await runsCollection(db)
+    .find(filter, { projection: { _id: 1 }, limit: atMost })
+    .toArray();
+  return found.length;
 }
 
 /** Fields the status view needs (everything but the snapshot). */

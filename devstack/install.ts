@@ -2,7 +2,8 @@
  * Find-or-install for the servers Stepwise needs locally. Each installer prints what it does, caches under
  * .stepwise/tools, and on failure names the command that fixes it.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { cacheDir, repoRoot, toolsDir } from './paths';
@@ -61,8 +62,14 @@ export function ensureTemporalCli(log: Log): string {
 export type MongoServerBinary =
   { kind: 'mongod'; path: string } | { kind: 'java'; java: string; classpath: string; launcherClassDir: string };
 
-const launcherSource = path.join(repoRoot, 'devstack', 'mongo', 'Launcher.java');
-const launcherPom = path.join(repoRoot, 'devstack', 'mongo', 'pom.xml');
+const launcherDir = path.join(repoRoot, 'devstack', 'mongo');
+/** The launcher and the index planner it plugs into mongo-java-server. */
+const launcherSources = fs
+  .readdirSync(launcherDir)
+  .filter((f) => f.endsWith('.java'))
+  .sort()
+  .map((f) => path.join(launcherDir, f));
+const launcherPom = path.join(launcherDir, 'pom.xml');
 
 /**
  * A MongoDB server: a real `mongod` on PATH when there is one (preferred), else the embedded wire server
@@ -102,17 +109,19 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
     if (result.status !== 0) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
     fs.writeFileSync(stamp, new Date().toISOString());
   }
-  // Compiled once (keyed by the source's content) so a start takes well under a second instead of a source-mode compile.
-  const digest = execFileSync('sha1sum', [launcherSource]).toString().slice(0, 12);
+  // Compiled once (keyed by the sources' content) so a start takes well under a second instead of a source-mode compile.
+  const hash = createHash('sha1');
+  for (const file of launcherSources) hash.update(path.basename(file)).update(fs.readFileSync(file));
+  const digest = hash.digest('hex').slice(0, 12);
   const classDir = path.join(cacheDir, `mongo-launcher-${digest}`);
   const classpath = `${libDir}/*`;
   if (!fs.existsSync(path.join(classDir, 'Launcher.class'))) {
     log('mongodb: compiling the embedded server launcher');
     fs.mkdirSync(classDir, { recursive: true });
-    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, launcherSource], {
+    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, ...launcherSources], {
       stdio: ['ignore', 'inherit', 'inherit'],
     });
-    if (result.status !== 0) throw new Error(`compiling ${launcherSource} failed`);
+    if (result.status !== 0) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };
 }

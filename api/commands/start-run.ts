@@ -238,8 +238,8 @@ async function sourcesOr422(
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
   for (let recount = 0; ; recount++) {
-    if ((await countActiveRuns(deps.db, doc.owner_id)) <= limit) return;
-    const ahead = await countActiveRuns(deps.db, doc.owner_id, doc);
+    if ((await countActiveRuns(deps.db, doc.owner_id, limit + 1)) <= limit) return;
+    const ahead = await countActiveRuns(deps.db, doc.owner_id, limit, doc);
     if (ahead >= limit || recount >= CONCURRENT_RECOUNTS) break;
     await new Promise((resolve) => setTimeout(resolve, CONCURRENT_RECOUNT_MS));
   }

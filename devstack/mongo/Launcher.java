@@ -1,11 +1,11 @@
 import de.bwaldvogel.mongo.MongoServer;
 import de.bwaldvogel.mongo.MongoVersion;
-import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import java.net.InetSocketAddress;
 import java.util.List;
 
 /**
- * Embedded MongoDB wire server for machines without a mongod: mongo-java-server on an H2 file.
+ * Embedded MongoDB wire server for machines without a mongod: mongo-java-server on an H2 file, with queries
+ * planned on indexes (IndexedH2Backend).
  * Usage: java -cp 'mongo-lib/*' Launcher.java <data-file> <port>   (port 0 picks a free one)
  * Prints "listening 127.0.0.1:<port>" once it accepts connections; SIGTERM flushes and closes the file.
  */
@@ -24,7 +24,7 @@ public class Launcher {
       System.err.println("usage: Launcher <data-file> <port>");
       System.exit(2);
     }
-    H2Backend backend = new H2Backend(args[0]);
+    IndexedH2Backend backend = IndexedH2Backend.open(args[0]);
     backend.version(MONGO_5_0_WIRE_13);
     MongoServer server = new MongoServer(backend);
     server.bind(new InetSocketAddress("127.0.0.1", Integer.parseInt(args[1])));

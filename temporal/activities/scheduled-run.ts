@@ -138,7 +138,7 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
       // limit (of runs recorded at the same moment the earliest go ahead, as at the API's start). A refused run ends
       // at once, failed, rather than waiting for a slot: the schedule's next fire is the retry.
       const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
-      if ((await countActiveRuns(deps.db, req.owner_id, { _id: req.run_id, created_at: now })) >= limit) {
+      if ((await countActiveRuns(deps.db, req.owner_id, limit, { _id: req.run_id, created_at: now })) >= limit) {
         const message = `the owner already has ${limit} runs in flight (USER_MAX_CONCURRENT_RUNS)`;
         await recordRunOutcome(deps.db, req.run_id, {
           status: 'failed',

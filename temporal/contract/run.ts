@@ -169,6 +169,7 @@ export const OUTPUT_INLINE_LIMIT_BYTES = 64 * 1024;
 export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
 export type StepStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped';
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
+export const IN_FLIGHT_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
 
 export interface RunError {
   step_id: string | null;
