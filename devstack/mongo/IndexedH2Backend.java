@@ -5,14 +5,20 @@ import de.bwaldvogel.mongo.backend.CursorRegistry;
 import de.bwaldvogel.mongo.backend.Index;
 import de.bwaldvogel.mongo.backend.IndexKey;
 import de.bwaldvogel.mongo.backend.QueryResult;
+import de.bwaldvogel.mongo.backend.ValueComparator;
 import de.bwaldvogel.mongo.backend.h2.H2Backend;
 import de.bwaldvogel.mongo.backend.h2.H2Collection;
 import de.bwaldvogel.mongo.backend.h2.H2Database;
 import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.bson.ObjectId;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.stream.Stream;
 import org.h2.mvstore.MVMap;
@@ -81,7 +87,23 @@ public class IndexedH2Backend extends H2Backend {
     }
   }
 
+  /**
+   * STEPWISE_MONGO_SCAN_LOG=<file> appends every filtered query that no index narrows to that file (what mongod's
+   * notablescan would refuse), to find the queries that still read a whole collection.
+   */
+  static final String SCAN_LOG = System.getenv("STEPWISE_MONGO_SCAN_LOG");
+
+  static synchronized void logScan(String line) {
+    try {
+      Files.writeString(Path.of(SCAN_LOG), line + "\n", StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+    } catch (IOException e) {
+      System.err.println("scan log: " + e);
+    }
+  }
+
   static final class IndexedCollection extends H2Collection {
+    private static final ValueComparator VALUES = ValueComparator.asc();
+
     IndexedCollection(MongoDatabase database, String collectionName, CollectionOptions options,
         MVMap<Object, Document> dataMap, MVMap<String, Object> metaMap, CursorRegistry cursorRegistry) {
       super(database, collectionName, options, dataMap, metaMap, cursorRegistry);
@@ -102,10 +124,11 @@ public class IndexedH2Backend extends H2Backend {
           return matchDocumentsFromStream(query, docs, numberToSkip, limit, batchSize, deriveComparator(orderBy),
               fieldSelector);
         }
+        Document conditions = conditions(query);
         OrderedIndex.Plan best = null;
         for (Index<Object> index : getIndexes()) {
           if (!(index instanceof OrderedIndex ordered)) continue;
-          OrderedIndex.Plan plan = ordered.plan(query, orderBy);
+          OrderedIndex.Plan plan = ordered.plan(conditions, orderBy);
           if (plan != null && (best == null || OrderedIndex.Plan.BETTER.compare(plan, best) > 0)) best = plan;
         }
         if (best != null) {
@@ -114,7 +137,80 @@ public class IndexedH2Backend extends H2Backend {
               best.sorted() ? null : deriveComparator(orderBy), fieldSelector);
         }
       }
+      if (SCAN_LOG != null && !query.isEmpty() && count() > 0) {
+        logScan(getFullName() + " " + query.keySet() + " sort " + orderBy);
+      }
       return super.queryDocuments(query, orderBy, numberToSkip, limit, batchSize, fieldSelector);
+    }
+
+    /**
+     * The field conditions a plan may narrow by: the query's own, those of its top-level `$and` (keyset paging wraps
+     * the filter in one), and for a top-level `$or` whose every branch bounds the same field (the paging cursor's
+     * `a < x or (a = x and _id < y)`), the range that covers all branches. Each is implied by the query, so documents
+     * found by them are a superset of the matches.
+     */
+    static Document conditions(Document query) {
+      Document out = new Document();
+      collect(query, out);
+      return out;
+    }
+
+    private static void collect(Document query, Document out) {
+      for (Map.Entry<String, Object> e : query.entrySet()) {
+        String key = e.getKey();
+        if (key.equals("$and") && e.getValue() instanceof List<?> parts) {
+          for (Object part : parts) if (part instanceof Document d) collect(d, out);
+        } else if (key.equals("$or") && e.getValue() instanceof List<?> branches) {
+          coveringRanges(branches, out);
+        } else if (!key.startsWith("$") && !out.containsKey(key)) {
+          out.put(key, e.getValue());
+        }
+      }
+    }
+
+    private static void coveringRanges(List<?> branches, Document out) {
+      if (branches.isEmpty() || !(branches.get(0) instanceof Document first)) return;
+      for (String field : first.keySet()) {
+        if (field.startsWith("$") || out.containsKey(field)) continue;
+        Object low = null;
+        Object high = null;
+        boolean unboundedLow = false;
+        boolean unboundedHigh = false;
+        for (Object branch : branches) {
+          Object[] range = branch instanceof Document d ? range(d.get(field)) : null;
+          if (range == null) {
+            low = null;
+            high = null;
+            unboundedLow = unboundedHigh = true;
+            break;
+          }
+          if (range[0] == null) unboundedLow = true;
+          else if (low == null || VALUES.compare(range[0], low) < 0) low = range[0];
+          if (range[1] == null) unboundedHigh = true;
+          else if (high == null || VALUES.compare(range[1], high) > 0) high = range[1];
+        }
+        Document bound = new Document();
+        if (!unboundedLow && low != null) bound.put("$gte", low);
+        if (!unboundedHigh && high != null) bound.put("$lte", high);
+        if (!bound.isEmpty()) out.put(field, bound);
+      }
+    }
+
+    /** [low, high] (inclusive, null for unbounded) of a scalar equality or a `$gt`…`$lte` condition, else null. */
+    private static Object[] range(Object condition) {
+      if (condition == null || condition instanceof List<?>) return null;
+      if (!(condition instanceof Document d)) return new Object[] {condition, condition};
+      Object[] range = new Object[2];
+      for (Map.Entry<String, Object> e : d.entrySet()) {
+        switch (e.getKey()) {
+          case "$gt", "$gte" -> range[0] = e.getValue();
+          case "$lt", "$lte" -> range[1] = e.getValue();
+          default -> {
+            return null;
+          }
+        }
+      }
+      return range;
     }
 
     /**

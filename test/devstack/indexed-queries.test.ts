@@ -68,9 +68,11 @@ const filterArb: fc.Arbitrary<Filter<Doc>> = fc
     { requiredKeys: [] },
   )
   .chain((f) =>
-    fc.oneof(
-      fc.constant(f as Filter<Doc>),
-      fc.constant({ ...f, $or: [{ created_at: { $lt: DAYS[2] } }, { n: { $gte: 2 } }] }),
+    fc.constantFrom<Filter<Doc>>(
+      f as Filter<Doc>,
+      { ...f, $or: [{ created_at: { $lt: DAYS[2] } }, { n: { $gte: 2 } }] } as Filter<Doc>,
+      // A branch per side of a range: the planner narrows by the range covering both.
+      { $and: [f, { $or: [{ created_at: { $lte: DAYS[1] } }, { created_at: DAYS[3] }] }] } as Filter<Doc>,
     ),
   );
 
@@ -113,6 +115,29 @@ const SHAPES: Query[] = [
     limit: 1,
   },
   { filter: { n: { $gte: 1 } }, sort: { n: 1, _id: 1 }, skip: 0, limit: 6 },
+  // Keyset paging (db/paging.ts): the filter and the cursor's condition in $and.
+  {
+    filter: {
+      $and: [
+        { owner_id: 'u1' },
+        { $or: [{ created_at: { $lt: DAYS[3] } }, { created_at: DAYS[3], _id: { $lt: 'run_0040' } }] },
+      ],
+    },
+    sort: { created_at: -1, _id: -1 },
+    skip: 0,
+    limit: 4,
+  },
+  {
+    filter: {
+      $and: [
+        { owner_id: 'u2', status: 'queued' },
+        { $or: [{ created_at: { $gt: DAYS[1] } }, { created_at: DAYS[1], _id: { $gt: 'run_0010' } }] },
+      ],
+    },
+    sort: { created_at: 1, _id: 1 },
+    skip: 0,
+    limit: 4,
+  },
   { filter: { _id: { $gt: 'run_0030', $lte: 'run_0050' } }, sort: { _id: -1 }, skip: 0, limit: 5 },
 ];
 
