@@ -9,6 +9,7 @@ import de.bwaldvogel.mongo.bson.Document;
 import de.bwaldvogel.mongo.exception.DuplicateKeyError;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -215,22 +216,25 @@ public class OrderedIndex extends Index<Object> {
       }
     }
     boolean ranged = lower != null || upper != null;
-    // A sparse index lacks the documents without its fields; only a query pinning its first field cannot match those.
+    // A sparse index lacks the documents without its fields: only a query pinning its first field to a value (never
+    // null, see isPinnable) cannot match those.
     if (pinned == 0 && (!ranged || isSparse())) return null;
     int sort = sortDirection(orderBy, pinned, prefixes.size());
     return new Plan(this, prefixes, pinned, lower, lowerInclusive, upper, upperInclusive, sort);
   }
 
-  /** Values a query field pins (equality or `$in` of plain values), or null when it does not pin it to values. */
-  private static List<Object> pinnedValues(Object condition, String field, Document query) {
+  /** Values a query field pins (equality or `$in` of pinnable values), or null when it does not pin it to values. */
+  private List<Object> pinnedValues(Object condition, String field, Document query) {
     if (!query.containsKey(field)) return null;
-    if (isScalar(condition)) return List.of(normalize(condition));
+    if (isPinnable(condition)) return Collections.singletonList(normalize(condition));
     if (condition instanceof Document doc && doc.size() == 1) {
-      if (doc.get("$eq") != null && isScalar(doc.get("$eq"))) return List.of(normalize(doc.get("$eq")));
+      if (doc.containsKey("$eq") && isPinnable(doc.get("$eq"))) {
+        return Collections.singletonList(normalize(doc.get("$eq")));
+      }
       if (doc.get("$in") instanceof Collection<?> in && !in.isEmpty()) {
         List<Object> values = new ArrayList<>();
         for (Object v : in) {
-          if (!isScalar(v)) return null;
+          if (!isPinnable(v)) return null;
           Object n = normalize(v);
           if (!values.contains(n)) values.add(n);
         }
@@ -282,6 +286,14 @@ public class OrderedIndex extends Index<Object> {
       NavigableMap<Key, Object> range = entries.subMap(from, true, to, true);
       return (plan.sort < 0 ? range.descendingMap() : range).values().stream();
     });
+  }
+
+  /**
+   * A value a field can be pinned to: a scalar, or null (which matches null and a missing field, both indexed as null)
+   * except in a sparse index, which leaves out documents without its fields.
+   */
+  private boolean isPinnable(Object v) {
+    return v == null ? !isSparse() : isScalar(v);
   }
 
   private static boolean isScalar(Object v) {

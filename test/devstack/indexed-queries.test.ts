@@ -28,14 +28,15 @@ const docArb = (i: number) =>
   fc
     .record(
       {
-        owner_id: fc.constantFrom(...OWNERS),
+        // System templates have owner_id null; some documents lack it.
+        owner_id: fc.constantFrom<string | null>(...OWNERS, ...OWNERS, null),
         status: fc.constantFrom(...STATUSES),
         created_at: fc.constantFrom(...DAYS),
         // Ints and doubles of the same value, null and missing: equal as the server compares them.
         n: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom(1.5, 2.0, null)),
         parent_run_id: fc.constantFrom(null, 'run_p'),
       },
-      { requiredKeys: ['owner_id', 'created_at'] },
+      { requiredKeys: ['created_at'] },
     )
     .map((d): Doc => ({ _id: `run_${String(i).padStart(4, '0')}`, ...d }));
 
@@ -45,7 +46,10 @@ const idArb = fc.integer({ min: 0, max: 80 }).map((i) => `run_${String(i).padSta
 const filterArb: fc.Arbitrary<Filter<Doc>> = fc
   .record(
     {
-      owner_id: fc.oneof(pick(OWNERS), fc.record({ $in: fc.subarray(OWNERS, { minLength: 1 }) })),
+      owner_id: fc.oneof(
+        pick<string | null>([...OWNERS, null]),
+        fc.record({ $in: fc.subarray<string | null>([...OWNERS, null], { minLength: 1 }) }),
+      ),
       status: fc.oneof(
         pick(STATUSES),
         fc.record({ $in: fc.subarray(STATUSES, { minLength: 1 }) }),
@@ -115,6 +119,11 @@ const SHAPES: Query[] = [
     limit: 1,
   },
   { filter: { n: { $gte: 1 } }, sort: { n: 1, _id: 1 }, skip: 0, limit: 6 },
+  // GET /agents: the system's and the caller's, in creation order.
+  { filter: { owner_id: { $in: [null, 'u1'] } }, sort: { created_at: 1, _id: 1 }, skip: 0, limit: 6 },
+  { filter: { owner_id: null }, sort: { created_at: -1, _id: -1 }, skip: 0, limit: 3 },
+  // A sparse index leaves out documents without its field: it cannot answer for null.
+  { filter: { code: null }, sort: { _id: 1 }, skip: 0, limit: 6 },
   // Keyset paging (db/paging.ts): the filter and the cursor's condition in $and.
   {
     filter: {
