@@ -118,9 +118,13 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
   if (!fs.existsSync(path.join(classDir, 'Launcher.class'))) {
     log('mongodb: compiling the embedded server launcher');
     fs.mkdirSync(classDir, { recursive: true });
-    const result = spawnSync(javac, ['-nowarn', '-cp', classpath, '-d', classDir, ...launcherSources], {
-      stdio: ['ignore', 'inherit', 'inherit'],
-    });
+    const result = spawnSync(
+      javac,
+      ['-nowarn', '-encoding', 'UTF-8', '-cp', classpath, '-d', classDir, ...launcherSources],
+      {
+        stdio: ['ignore', 'inherit', 'inherit'],
+      },
+    );
     if (result.status !== 0) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };

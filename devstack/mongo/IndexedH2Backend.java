@@ -196,7 +196,7 @@ public class IndexedH2Backend extends H2Backend {
       }
     }
 
-    /** [low, high] (inclusive, null for unbounded) of a scalar equality or a `$gt`…`$lte` condition, else null. */
+    /** [low, high] (inclusive, null for unbounded) of a scalar equality or a `$gt` to `$lte` condition, else null. */
     private static Object[] range(Object condition) {
       if (condition == null || condition instanceof List<?>) return null;
       if (!(condition instanceof Document d)) return new Object[] {condition, condition};
