@@ -50,6 +50,9 @@ public class IndexedH2Backend extends H2Backend {
     return new Database(databaseName, store, getCursorRegistry());
   }
 
+  /** The `_id` index in order, on every collection with `_id`s; not listed by listIndexes (it is not declared). */
+  static final String ID_ORDERED = "_id_ordered";
+
   static final class Database extends H2Database {
     Database(String databaseName, MVStore mvStore, CursorRegistry cursorRegistry) {
       super(databaseName, mvStore, cursorRegistry);
@@ -78,10 +81,11 @@ public class IndexedH2Backend extends H2Backend {
       String fullName = getFullCollectionNamespace(collectionName);
       MVMap<Object, Document> dataMap = store.openMap("databases." + fullName);
       MVMap<String, Object> metaMap = store.openMap("meta." + fullName);
-      IndexedCollection collection = new IndexedCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
+      IndexedCollection collection =
+          new IndexedCollection(this, collectionName, options, dataMap, metaMap, cursorRegistry);
       // `_id` ranges (a run's events) need `_id` in order; the library's own `_id` index answers equality only.
-      if (collection.idField() != null) {
-        collection.addIndex(new OrderedIndex("_id_ordered", List.of(new IndexKey("_id", true)), false, false, "_id"));
+      if (collection.idField() != null && !collectionName.startsWith("system.")) {
+        collection.addIndex(new OrderedIndex(ID_ORDERED, List.of(new IndexKey("_id", true)), false, false, "_id"));
       }
       return collection;
     }
@@ -111,6 +115,13 @@ public class IndexedH2Backend extends H2Backend {
 
     String idField() {
       return getIdField();
+    }
+
+    /** The library drops the indexes it lists, then expects none left: `_id_ordered` is not listed, so it goes here. */
+    @Override
+    public void drop() {
+      if (getIndexes().stream().anyMatch(i -> i.getName().equals(ID_ORDERED))) dropIndex(ID_ORDERED);
+      super.drop();
     }
 
     @Override

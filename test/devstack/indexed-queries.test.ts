@@ -272,6 +272,18 @@ describeEmbedded('the embedded server plans queries on indexes (devstack/mongo)'
     expect(await indexed.find({ code: 'A' }).toArray()).toEqual([expect.objectContaining({ _id: 'code_none_1' })]);
   });
 
+  it('drops a collection and a database with their indexes, and makes them again', async () => {
+    const db = client.db('planner_drop');
+    const things = db.collection<Doc>('things');
+    await things.createIndex({ owner_id: 1, created_at: -1 }, { name: 'by_owner' });
+    await things.insertMany([{ _id: 'a', owner_id: 'u1', created_at: DAYS[0]! }]);
+    await things.drop();
+    await things.insertOne({ _id: 'b', owner_id: 'u1', created_at: DAYS[1]! });
+    expect(await things.find({ owner_id: 'u1' }).toArray()).toEqual([expect.objectContaining({ _id: 'b' })]);
+    await db.dropDatabase();
+    expect(await things.countDocuments({})).toBe(0);
+  });
+
   it('rebuilds its indexes from the documents after a restart', async () => {
     const queries = fc.sample(queryArb, { numRuns: 40, seed: 9 });
     const before = await Promise.all(queries.map(answers));
