@@ -100,7 +100,8 @@ export async function startMongo(opts: MongoServerOptions, log: Log): Promise<Mo
         name: 'mongo-java-server',
         command: server.java,
         args: [
-          '-Xmx512m',
+          // The query planner's indexes live in memory (a few hundred bytes an entry): room for millions of entries.
+          '-Xmx2g',
           '-cp',
           `${server.launcherClassDir}${path.delimiter}${server.classpath}`,
           'Launcher',
