@@ -15,6 +15,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { owner_id: 1, _id: 1 }, name: 'by_owner' },
     // GET /api/v1/agents: owner_id in [null, caller] ordered by (created_at, _id).
     { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
+    // Steps naming their template (`template: "<name>"`): names in [...], visible to the caller.
+    { key: { name: 1 }, name: 'by_name' },
     // Sparse, not partial: the embedded test server ignores partialFilterExpression on unique indexes (every user
     // template would collide on a missing system_key); only system templates carry the field.
     { key: { system_key: 1 }, unique: true, sparse: true, name: 'system_key_unique' },
@@ -35,6 +37,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // The approvals inbox (db/approvals.ts): an owner's waiting approvals, oldest first; a run's, when it ends.
   approvals: [
     { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
+    // Steps naming their template (`template: "<name>"`): names in [...], visible to the caller.
+    { key: { name: 1 }, name: 'by_name' },
     { key: { run_id: 1 }, name: 'by_run' },
   ],
   // Inbound webhooks (db/hooks.ts): found by _id; listed per workflow, oldest first.
