@@ -19,7 +19,7 @@
  * - **The end.** `run.ended` is the last event readers deliver: they stop there, so an event a straggling writer
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
  */
-import type { Db } from 'mongodb';
+import { MongoBulkWriteError, type Db } from 'mongodb';
 import type { JsonObject } from '../temporal/contract/json';
 import type { RunStatus, Usage } from '../temporal/contract/run';
 
@@ -128,9 +128,38 @@ export async function appendRunEvents(
 ): Promise<(number | null)[]> {
   if (batch.length === 0) return [];
   const first = firstSeq ?? (await allocateEventSeqs(db, runId, batch.length));
+  if (batch.length === 1) return [await insertEvent(db, runId, batch[0]!, first)];
+  // Several events (a step's start and completion at once): one round trip in the usual case, where every seq and
+  // key is free; an event that collided goes the one-by-one way, which tells a repeat from a filled seq.
+  const collided = await insertAll(db, runId, batch, first);
   const seqs: (number | null)[] = [];
-  for (const [i, event] of batch.entries()) seqs.push(await insertEvent(db, runId, event, first + i));
+  for (const [i, event] of batch.entries()) {
+    seqs.push(collided.has(i) ? await insertEvent(db, runId, event, first + i) : first + i);
+  }
   return seqs;
+}
+
+/** Inserts the batch at its seqs, unordered; the indexes of the events that hit a duplicate key. */
+async function insertAll(db: Db, runId: string, batch: NewRunEvent[], first: number): Promise<Set<number>> {
+  const at = new Date();
+  const docs = batch.map((event, i) => ({
+    _id: runEventId(runId, first + i),
+    run_id: runId,
+    seq: first + i,
+    key: `${runId}/${event.key}`,
+    type: event.type,
+    at,
+    data_json: JSON.stringify(event.data),
+  }));
+  try {
+    await runEventsCollection(db).insertMany(docs, { ordered: false });
+    return new Set();
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+    return new Set(errors.map((e) => e.index));
+  }
 }
 
 /** Puts a `skip` at `seq` unless something is there; true when this call filled it. */

@@ -7,6 +7,7 @@ import {
   allocateEventSeqs,
   appendRunEvent,
   appendRunEvents,
+  fillEventSeq,
   isLoggedEvent,
   readEventCounter,
   readRunEvents,
@@ -117,6 +118,38 @@ describe('run event log', () => {
       hole,
     );
     expect(late).toBe(4);
+  });
+
+  it('appends a batch in one go; an event of it logged before gets a skip, one whose seq was filled goes last', async () => {
+    const runId = await newRun();
+    const fresh = await appendRunEvents(database.db, runId, [
+      { type: 'step.started', key: 'a:step.started:1', data: {} },
+      { type: 'step.completed', key: 'a:step.completed', data: {} },
+    ]);
+    expect(fresh).toEqual([1, 2]);
+    // The same two again (a retried write), beside a new one whose seq a reader filled meanwhile.
+    const first = await allocateEventSeqs(database.db, runId, 3);
+    await fillEventSeq(database.db, runId, first + 2);
+    const again = await appendRunEvents(
+      database.db,
+      runId,
+      [
+        { type: 'step.started', key: 'a:step.started:1', data: {} },
+        { type: 'step.completed', key: 'a:step.completed', data: {} },
+        { type: 'step.started', key: 'b:step.started:1', data: {} },
+      ],
+      first,
+    );
+    expect(again).toEqual([null, null, first + 3]);
+    const all = await readAll(runId);
+    expect(all.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'step.started'],
+      [2, 'step.completed'],
+      [3, 'skip'],
+      [4, 'skip'],
+      [5, 'skip'],
+      [6, 'step.started'],
+    ]);
   });
 
   it('logs a map item once per change; a late write to an item that ended logs nothing', async () => {
