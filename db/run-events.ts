@@ -19,7 +19,7 @@
  * - **The end.** `run.ended` is the last event readers deliver: they stop there, so an event a straggling writer
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
  */
-import { MongoBulkWriteError, type Db } from 'mongodb';
+import { MongoBulkWriteError, type Db, type WriteError } from 'mongodb';
 import type { JsonObject } from '../temporal/contract/json';
 import type { RunStatus, Usage } from '../temporal/contract/run';
 
@@ -156,7 +156,7 @@ async function insertAll(db: Db, runId: string, batch: NewRunEvent[], first: num
     return new Set();
   } catch (err) {
     if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = Array.isArray(err.writeErrors) ? err.writeErrors : [err.writeErrors];
+    const errors = ([] as WriteError[]).concat(err.writeErrors);
     if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
     return new Set(errors.map((e) => e.index));
   }
