@@ -19,6 +19,16 @@ export class ApiClient {
     return { status: res.status, data: json.data };
   }
 
+  /** One page of a list endpoint and the path of the next one (from its `Link: <…>; rel="next"` header), if any. */
+  async page<T>(path: string): Promise<{ data: T[]; next: string | null }> {
+    const res = await fetch(`${this.baseUrl}${path}`, { headers: { Authorization: `Bearer ${this.key}` } });
+    const json = (await res.json()) as { data: T[]; error: string | null };
+    if (res.status >= 400) throw new Error(`GET ${path} → ${res.status}: ${json.error}`);
+    const link = /<([^>]+)>;\s*rel="next"/.exec(res.headers.get('link') ?? '')?.[1];
+    const next = link === undefined ? null : new URL(link);
+    return { data: json.data, next: next ? `${next.pathname}${next.search}` : null };
+  }
+
   /** The system template implementing `action_type`. */
   async systemTemplateId(actionType: string): Promise<string> {
     const { data } = await this.call<{ id: string; system: boolean; action_type: string | null }[]>(

@@ -21,6 +21,7 @@ import {
 } from './arms';
 import { startHttpSink, type HttpSink } from '../test/helpers/http-sink';
 import { b6AgentOverhead, startMockLlm } from './agent-overhead';
+import { b11Growth } from './growth';
 import { b10FanOut, b9PureSteps } from './pure-and-fan-out';
 import { startBenchStack } from './stack';
 import { round } from './stats';
@@ -41,6 +42,8 @@ const BENCHES: Record<string, Bench> = {
   B7: b7Reads,
   B9: b9PureSteps,
   B10: (ctx, { sink }) => b10FanOut(ctx, sink),
+  // Last: it fills the database with 100 000 runs.
+  B11: b11Growth,
 };
 
 function arg(name: string): string | undefined {
