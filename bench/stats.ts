@@ -65,3 +65,17 @@ export async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 export const round = (v: number, digits = 2): number => Math.round(v * 10 ** digits) / 10 ** digits;
+
+/** Least-squares slope of `ys` over `xs` (units of y per unit of x); NaN with fewer than two distinct xs. */
+export function slope(xs: number[], ys: number[]): number {
+  const n = xs.length;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let i = 0; i < n; i++) {
+    sxy += (xs[i]! - mx) * (ys[i]! - my);
+    sxx += (xs[i]! - mx) ** 2;
+  }
+  return sxx === 0 ? NaN : sxy / sxx;
+}
