@@ -114,6 +114,11 @@ export const configSchema = z.object({
   /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
+  /**
+   * Temporal's per-promise stack traces in the workflow threads, for the `__stack_trace` query (the Web UI's "Stack
+   * Trace" tab): off by default, they cost about a quarter of the worker's CPU per run (temporal/workflow-threads.ts).
+   */
+  WORKFLOW_STACK_TRACES: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
   /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),

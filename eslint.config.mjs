@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.stepwise/', 'dist/', 'coverage/', '**/*.js', '**/*.mjs'] },
+  { ignores: ['node_modules/', '.stepwise/', 'dist/', 'coverage/', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
