@@ -7,17 +7,21 @@
  * issued are exactly those of the former straight-line loop, so those histories replay unchanged (the replay test
  * over test/temporal/histories/ proves it). Any change to the order or kind of commands issued for such a snapshot
  * must go behind `patched()`.
+ *
+ * A line of pure steps — a `transform` and the `transform`s waiting only for it and for one another (or for steps
+ * already completed) — runs in one local activity (./step.ts, runPureLine) behind `patched('pure-lines')`. A step
+ * the line could not finish goes back to pending and runs alone, the way it would have without the line.
  */
-import { CancellationScope, isCancellation } from '@temporalio/workflow';
+import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { evaluateCondition, parseCondition, type ConditionScope } from '../contract/condition';
 import { resolveDependencies, type Trigger } from '../contract/graph';
 import type { JsonValue } from '../contract/json';
 import type { RenderContext } from '../contract/render';
-import type { OutputRef, RunError, StepSnapshot, StepStatus } from '../contract/run';
+import type { ActionStepSnapshot, OutputRef, RunError, StepSnapshot, StepStatus } from '../contract/run';
 import { runLoop, runMap } from './repeat';
 import { toRunError } from './run-errors';
 import { addUsage, type RunEnv, type StepResult } from './run-env';
-import { runOnce } from './step';
+import { PURE_LINES, runOnce, runPureLine } from './step';
 
 export interface StepRecord {
   status: StepStatus;
@@ -33,6 +37,8 @@ const FINISHED: readonly StepStatus[] = ['completed', 'failed', 'skipped'];
 export class Graph {
   readonly records = new Map<string, StepRecord>();
   private readonly deps: Map<string, string[]>;
+  /** Steps a line stopped at: they run alone (their own retries and failure), never as a line again. */
+  private readonly alone = new Set<string>();
 
   constructor(private readonly env: RunEnv) {
     const steps = env.snapshot.steps;
@@ -66,6 +72,8 @@ export class Graph {
     let stop: GraphStop | undefined;
 
     const start = (step: StepSnapshot): void => {
+      const line = this.pureLine(step);
+      if (line) return startLine(line);
       const record = this.record(step.id);
       record.status = 'running';
       const scope = new CancellationScope();
@@ -104,6 +112,44 @@ export class Graph {
         )
         .finally(() => running.delete(step.id));
       running.set(step.id, { scope, done });
+    };
+
+    /** A line of pure steps in one activity: what it completed is done; where it stopped runs alone next. */
+    const startLine = (line: ActionStepSnapshot[]): void => {
+      for (const step of line) this.record(step.id).status = 'running';
+      const head = line[0]!;
+      const scope = new CancellationScope();
+      const done = scope
+        .run(() => runPureLine(line, this.renderContext(), this.env))
+        .then(
+          (completed) => {
+            for (const [i, step] of line.entries()) {
+              const record = this.record(step.id);
+              const result = completed[i];
+              if (result) {
+                record.status = 'completed';
+                record.output = result.output;
+              } else {
+                record.status = 'pending';
+                if (i === completed.length) this.alone.add(step.id);
+              }
+            }
+          },
+          (err: unknown) => {
+            // The activity itself failed (attempts exhausted, a timeout) or the run is being cancelled. Cancelled
+            // steps stay `running` (deriveOutcome closes them); otherwise the line's steps run again one by one.
+            if (isCancellation(err)) {
+              if (!stop) stop = { kind: 'cancelled', cause: err };
+              return;
+            }
+            for (const step of line) {
+              this.record(step.id).status = 'pending';
+              this.alone.add(step.id);
+            }
+          },
+        )
+        .finally(() => running.delete(head.id));
+      running.set(head.id, { scope, done });
     };
 
     for (;;) {
@@ -183,14 +229,40 @@ export class Graph {
     const scope = this.conditionScope();
     // Re-evaluated here so that an evaluation error fails the step (with reason invalid_condition) like any error.
     if (step.when !== undefined) evaluateCondition(parseCondition(step.when), scope);
-    const ctx: RenderContext = {
-      input: this.env.snapshot.input,
-      steps: this.finishedOutputs(),
-      statuses: this.statuses(),
-    };
+    const ctx = this.renderContext();
     if (step.map) return runMap(step, step.map, ctx, this.env);
     if (step.loop) return runLoop(step, step.loop, ctx, scope, this.env);
     return runOnce(step, step.id, ctx, this.env);
+  }
+
+  private renderContext(): RenderContext {
+    return { input: this.env.snapshot.input, steps: this.finishedOutputs(), statuses: this.statuses() };
+  }
+
+  /**
+   * The line of pure steps starting at `head`, or undefined when `head` runs alone. A line is a plain `transform` (no
+   * map, loop, condition or on_error: continue) and the other such pending steps that wait only for it, for one
+   * another and for steps that completed. List order decides the line's order, each step after all it waits for.
+   */
+  private pureLine(head: StepSnapshot): ActionStepSnapshot[] | undefined {
+    if (!isPlainPure(head) || this.alone.has(head.id)) return undefined;
+    const line: ActionStepSnapshot[] = [head];
+    const inLine = new Set([head.id]);
+    for (let grew = true; grew;) {
+      grew = false;
+      for (const step of this.env.snapshot.steps) {
+        if (inLine.has(step.id) || this.alone.has(step.id) || !isPlainPure(step)) continue;
+        if (this.record(step.id).status !== 'pending') continue;
+        const deps = this.deps.get(step.id) ?? [];
+        if (!deps.some((d) => inLine.has(d))) continue;
+        if (!deps.every((d) => inLine.has(d) || this.record(d).status === 'completed')) continue;
+        line.push(step);
+        inLine.add(step.id);
+        grew = true;
+      }
+    }
+    // Runs recorded before lines existed ran each step alone, and replay that way.
+    return line.length > 1 && patched(PURE_LINES) ? line : undefined;
   }
 
   /** What references can reach: every finished step's output (null for skipped ones). */
@@ -215,6 +287,18 @@ export class Graph {
     if (!r) throw new Error(`unknown step ${id}`);
     return r;
   }
+}
+
+/** A step a line may hold: a `transform` that runs once, unconditionally, and fails the run when it fails. */
+function isPlainPure(step: StepSnapshot): step is ActionStepSnapshot {
+  return (
+    step.kind === 'action' &&
+    step.action_type === 'transform' &&
+    !step.map &&
+    !step.loop &&
+    step.when === undefined &&
+    step.on_error !== 'continue'
+  );
 }
 
 function codeOf(error: RunError): { code?: string } {

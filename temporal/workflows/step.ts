@@ -7,7 +7,8 @@ import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/work
 import type { Activities } from '../activities';
 import type { JsonValue } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
-import type { StepSnapshot } from '../contract/run';
+import type { ActionStepSnapshot, StepSnapshot } from '../contract/run';
+import type { ActionStepResult } from '../contract/steps';
 import { runAgentStep } from './agent-step';
 import { performApproval, performDelay } from './builtin-steps';
 import type { RunEnv, StepResult } from './run-env';
@@ -15,6 +16,34 @@ import { runSubWorkflow } from './sub-workflow';
 
 /** The patch id of running `transform` steps as local activities (temporal/activities/pure-step.ts). */
 export const PURE_STEPS_LOCAL = 'pure-steps-local';
+/** The patch id of running a line of `transform` steps in one local activity (./graph.ts, pureLine). */
+export const PURE_LINES = 'pure-lines';
+
+/**
+ * A line of pure steps (./graph.ts says which) in one local activity; returns the results of the steps that
+ * completed, a prefix of the line, each recorded by the activity (or here, when its write failed).
+ */
+export async function runPureLine(
+  steps: ActionStepSnapshot[],
+  ctx: RenderContext,
+  env: RunEnv,
+): Promise<ActionStepResult[]> {
+  const { completed } = await proxyLocalActivities<Activities>({
+    summary: `transform ${steps.map((s) => s.id).join(', ')}`,
+    // Each step's own timeout bounds its evaluation; the line gets their sum.
+    startToCloseTimeout: `${steps.reduce((sum, s) => sum + s.timeout_seconds, 0)} seconds`,
+    // Only a lost worker or a timeout fails the activity itself (a step that fails ends the line instead).
+    retry: { maximumAttempts: 3, initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  }).runPureLine({
+    run_id: env.runId,
+    steps: steps.map((s) => ({ step_id: s.id, action_type: 'transform', config: s.config, input: s.input })),
+    ctx,
+  });
+  for (const [i, result] of completed.entries()) {
+    if (result.projected === false) await env.project(steps[i]!.id, { kind: 'completed', output: result.output });
+  }
+  return completed;
+}
 
 export async function runOnce(
   step: StepSnapshot,

@@ -66,6 +66,8 @@ describe('pure steps as local activities', () => {
     const count = (t: string) => types.filter((x) => x.endsWith(t) || x === String(eventTypeNumber(t))).length;
     expect(count('ACTIVITY_TASK_SCHEDULED')).toBe(0);
     expect(count('WORKFLOW_TASK_COMPLETED')).toBe(1);
+    // One local activity for the line of three, one for the run's outcome.
+    expect(localActivityMarkers(history)).toBe(2);
 
     expect(await eventsOf(runId)).toEqual([
       '1 step.started a',
@@ -76,6 +78,69 @@ describe('pure steps as local activities', () => {
       '6 step.completed c',
       '7 run.ended',
     ]);
+  });
+
+  it('a line that meets a failing step stops there: the steps before it completed, the step fails on its own', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'pure line failing',
+      steps: [
+        { id: 'a', template_id: tpl.transform._id, config: { expression: 'n + 1', data: '{{input}}' } },
+        { id: 'b', template_id: tpl.transform._id, config: { expression: '$error("no")', data: '{{steps.a.output}}' } },
+        { id: 'c', template_id: tpl.transform._id, config: { expression: '$ + 1', data: '{{steps.b.output}}' } },
+      ],
+    });
+    const runId = await startRun(api, user, wf, { n: 1 });
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('failed');
+    expect(status.error).toMatchObject({ step_id: 'b' });
+    expect(status.steps.map((s) => [s.id, s.status, s.attempts])).toEqual([
+      ['a', 'completed', 1],
+      ['b', 'failed', 1],
+      ['c', 'skipped', 0],
+    ]);
+    expect(status.outputs).toEqual({ a: 2 });
+    // b was given a's output, and nothing was recorded for b by the line: one start, one failure.
+    expect(status.steps[1]!.input).toEqual({ expression: '$error("no")', data: 2 });
+    expect(await eventsOf(runId)).toEqual([
+      '1 step.started a',
+      '2 step.completed a',
+      '3 step.started b',
+      '4 step.failed b',
+      '5 run.ended',
+    ]);
+  });
+
+  it('branches of pure steps that meet again run as one line, each step given what it waits for', async () => {
+    const wf = await createWorkflow(api, user, {
+      name: 'pure diamond',
+      steps: [
+        { id: 'a', template_id: tpl.transform._id, config: { expression: 'n', data: '{{input}}' } },
+        {
+          id: 'b',
+          template_id: tpl.transform._id,
+          depends_on: ['a'],
+          config: { expression: '$ * 10', data: '{{steps.a.output}}' },
+        },
+        {
+          id: 'c',
+          template_id: tpl.transform._id,
+          depends_on: ['a'],
+          config: { expression: '$ + 1', data: '{{steps.a.output}}' },
+        },
+        {
+          id: 'd',
+          template_id: tpl.transform._id,
+          depends_on: ['b', 'c'],
+          config: { expression: 'x + y', data: { x: '{{steps.b.output}}', y: '{{steps.c.output}}' } },
+        },
+      ],
+    });
+    const runId = await startRun(api, user, wf, { n: 3 });
+    const status = await waitForStatus(api, user, runId, isTerminal);
+    expect(status.status).toBe('completed');
+    expect(status.outputs).toEqual({ a: 3, b: 30, c: 4, d: 34 });
+    expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
+    expect(localActivityMarkers(await api.temporal.workflow.getHandle(runId).fetchHistory())).toBe(2);
   });
 
   it('a failing transform shows started, then failed with its attempt, and the run fails with the step named', async () => {
@@ -110,6 +175,17 @@ describe('pure steps as local activities', () => {
     expect(status.outputs).toEqual({ double: [2, 4, 6, 8, 10] });
   });
 });
+
+/** Local activity results recorded in a history (markers named `core_local_activity`; patch markers are others). */
+function localActivityMarkers(history: {
+  events?: { eventType?: unknown; markerRecordedEventAttributes?: unknown }[] | null;
+}): number {
+  return (history.events ?? []).filter(
+    (e) =>
+      (e.eventType === 25 || String(e.eventType).endsWith('MARKER_RECORDED')) &&
+      (e.markerRecordedEventAttributes as { markerName?: string } | undefined)?.markerName === 'core_local_activity',
+  ).length;
+}
 
 /** History event types come as enum numbers from fetchHistory (proto), or names in JSON. */
 function eventTypeNumber(name: string): number {

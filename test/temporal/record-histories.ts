@@ -5,6 +5,7 @@
  *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
  *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
  *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
+ *   npx tsx test/temporal/record-histories.ts lines    # lines of transforms in one local activity (run-lines-*)
  *   npx tsx test/temporal/record-histories.ts scheduled  # scheduled runs: one completed, one refused (run-scheduled-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
@@ -96,6 +97,10 @@ async function main(): Promise<void> {
     }
     if (process.argv[2] === 'pure') {
       await recordPure({ api, user, tpl, sink, save });
+      return;
+    }
+    if (process.argv[2] === 'lines') {
+      await recordLines({ api, user, tpl, sink, save });
       return;
     }
     if (process.argv[2] === 'scheduled') {
@@ -355,6 +360,54 @@ async function recordPure({ api, user, tpl, save }: Recorder): Promise<void> {
   await waitForStatus(api, user, failed, isTerminal);
   await temporalFinalStatus(api, failed);
   await save('pure-failed', failed);
+}
+
+/**
+ * Lines of pure steps in one local activity: two branches that meet again (one line of four), and a line that stops at
+ * a failing step, which then runs (and fails) alone.
+ */
+async function recordLines({ api, user, tpl, save }: Recorder): Promise<void> {
+  const diamond = await createWorkflow(api, user, {
+    name: 'pure diamond',
+    steps: [
+      { id: 'a', template_id: tpl.transform._id, config: { expression: 'n', data: '{{input}}' } },
+      {
+        id: 'b',
+        template_id: tpl.transform._id,
+        depends_on: ['a'],
+        config: { expression: '$ * 10', data: '{{steps.a.output}}' },
+      },
+      {
+        id: 'c',
+        template_id: tpl.transform._id,
+        depends_on: ['a'],
+        config: { expression: '$ + 1', data: '{{steps.a.output}}' },
+      },
+      {
+        id: 'd',
+        template_id: tpl.transform._id,
+        depends_on: ['b', 'c'],
+        config: { expression: 'x + y', data: { x: '{{steps.b.output}}', y: '{{steps.c.output}}' } },
+      },
+    ],
+  });
+  const ok = await startRun(api, user, diamond, { n: 3 });
+  await waitForStatus(api, user, ok, isTerminal);
+  await temporalFinalStatus(api, ok);
+  await save('lines-diamond', ok);
+
+  const stopping = await createWorkflow(api, user, {
+    name: 'pure line failing',
+    steps: [
+      { id: 'a', template_id: tpl.transform._id, config: { expression: 'n + 1', data: '{{input}}' } },
+      { id: 'b', template_id: tpl.transform._id, config: { expression: '$error("no")', data: '{{steps.a.output}}' } },
+      { id: 'c', template_id: tpl.transform._id, config: { expression: '$ + 1', data: '{{steps.b.output}}' } },
+    ],
+  });
+  const failed = await startRun(api, user, stopping, { n: 1 });
+  await waitForStatus(api, user, failed, isTerminal);
+  await temporalFinalStatus(api, failed);
+  await save('lines-stopped', failed);
 }
 
 main().then(
