@@ -7,7 +7,7 @@
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
 import { appendRunEnded, fillEventSeq, type RunEndedData } from './run-events';
-import { logStepChange, type StepChange } from './step-events';
+import { logStepChange, logStepChanges, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
@@ -552,6 +552,57 @@ export async function recordPureStep(
   if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
   const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } }, 2);
   return logged(db, runId, stepId, changes, write);
+}
+
+/** A pure step that completed, as recordPureSteps takes it. */
+export interface PureStepDone {
+  stepId: string;
+  attempt: number;
+  startedAt: Date;
+  input?: JsonValue;
+  output: JsonValue | OutputRef;
+}
+
+/**
+ * Several plain (top-level) pure steps that completed one after another, in one write and one event insert: what
+ * recordPureStep does for each, with the events in the order given. Returns false when the run has already ended.
+ */
+export async function recordPureSteps(db: Db, runId: string, done: PureStepDone[]): Promise<boolean> {
+  if (done.length === 0) return true;
+  if (done.length === 1 || done.some((d) => innerExecution(d.stepId))) {
+    for (const d of done) if (!(await recordPureStep(db, runId, d.stepId, d))) return false;
+    return true;
+  }
+  const now = new Date();
+  const set: Record<string, unknown> = { status: 'running', updated_at: now };
+  // One array filter per step (`s0`, `s1`, …): each names its step by id, as `steps.$` does in updateStep.
+  const arrayFilters = done.map((d, i) => ({ [`s${i}.id`]: d.stepId }));
+  for (const [i, d] of done.entries()) {
+    const at = `steps.$[s${i}]`;
+    set[`${at}.status`] = 'completed';
+    set[`${at}.attempts`] = d.attempt;
+    set[`${at}.output_json`] = JSON.stringify(d.output);
+    set[`${at}.error`] = null;
+    set[`${at}.completed_at`] = now;
+    if (d.attempt <= 1) set[`${at}.started_at`] = d.startedAt;
+    if (d.input !== undefined) set[`${at}.input_json`] = shownInput(d.input);
+  }
+  const earliest = new Date(Math.min(...done.map((d) => d.startedAt.getTime())));
+  const before = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal, 'steps.id': { $all: done.map((d) => d.stepId) } },
+    { $set: set, $min: { started_at: earliest }, $inc: { event_seq: 2 * done.length } },
+    { arrayFilters, returnDocument: 'before', projection: { event_seq: 1 } },
+  );
+  if (!before) return false;
+  const entries = done.map((d) => ({
+    execId: d.stepId,
+    changes: [
+      { type: 'step.started', attempt: d.attempt },
+      { type: 'step.completed', output: d.output },
+    ] satisfies StepChange[],
+  }));
+  await logStepChanges(db, runId, entries, ((before as { event_seq?: number }).event_seq ?? 0) + 1);
+  return true;
 }
 
 /**

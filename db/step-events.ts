@@ -79,12 +79,23 @@ export async function logStepChange(
   change: StepChange | StepChange[],
   firstSeq?: number,
 ): Promise<void> {
-  const changes = Array.isArray(change) ? change : [change];
-  const batch: NewRunEvent[] = changes.map((c) => ({
-    type: c.type,
-    key: keyOf(execId, c),
-    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
-  }));
+  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq);
+}
+
+/** The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated). */
+export async function logStepChanges(
+  db: Db,
+  runId: string,
+  entries: { execId: string; changes: StepChange[] }[],
+  firstSeq?: number,
+): Promise<void> {
+  const batch: NewRunEvent[] = entries.flatMap(({ execId, changes }) =>
+    changes.map((c) => ({
+      type: c.type,
+      key: keyOf(execId, c),
+      data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
+    })),
+  );
   await appendRunEvents(db, runId, batch, firstSeq);
 }
 

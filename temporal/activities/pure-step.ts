@@ -7,56 +7,44 @@
  * as a marker, so a replay never evaluates it again; a worker crash before that evaluates it again (harmless: pure).
  *
  * A line of pure steps (each waiting only for the ones before it, or for steps already done) goes to one local
- * activity, runPureLine: one activation and one marker instead of one per step. Each step is still rendered,
- * evaluated and recorded on its own, in line order, exactly as runPureStep would; the line stops at the first step
- * that cannot be rendered or evaluated, without recording anything for it, and the workflow runs that step alone.
+ * activity, runPureLine: one activation and one marker instead of one per step. Each step is rendered and evaluated
+ * in line order, as runPureStep would; the line stops at the first step that cannot be, and the workflow runs that
+ * step alone (its retries, its failure). What completed is recorded together at the end: one write and one event
+ * insert for the line (db/runs.ts recordPureSteps), the events in line order.
  */
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { storeOutput } from '../../db/blobs';
-import { markStepRunning, recordPureStep } from '../../db/runs';
+import { markStepRunning, recordPureStep, recordPureSteps, type PureStepDone } from '../../db/runs';
 import type { JsonValue } from '../contract/json';
 import { render } from '../contract/render';
-import type { StepStatus } from '../contract/run';
+import type { OutputRef, StepStatus } from '../contract/run';
 import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../contract/steps';
 import { execute, type ActionStepDeps } from './action-step';
 import { failStepAttempt } from './step-failure';
 
 export function createPureStepActivity(deps: ActionStepDeps) {
-  /** Records a pure step that completed (start, input and output in one write); false when the write failed. */
-  const record = (req: ActionStepRequest, attempt: number, startedAt: Date, output: JsonValue, log: Logger) =>
-    storeOutput(deps.db, req.run_id, req.step_id, output).then(async (stored) => {
-      const given = req.input === null ? req.config : { config: req.config, input: req.input };
-      const projected = await recordPureStep(deps.db, req.run_id, req.step_id, {
-        attempt,
-        startedAt,
-        ...(attempt === 1 ? { input: given } : {}),
-        output: stored,
-      }).then(
-        () => true,
-        (err: unknown) => {
-          log.warn({ err }, 'could not record the step');
-          return false;
-        },
-      );
-      // Without the write the workflow records the completion itself (a retried projection write), as for any step.
-      return projected ? { output: stored } : { output: stored, projected: false as const };
-    });
+  /** A recorded completion's answer: without the write the workflow records the completion itself, as for any step. */
+  const answer = (output: JsonValue | OutputRef, projected: boolean): ActionStepResult =>
+    projected ? { output } : { output, projected: false };
+  const unrecorded = (log: Logger, what: string) => (err: unknown) => {
+    log.warn({ err }, what);
+    return false;
+  };
 
   return {
     async runPureLine(req: PureLineRequest): Promise<PureLineResult> {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
+      const log = deps.logger.child({ run_id: req.run_id, attempt });
       const steps = { ...req.ctx.steps };
       const statuses: Record<string, StepStatus> = { ...req.ctx.statuses };
-      const completed: ActionStepResult[] = [];
+      const done: PureStepDone[] = [];
       for (const step of req.steps) {
         const startedAt = new Date();
         const started = performance.now();
-        const log = deps.logger.child({ run_id: req.run_id, step_id: step.step_id, attempt });
-        let result: ActionStepResult;
+        const rendered = { ...req.ctx, steps, statuses };
         try {
-          const rendered = { ...req.ctx, steps, statuses };
           const one: ActionStepRequest = {
             run_id: req.run_id,
             step_id: step.step_id,
@@ -65,24 +53,39 @@ export function createPureStepActivity(deps: ActionStepDeps) {
             input: render(step.input, rendered),
             max_attempts: 1,
           };
-          result = await record(one, attempt, startedAt, await execute(deps, one, ctx, () => undefined), log);
+          const output = await storeOutput(
+            deps.db,
+            req.run_id,
+            step.step_id,
+            await execute(deps, one, ctx, () => undefined),
+          );
+          done.push({
+            stepId: step.step_id,
+            attempt,
+            startedAt,
+            ...(attempt === 1 ? { input: given(one) } : {}),
+            output,
+          });
         } catch {
           // Not recorded: the workflow runs this step on its own, and its failure is reported there.
           break;
         }
         deps.metrics.stepAttempt('action', step.action_type, 'completed', (performance.now() - started) / 1000);
-        completed.push(result);
-        steps[step.step_id] = result.output;
+        steps[step.step_id] = done.at(-1)!.output;
         statuses[step.step_id] = 'completed';
       }
-      return { completed };
+      // The steps that completed, recorded together: one write and one event insert for the line.
+      const projected = await recordPureSteps(deps.db, req.run_id, done).then(
+        () => true,
+        unrecorded(log, 'could not record the line'),
+      );
+      return { completed: done.map((d) => answer(d.output, projected)) };
     },
 
     async runPureStep(req: ActionStepRequest): Promise<ActionStepResult> {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const startedAt = new Date();
-      const given = req.input === null ? req.config : { config: req.config, input: req.input };
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
       const started = performance.now();
       let outcome: 'completed' | 'failed' = 'failed';
@@ -101,17 +104,33 @@ export function createPureStepActivity(deps: ActionStepDeps) {
           output = await execute(deps, req, ctx, () => undefined);
         } catch (err) {
           // A failed attempt shows as started, then failed (or retrying), like any step's.
-          await markStepRunning(deps.db, req.run_id, req.step_id, attempt, attempt === 1 ? { input: given } : {}).catch(
-            (e: unknown) => log.warn({ err: e }, 'could not record step start'),
-          );
+          await markStepRunning(
+            deps.db,
+            req.run_id,
+            req.step_id,
+            attempt,
+            attempt === 1 ? { input: given(req) } : {},
+          ).catch((e: unknown) => log.warn({ err: e }, 'could not record step start'));
           throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
         }
         try {
-          return await record(req, attempt, startedAt, output, log);
+          const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
+          const projected = await recordPureStep(deps.db, req.run_id, req.step_id, {
+            attempt,
+            startedAt,
+            ...(attempt === 1 ? { input: given(req) } : {}),
+            output: stored,
+          }).then(() => true, unrecorded(log, 'could not record the step'));
+          return answer(stored, projected);
         } catch (err) {
           throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
         }
       }
     },
   };
+}
+
+/** What a step was given, as its status shows it: the rendered config, with the rendered input when it has one. */
+function given(req: ActionStepRequest): JsonValue {
+  return req.input === null ? req.config : { config: req.config, input: req.input };
 }

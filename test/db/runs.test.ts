@@ -4,6 +4,7 @@ import {
   findRun,
   markStepCompleted,
   markStepRunning,
+  recordPureSteps,
   recordRunOutcome,
   runsCollection,
   setStepProgress,
@@ -11,6 +12,7 @@ import {
 import { actionStep, agentStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, testConfig } from '../helpers/stack';
 import type { Database } from '../../db/client';
+import { runEventsCollection } from '../../db/run-events';
 
 describe('runs projection', () => {
   let database: Database;
@@ -66,5 +68,51 @@ describe('runs projection', () => {
     const run = await findRun(database.db, 'usr_owner', 'run_projection02');
     expect(run?.status).toBe('cancelled');
     expect(run?.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
+  });
+  it('records a line of pure steps in one write: each step completed with its input, the events in line order', async () => {
+    const runId = 'run_projection_line';
+    await runsCollection(database.db).insertOne(
+      newRunDoc({
+        snapshot: testSnapshot(runId, [actionStep('a'), actionStep('b'), actionStep('c')]),
+        namespace: 'default',
+        taskQueue: 'q',
+      }),
+    );
+    const t0 = new Date(Date.now() - 1_000);
+    const t1 = new Date(Date.now() - 500);
+    expect(
+      await recordPureSteps(database.db, runId, [
+        { stepId: 'b', attempt: 1, startedAt: t0, input: { expression: 'n' }, output: { $weird: 1 } },
+        { stepId: 'a', attempt: 2, startedAt: t1, output: 7 },
+      ]),
+    ).toBe(true);
+    const run = await findRun(database.db, 'usr_owner', runId);
+    expect(run?.status).toBe('running');
+    expect(run?.started_at).toEqual(t0);
+    expect(run?.steps.map((s) => [s.id, s.status, s.attempts])).toEqual([
+      ['a', 'completed', 2],
+      ['b', 'completed', 1],
+      ['c', 'pending', 0],
+    ]);
+    expect(JSON.parse(run?.steps[1]?.output_json ?? 'null')).toEqual({ $weird: 1 });
+    expect(run?.steps[1]?.started_at).toEqual(t0);
+    expect(run?.steps[1]?.input_json ?? null).not.toBeNull();
+    // A later attempt keeps the first attempt's start (none recorded here) and shows no input.
+    expect(run?.steps[0]?.started_at ?? null).toBeNull();
+    expect(run?.steps[0]?.input_json ?? null).toBeNull();
+    const events = await runEventsCollection(database.db).find({ run_id: runId }).sort({ seq: 1 }).toArray();
+    expect(events.map((e) => `${e.seq} ${e.type} ${(JSON.parse(e.data_json) as { step_id: string }).step_id}`)).toEqual(
+      ['1 step.started b', '2 step.completed b', '3 step.started a', '4 step.completed a'],
+    );
+
+    // Once the run has ended, nothing is written.
+    await recordRunOutcome(database.db, runId, { status: 'completed', error: null, stepUpdates: [] });
+    expect(
+      await recordPureSteps(database.db, runId, [
+        { stepId: 'c', attempt: 1, startedAt: t1, output: 1 },
+        { stepId: 'b', attempt: 1, startedAt: t1, output: 2 },
+      ]),
+    ).toBe(false);
+    expect((await findRun(database.db, 'usr_owner', runId))?.steps[2]?.status).toBe('pending');
   });
 });
