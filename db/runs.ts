@@ -267,6 +267,11 @@ export async function countActiveRuns(
 export const STATUS_PROJECTION = { snapshot: 0 } as const;
 
 /** One run of the owner, or null (unknown id or another user's run). */
+/** Whether the run has not ended: a read, for an attempt that writes its start only later (recordStepDone). */
+export async function isRunLive(db: Db, runId: string): Promise<boolean> {
+  return (await runsCollection(db).findOne({ _id: runId, status: notTerminal }, { projection: { _id: 1 } })) !== null;
+}
+
 export async function findRun(db: Db, ownerId: string, runId: string): Promise<Omit<RunDoc, 'snapshot'> | null> {
   return runsCollection(db).findOne<Omit<RunDoc, 'snapshot'>>(
     { _id: runId, owner_id: ownerId },
@@ -328,23 +333,24 @@ async function updateExecution(
   runId: string,
   exec: NonNullable<ReturnType<typeof innerExecution>>,
   set: Parameters<typeof writeExecution>[2],
-  opts: { startedAt?: Date; change?: StepChange } = {},
+  opts: { startedAt?: Date; change?: StepChange | StepChange[] } = {},
 ): Promise<boolean> {
   const now = new Date();
   const update: UpdateFilter<RunDoc> = opts.startedAt
     ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
     : { $set: { updated_at: now } };
+  const events = opts.change === undefined ? 0 : Array.isArray(opts.change) ? opts.change.length : 1;
   const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    opts.change ? { ...update, $inc: { event_seq: 1 } } : update,
+    events > 0 ? { ...update, $inc: { event_seq: events } } : update,
     { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
   );
   if (!before) return false;
   const changed = await writeExecution(db, { runId, ...exec }, set);
   if (opts.change) {
     const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
-    // The seq allocated with the run's write holds the change, or nothing when the execution did not take it.
-    if (!changed) await fillEventSeq(db, runId, firstSeq);
+    // The seqs allocated with the run's write hold the changes, or nothing when the execution did not take them.
+    if (!changed) for (let i = 0; i < events; i++) await fillEventSeq(db, runId, firstSeq + i);
     else {
       const mayWait = before.steps.some((s) => s.id === exec.stepId && s.action_type === 'approval');
       await afterChange(db, runId, exec.execId, opts.change, { wrote: true, firstSeq, mayWait });
@@ -519,11 +525,12 @@ export async function markStepCompleted(
 }
 
 /**
- * A pure step (`transform`, run as a local activity) that started and finished within one attempt: its start, input
- * and completion in one write and its two events in one append, instead of the three writes of a step with side
- * effects (whose start must be visible while it works). A map item or loop iteration takes the usual two writes.
+ * A step attempt that started and finished before its start was written (a pure step; an action that took less than
+ * the start-write delay, temporal/activities/action-step.ts): its start, input and completion in one write and its
+ * two events in one append, instead of a write when it starts and another when it ends. A map item or loop iteration
+ * the same, on its execution document (the run's write allocating both events' seqs).
  */
-export async function recordPureStep(
+export async function recordStepDone(
   db: Db,
   runId: string,
   stepId: string,
@@ -533,10 +540,24 @@ export async function recordPureStep(
     { type: 'step.started', attempt: done.attempt },
     { type: 'step.completed', output: done.output },
   ];
-  if (innerExecution(stepId)) {
-    const opts = done.input !== undefined ? { input: done.input } : {};
-    if (!(await markStepRunning(db, runId, stepId, done.attempt, opts))) return false;
-    return markStepCompleted(db, runId, stepId, done.output);
+  const inner = innerExecution(stepId);
+  if (inner) {
+    const now = new Date();
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        status: 'completed',
+        attempts: done.attempt,
+        ...(done.attempt <= 1 ? { started_at: done.startedAt } : {}),
+        ...(done.input !== undefined ? { input_json: shownInput(done.input) } : {}),
+        output_json: JSON.stringify(done.output),
+        error: null,
+        completed_at: now,
+      },
+      { startedAt: done.startedAt, change: changes },
+    );
   }
   const now = new Date();
   const set: Record<string, unknown> = {
@@ -565,12 +586,12 @@ export interface PureStepDone {
 
 /**
  * Several plain (top-level) pure steps that completed one after another, in one write and one event insert: what
- * recordPureStep does for each, with the events in the order given. Returns false when the run has already ended.
+ * recordStepDone does for each, with the events in the order given. Returns false when the run has already ended.
  */
 export async function recordPureSteps(db: Db, runId: string, done: PureStepDone[]): Promise<boolean> {
   if (done.length === 0) return true;
   if (done.length === 1 || done.some((d) => innerExecution(d.stepId))) {
-    for (const d of done) if (!(await recordPureStep(db, runId, d.stepId, d))) return false;
+    for (const d of done) if (!(await recordStepDone(db, runId, d.stepId, d))) return false;
     return true;
   }
   const now = new Date();

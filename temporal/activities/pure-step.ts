@@ -2,7 +2,7 @@
  * A pure step (`transform`) runs as a **local activity**: it computes a value from earlier outputs and touches nothing
  * outside, so it needs none of what a regular activity pays for — no task queue round trip through the Temporal
  * server, no heartbeats, no separate `running` write (a pure step is done in milliseconds; its start, input and
- * completion are written together, db/runs.ts recordPureStep). The expression still runs in an evaluator process
+ * completion are written together, db/runs.ts recordStepDone). The expression still runs in an evaluator process
  * (temporal/expressions/): a runaway expression cannot stall the worker. Its result is recorded in the run's history
  * as a marker, so a replay never evaluates it again; a worker crash before that evaluates it again (harmless: pure).
  *
@@ -15,7 +15,7 @@
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { storeOutput } from '../../db/blobs';
-import { markStepRunning, recordPureStep, recordPureSteps, type PureStepDone } from '../../db/runs';
+import { markStepRunning, recordPureSteps, recordStepDone, type PureStepDone } from '../../db/runs';
 import type { JsonValue } from '../contract/json';
 import { render } from '../contract/render';
 import type { OutputRef, StepStatus } from '../contract/run';
@@ -115,7 +115,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
         }
         try {
           const stored = await storeOutput(deps.db, req.run_id, req.step_id, output);
-          const projected = await recordPureStep(deps.db, req.run_id, req.step_id, {
+          const projected = await recordStepDone(deps.db, req.run_id, req.step_id, {
             attempt,
             startedAt,
             ...(attempt === 1 ? { input: given(req) } : {}),
