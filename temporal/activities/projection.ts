@@ -23,7 +23,7 @@ import { runKindOf } from '../../runtime/metrics/run-kind';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import type { JsonValue } from '../contract/json';
 import { isOutputRef, type OutputRef } from '../contract/run';
-import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, StepProjection } from '../contract/steps';
+import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, RunOutcome, StepProjection } from '../contract/steps';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../schemas/user-schema';
 
 /** The blob key of a run's whole outputs map: not a valid execution id, so it never meets a step's blob. */
@@ -39,6 +39,12 @@ function countRunFinished(metrics: WorkerMetrics, run: EndedRun): void {
   if (run.parent_run_id) return;
   const seconds = run.completed_at ? (run.completed_at.getTime() - run.created_at.getTime()) / 1000 : null;
   metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
+}
+
+/** Records the run's end; counted by the write that turned the run terminal (a retried write records nothing). */
+export async function endRun(deps: { db: Db; metrics: WorkerMetrics }, runId: string, outcome: RunOutcome) {
+  const ended = await recordRunEnd(deps.db, runId, outcome);
+  if (ended) countRunFinished(deps.metrics, ended);
 }
 
 export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
@@ -88,9 +94,7 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
       return stored as OutputRef;
     },
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
-      const ended = await recordRunEnd(deps.db, run_id, outcome);
-      // Counted by the write that turned the run terminal (a retried write records nothing), for top-level runs.
-      if (ended) countRunFinished(deps.metrics, ended);
+      await endRun(deps, run_id, outcome);
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records

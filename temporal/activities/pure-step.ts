@@ -21,6 +21,7 @@ import { render } from '../contract/render';
 import type { OutputRef, StepStatus } from '../contract/run';
 import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../contract/steps';
 import { execute, type ActionStepDeps } from './action-step';
+import { endRun } from './projection';
 import { failStepAttempt } from './step-failure';
 
 export function createPureStepActivity(deps: ActionStepDeps) {
@@ -79,7 +80,14 @@ export function createPureStepActivity(deps: ActionStepDeps) {
         () => true,
         unrecorded(log, 'could not record the line'),
       );
-      return { completed: done.map((d) => answer(d.output, projected)) };
+      const completed = done.map((d) => answer(d.output, projected));
+      // A line that ends the run records the run's end too: the workflow then needs no activity of its own for it.
+      if (!req.outcome || !projected || done.length < req.steps.length) return { completed };
+      const ended = await endRun(deps, req.run_id, req.outcome).then(
+        () => true,
+        unrecorded(log, 'could not record the run outcome'),
+      );
+      return ended ? { completed, ended } : { completed };
     },
 
     async runPureStep(req: ActionStepRequest): Promise<ActionStepResult> {

@@ -38,6 +38,8 @@ export interface PureLineRequest {
   run_id: string;
   steps: { step_id: string; action_type: 'transform'; config: JsonObject; input: JsonValue }[];
   ctx: RenderContext;
+  /** When the line is all that is left of the run: its outcome, recorded once every step of the line completed. */
+  outcome?: RunOutcome;
 }
 
 export interface PureLineResult {
@@ -46,6 +48,8 @@ export interface PureLineResult {
    * be rendered or evaluated, which the workflow then runs on its own (retries, failure and all) as any step.
    */
   completed: ActionStepResult[];
+  /** The request's outcome was recorded: the workflow does not record it again. */
+  ended?: true;
 }
 
 /** An error of one step, as the status view shows it. */

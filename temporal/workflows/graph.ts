@@ -15,10 +15,12 @@
 import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
 import { evaluateCondition, parseCondition, type ConditionScope } from '../contract/condition';
 import { resolveDependencies, type Trigger } from '../contract/graph';
+import { deriveOutcome } from '../contract/run-state';
 import type { JsonValue } from '../contract/json';
 import type { RenderContext } from '../contract/render';
 import type { ActionStepSnapshot, OutputRef, RunError, StepSnapshot, StepStatus } from '../contract/run';
 import { runLoop, runMap } from './repeat';
+import type { RunOutcome } from '../contract/steps';
 import { toRunError } from './run-errors';
 import { addUsage, type RunEnv, type StepResult } from './run-env';
 import { PURE_LINES, runOnce, runPureLine } from './step';
@@ -39,6 +41,8 @@ export class Graph {
   private readonly deps: Map<string, string[]>;
   /** Steps a line stopped at: they run alone (their own retries and failure), never as a line again. */
   private readonly alone = new Set<string>();
+  /** The run's end was recorded by the line that finished it (./run.ts then records nothing more). */
+  outcomeRecorded = false;
 
   constructor(private readonly env: RunEnv) {
     const steps = env.snapshot.steps;
@@ -116,13 +120,16 @@ export class Graph {
 
     /** A line of pure steps in one activity: what it completed is done; where it stopped runs alone next. */
     const startLine = (line: ActionStepSnapshot[]): void => {
+      // All that is left of the run: its outcome, should every step complete, goes with the line.
+      const outcome = running.size === 0 ? this.outcomeAfter(line) : undefined;
       for (const step of line) this.record(step.id).status = 'running';
       const head = line[0]!;
       const scope = new CancellationScope();
       const done = scope
-        .run(() => runPureLine(line, this.renderContext(), this.env))
+        .run(() => runPureLine(line, this.renderContext(), this.env, outcome))
         .then(
-          (completed) => {
+          ({ completed, ended }) => {
+            if (ended) this.outcomeRecorded = true;
             for (const [i, step] of line.entries()) {
               const record = this.record(step.id);
               const result = completed[i];
@@ -233,6 +240,14 @@ export class Graph {
     if (step.map) return runMap(step, step.map, ctx, this.env);
     if (step.loop) return runLoop(step, step.loop, ctx, scope, this.env);
     return runOnce(step, step.id, ctx, this.env);
+  }
+
+  /** The run's outcome once `line` has completed, when nothing else would be left to run; else undefined. */
+  private outcomeAfter(line: ActionStepSnapshot[]): RunOutcome | undefined {
+    const inLine = new Set(line.map((s) => s.id));
+    const states = [...this.records].map(([id, r]) => ({ id, status: inLine.has(id) ? 'completed' : r.status }));
+    if (!states.every((s) => FINISHED.includes(s.status))) return undefined;
+    return deriveOutcome(states, { kind: 'completed' });
   }
 
   private renderContext(): RenderContext {

@@ -140,7 +140,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
 
   const outcome = deriveOutcome(stepStates(), { kind: 'completed' });
   ended = outcome.status;
-  await env.recordOutcome(outcome);
+  // A line of pure steps that finished the run has recorded this very outcome already (./graph.ts).
+  if (!graph.outcomeRecorded) await env.recordOutcome(outcome);
   await CancellationScope.nonCancellable(() => startWebhookDelivery(snapshot, runId, outcome.status));
   const outputs = graph.outputs();
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;

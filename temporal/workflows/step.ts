@@ -8,7 +8,7 @@ import type { Activities } from '../activities';
 import type { JsonValue } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
 import type { ActionStepSnapshot, StepSnapshot } from '../contract/run';
-import type { ActionStepResult } from '../contract/steps';
+import type { PureLineResult, RunOutcome } from '../contract/steps';
 import { runAgentStep } from './agent-step';
 import { performApproval, performDelay } from './builtin-steps';
 import type { RunEnv, StepResult } from './run-env';
@@ -21,14 +21,16 @@ export const PURE_LINES = 'pure-lines';
 
 /**
  * A line of pure steps (./graph.ts says which) in one local activity; returns the results of the steps that
- * completed, a prefix of the line, each recorded by the activity (or here, when its write failed).
+ * completed, a prefix of the line, each recorded by the activity (or here, when its write failed). With `outcome`
+ * (the line is all that is left of the run) the activity records the run's end too once every step completed.
  */
 export async function runPureLine(
   steps: ActionStepSnapshot[],
   ctx: RenderContext,
   env: RunEnv,
-): Promise<ActionStepResult[]> {
-  const { completed } = await proxyLocalActivities<Activities>({
+  outcome?: RunOutcome,
+): Promise<PureLineResult> {
+  const result = await proxyLocalActivities<Activities>({
     summary: `transform ${steps.map((s) => s.id).join(', ')}`,
     // Each step's own timeout bounds its evaluation; the line gets their sum.
     startToCloseTimeout: `${steps.reduce((sum, s) => sum + s.timeout_seconds, 0)} seconds`,
@@ -38,11 +40,12 @@ export async function runPureLine(
     run_id: env.runId,
     steps: steps.map((s) => ({ step_id: s.id, action_type: 'transform', config: s.config, input: s.input })),
     ctx,
+    ...(outcome ? { outcome } : {}),
   });
-  for (const [i, result] of completed.entries()) {
-    if (result.projected === false) await env.project(steps[i]!.id, { kind: 'completed', output: result.output });
+  for (const [i, step] of result.completed.entries()) {
+    if (step.projected === false) await env.project(steps[i]!.id, { kind: 'completed', output: step.output });
   }
-  return completed;
+  return result;
 }
 
 export async function runOnce(
