@@ -1,5 +1,9 @@
 import '../state';
-/** Gives every request an id (echoed as X-Request-Id) and a child logger, and logs one line when it ends. */
+/**
+ * Gives every request an id (echoed as X-Request-Id) and a child logger, and logs one line when it ends. The child is
+ * made on first use: most requests never log anything but that line, which the base logger writes with the same
+ * fields (a pino child per request was a visible part of a simple read's CPU, README Benchmarks B7).
+ */
 import { randomUUID } from 'node:crypto';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
@@ -18,14 +22,24 @@ export function requestContext(logger: Logger): Middleware {
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', requestId);
     ctx.state.requestId = requestId;
-    ctx.state.log = logger.child({ request_id: requestId });
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', {
+      get: () => (child ??= logger.child({ request_id: requestId })),
+      // A handler may still replace it (as before, when it was a plain property).
+      set: (replacement: Logger) => {
+        child = replacement;
+      },
+      enumerable: true,
+      configurable: true,
+    });
     const started = process.hrtime.bigint();
     try {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      ctx.state.log.info(
+      (child ?? logger).info(
         {
+          ...(child ? {} : { request_id: requestId }),
           method: ctx.method,
           path: redactPath(ctx.path),
           status: ctx.status,
