@@ -25,7 +25,8 @@ describe('request log', () => {
   let server: http.Server;
   let base: string;
   beforeAll(async () => {
-    server = http.createServer(app.callback());
+    const handle = app.callback();
+    server = http.createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
   });
