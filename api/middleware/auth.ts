@@ -12,7 +12,7 @@ export function requireUser(keys: KeyCache): Middleware {
     const identity = await keys.authenticate(match[1]);
     if (!identity) throw new UnauthorizedError('invalid or revoked API key');
     ctx.state.user = { id: identity.user_id, keyId: identity.key_id };
-    ctx.state.log = ctx.state.log.child({ user_id: identity.user_id });
+    ctx.state.bindLog({ user_id: identity.user_id });
     await next();
   };
 }

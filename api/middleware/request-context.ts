@@ -22,9 +22,10 @@ export function requestContext(logger: Logger): Middleware {
     const requestId = SAFE_ID.test(incoming) ? incoming : randomUUID();
     ctx.set('X-Request-Id', requestId);
     ctx.state.requestId = requestId;
+    const bindings: Record<string, unknown> = { request_id: requestId };
     let child: Logger | undefined;
     Object.defineProperty(ctx.state, 'log', {
-      get: () => (child ??= logger.child({ request_id: requestId })),
+      get: () => (child ??= logger.child(bindings)),
       // A handler may still replace it (as before, when it was a plain property).
       set: (replacement: Logger) => {
         child = replacement;
@@ -32,6 +33,10 @@ export function requestContext(logger: Logger): Middleware {
       enumerable: true,
       configurable: true,
     });
+    ctx.state.bindLog = (fields) => {
+      if (child) child = child.child(fields);
+      else Object.assign(bindings, fields);
+    };
     const started = process.hrtime.bigint();
     try {
       await next();
@@ -39,12 +44,13 @@ export function requestContext(logger: Logger): Middleware {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       (child ?? logger).info(
         {
-          ...(child ? {} : { request_id: requestId }),
           method: ctx.method,
           path: redactPath(ctx.path),
           status: ctx.status,
           ms: Math.round(ms * 10) / 10,
           user_id: ctx.state.user?.id,
+          // Without a child logger, the fields it would carry.
+          ...(child ? {} : bindings),
         },
         'request',
       );

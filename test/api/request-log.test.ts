@@ -1,6 +1,7 @@
 /**
- * The request line (api/middleware/request-context.ts): one per request, with its id, whether or not the handler
- * logged through `ctx.state.log` (whose child logger is made only then and carries the same id).
+ * The request line (api/middleware/request-context.ts): one per request, with its id and the fields bound to it
+ * (bindLog), whether or not the handler logged through `ctx.state.log` (whose child logger is made only then and
+ * carries the same fields).
  */
 import { Writable } from 'node:stream';
 import http from 'node:http';
@@ -19,6 +20,7 @@ describe('request log', () => {
   const app = new Koa();
   app.use(requestContext(pino({ level: 'info' }, sink)));
   app.use((ctx) => {
+    ctx.state.bindLog({ user_id: 'usr_logged' });
     if (ctx.path === '/talks') ctx.state.log.info({ extra: 1 }, 'handler says');
     ctx.body = { ok: true };
   });
@@ -42,11 +44,11 @@ describe('request log', () => {
     await new Promise((r) => setImmediate(r));
     const requestLines = lines.filter((l) => l.msg === 'request');
     expect(requestLines).toEqual([
-      expect.objectContaining({ request_id: 'req-quiet-1', method: 'GET', path: '/quiet', status: 200 }),
-      expect.objectContaining({ request_id: 'req-talks-1', method: 'GET', path: '/talks', status: 200 }),
+      expect.objectContaining({ request_id: 'req-quiet-1', user_id: 'usr_logged', path: '/quiet', status: 200 }),
+      expect.objectContaining({ request_id: 'req-talks-1', user_id: 'usr_logged', path: '/talks', status: 200 }),
     ]);
     expect(lines.filter((l) => l.msg === 'handler says')).toEqual([
-      expect.objectContaining({ request_id: 'req-talks-1', extra: 1 }),
+      expect.objectContaining({ request_id: 'req-talks-1', user_id: 'usr_logged', extra: 1 }),
     ]);
   });
 });
