@@ -259,9 +259,12 @@ async function cannon(url: string, headers: Record<string, string>, seconds: num
 
 export async function b7Reads(ctx: BenchContext): Promise<Row> {
   const auth = { Authorization: `Bearer ${ctx.stack.apiKey}` };
+  // Both servers warmed first (JIT, connection pools), so that neither arm's first sample is a cold start.
+  await cannon(`${ctx.stack.apiUrl}/api/v1/agents`, auth, 2);
+  await cannon(ctx.stack.bareKoaUrl, {}, 2);
   const a: number[] = [];
   const b: number[] = [];
-  for (let i = 0; i < 2 * ctx.scale; i++) {
+  for (let i = 0; i < 4 * ctx.scale; i++) {
     if (i % 2 === 0) {
       a.push(await cannon(`${ctx.stack.apiUrl}/api/v1/agents`, auth, 4));
       b.push(await cannon(ctx.stack.bareKoaUrl, {}, 4));

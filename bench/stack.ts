@@ -29,7 +29,7 @@ export interface BenchStack {
   database: Database;
   /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
   codecKeys: string;
-  pids: { api: number; worker: number; bareWorker: number };
+  pids: { api: number; worker: number; bareWorker: number; database: number };
   stop(): Promise<void>;
 }
 
@@ -135,7 +135,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       bareKoaUrl: `http://127.0.0.1:${bareKoaPort}`,
       database,
       codecKeys,
-      pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid },
+      pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid, database: mongo.process.pid },
       stop: async () => {
         await database.close();
         await stop();
