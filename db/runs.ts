@@ -266,12 +266,12 @@ export async function countActiveRuns(
 /** Fields the status view needs (everything but the snapshot). */
 export const STATUS_PROJECTION = { snapshot: 0 } as const;
 
-/** One run of the owner, or null (unknown id or another user's run). */
 /** Whether the run has not ended: a read, for an attempt that writes its start only later (recordStepDone). */
 export async function isRunLive(db: Db, runId: string): Promise<boolean> {
   return (await runsCollection(db).findOne({ _id: runId, status: notTerminal }, { projection: { _id: 1 } })) !== null;
 }
 
+/** One run of the owner, or null (unknown id or another user's run). */
 export async function findRun(db: Db, ownerId: string, runId: string): Promise<Omit<RunDoc, 'snapshot'> | null> {
   return runsCollection(db).findOne<Omit<RunDoc, 'snapshot'>>(
     { _id: runId, owner_id: ownerId },

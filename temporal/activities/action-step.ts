@@ -59,7 +59,7 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       // The start is written only if the action is still at work after START_WRITE_DELAY_MS; a quicker attempt is
       // recorded once, start and end together. The first attempt also records what the step was given.
       const startedAt = new Date();
-      const given = req.input === null ? req.config : { config: req.config, input: req.input };
+      const given = givenOf(req);
       let startWrite: Promise<unknown> | undefined;
       const writeStart = () =>
         (startWrite ??= markStepRunning(deps.db, req.run_id, req.step_id, attempt, {
@@ -127,6 +127,11 @@ export async function execute(
   // Validates the rendered config in run mode (strict, defaults filled) and executes; failures are StepErrors.
   const run = () => runAction(req.action_type, rendered, actionCtx);
   return toJson(await inSpan(deps.tracer, `action ${req.action_type}`, { action_type: req.action_type }, run));
+}
+
+/** What a step was given, as its status shows it: the rendered config, with the rendered input when it has one. */
+export function givenOf(req: ActionStepRequest): JsonValue {
+  return req.input === null ? req.config : { config: req.config, input: req.input };
 }
 
 /** Action outputs are plain JSON by their output schemas; this drops `undefined` fields the same way JSON does. */

@@ -20,7 +20,7 @@ import type { JsonValue } from '../contract/json';
 import { render } from '../contract/render';
 import type { OutputRef, StepStatus } from '../contract/run';
 import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../contract/steps';
-import { execute, type ActionStepDeps } from './action-step';
+import { execute, givenOf, type ActionStepDeps } from './action-step';
 import { endRun } from './projection';
 import { failStepAttempt } from './step-failure';
 
@@ -64,7 +64,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
             stepId: step.step_id,
             attempt,
             startedAt,
-            ...(attempt === 1 ? { input: given(one) } : {}),
+            ...(attempt === 1 ? { input: givenOf(one) } : {}),
             output,
           });
         } catch {
@@ -117,7 +117,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
             req.run_id,
             req.step_id,
             attempt,
-            attempt === 1 ? { input: given(req) } : {},
+            attempt === 1 ? { input: givenOf(req) } : {},
           ).catch((e: unknown) => log.warn({ err: e }, 'could not record step start'));
           throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
         }
@@ -126,7 +126,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
           const projected = await recordStepDone(deps.db, req.run_id, req.step_id, {
             attempt,
             startedAt,
-            ...(attempt === 1 ? { input: given(req) } : {}),
+            ...(attempt === 1 ? { input: givenOf(req) } : {}),
             output: stored,
           }).then(() => true, unrecorded(log, 'could not record the step'));
           return answer(stored, projected);
@@ -136,9 +136,4 @@ export function createPureStepActivity(deps: ActionStepDeps) {
       }
     },
   };
-}
-
-/** What a step was given, as its status shows it: the rendered config, with the rendered input when it has one. */
-function given(req: ActionStepRequest): JsonValue {
-  return req.input === null ? req.config : { config: req.config, input: req.input };
 }
