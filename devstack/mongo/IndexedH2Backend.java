@@ -36,12 +36,18 @@ public class IndexedH2Backend extends H2Backend {
    */
   private static MVStore store;
 
+  /**
+   * The store's page cache. H2's default (16 MB) holds a few thousand runs: with 100 000 stored, a run search read
+   * most of its page from disk (B11); the launcher's heap (-Xmx2g, devstack/servers.ts) has room for this.
+   */
+  private static final int CACHE_MB = 256;
+
   private IndexedH2Backend(MVStore mvStore) {
     super(mvStore);
   }
 
   public static IndexedH2Backend open(String fileName) {
-    store = MVStore.open(fileName);
+    store = new MVStore.Builder().fileName(fileName).cacheSize(CACHE_MB).open();
     return new IndexedH2Backend(store);
   }
 
