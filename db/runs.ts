@@ -398,10 +398,12 @@ export async function markStepRunning(
   runId: string,
   stepId: string,
   attempt: number,
-  opts: { itemsTotal?: number; input?: JsonValue } = {},
+  opts: { itemsTotal?: number; input?: JsonValue; progress?: { turn: number; usage: Usage } } = {},
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = { type: 'step.started', attempt };
+  // An agent step's first turn in flight rides along too (what setStepProgress writes), saving that write.
+  const progress = opts.progress ? { turns: opts.progress.turn, usage: opts.progress.usage } : {};
   // The rendered input rides along (the same write): the status shows what the step was given from its start.
   const inputJson = opts.input !== undefined ? shownInput(opts.input) : undefined;
   const inner = innerExecution(stepId);
@@ -415,6 +417,7 @@ export async function markStepRunning(
         attempts: attempt,
         ...(attempt <= 1 ? { started_at: now } : {}),
         ...(inputJson !== undefined ? { input_json: inputJson } : {}),
+        ...progress,
       },
       { startedAt: now, change },
     );
@@ -430,6 +433,10 @@ export async function markStepRunning(
   if (attempt <= 1) set['steps.$.started_at'] = now;
   if (opts.itemsTotal !== undefined) set['steps.$.items_total'] = opts.itemsTotal;
   if (inputJson !== undefined) set['steps.$.input_json'] = inputJson;
+  if (opts.progress) {
+    set['steps.$.turns'] = opts.progress.turn;
+    set['steps.$.usage'] = opts.progress.usage;
+  }
   // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
   return logged(
     db,

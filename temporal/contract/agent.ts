@@ -17,6 +17,8 @@ export interface AgentStepContext {
   ownerId: string;
   /** The run's spending so far, shared by all its agent steps (the loop adds each call and checks the budget). */
   spend: RunSpend;
+  /** The model call activity records the step's start and completion (CallModelInput.project). */
+  projectInActivity?: boolean;
 }
 
 /**
@@ -37,4 +39,6 @@ export interface AgentStepOutcome {
   usage: Usage;
   /** Model turns the loop took. */
   turns: number;
+  /** The last model call's activity recorded the step's completion: the workflow need not. */
+  projected?: boolean;
 }

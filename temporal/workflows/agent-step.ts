@@ -20,7 +20,7 @@ import type { Activities } from '../activities';
 import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
-import { assertBudgetAllowsCall, recordCall } from './budget';
+import { assertBudgetAllowsCall, recordCall, tokensLeft } from './budget';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -63,6 +63,7 @@ export async function runAgentStep(
       turn,
       seq,
       repair,
+      ...(ctx.projectInActivity ? { project: { usage_before: { ...usage }, tokens_left: tokensLeft(ctx.spend) } } : {}),
       setup:
         turn === 1
           ? {
@@ -88,7 +89,7 @@ export async function runAgentStep(
 
     switch (result.kind) {
       case 'final':
-        return { output: result.output, usage, turns: turn };
+        return { output: result.output, usage, turns: turn, ...(result.projected ? { projected: true } : {}) };
       case 'invalid_output':
         if (repairsUsed >= 1) {
           throw ApplicationFailure.nonRetryable(

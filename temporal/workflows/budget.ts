@@ -15,24 +15,33 @@ function exceeded(message: string, spend: RunSpend, stepUsage: Usage): Applicati
   });
 }
 
-/** Before a model call: refuses the call when it would exceed the run's call budget or the tokens are spent. */
-export function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void {
+/** Why the budget refuses the next model call (its call budget is used up or its tokens are spent), or null. */
+function refusal(spend: RunSpend): string | null {
   const budget = spend.budget;
-  if (!budget) return;
+  if (!budget) return null;
   if (spend.model_calls + 1 > budget.max_model_calls) {
-    throw exceeded(
-      `run budget exceeded: max_model_calls is ${budget.max_model_calls} and the run has made ${spend.model_calls} model calls`,
-      spend,
-      stepUsage,
-    );
+    return `run budget exceeded: max_model_calls is ${budget.max_model_calls} and the run has made ${spend.model_calls} model calls`;
   }
   if (spend.tokens >= budget.max_tokens) {
-    throw exceeded(
-      `run budget exceeded: max_tokens is ${budget.max_tokens} and the run has used ${spend.tokens} tokens`,
-      spend,
-      stepUsage,
-    );
+    return `run budget exceeded: max_tokens is ${budget.max_tokens} and the run has used ${spend.tokens} tokens`;
   }
+  return null;
+}
+
+/** Whether the budget allows one more model call (what assertBudgetAllowsCall checks, without throwing). */
+export function budgetAllowsCall(spend: RunSpend): boolean {
+  return refusal(spend) === null;
+}
+
+/** Before a model call: refuses the call when it would exceed the run's call budget or the tokens are spent. */
+export function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void {
+  const refused = refusal(spend);
+  if (refused !== null) throw exceeded(refused, spend, stepUsage);
+}
+
+/** Tokens the next call may use before the run's tokens go over the budget (recordCall), or null without a budget. */
+export function tokensLeft(spend: RunSpend): number | null {
+  return spend.budget ? spend.budget.max_tokens - spend.tokens : null;
 }
 
 /** After a model call: counts it, and fails the step when this call pushed the run's tokens over the budget. */

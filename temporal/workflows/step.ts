@@ -10,6 +10,7 @@ import { render, type RenderContext } from '../contract/render';
 import type { ActionStepSnapshot, StepSnapshot } from '../contract/run';
 import type { PureLineResult, RunOutcome } from '../contract/steps';
 import { runAgentStep } from './agent-step';
+import { budgetAllowsCall } from './budget';
 import { performApproval, performDelay } from './builtin-steps';
 import type { RunEnv, StepResult } from './run-env';
 import { runSubWorkflow } from './sub-workflow';
@@ -18,6 +19,8 @@ import { runSubWorkflow } from './sub-workflow';
 export const PURE_STEPS_LOCAL = 'pure-steps-local';
 /** The patch id of running a line of `transform` steps in one local activity (./graph.ts, pureLine). */
 export const PURE_LINES = 'pure-lines';
+/** The patch id of the model call activity recording an agent step's start and completion (CallModelInput.project). */
+export const AGENT_PROJECTIONS = 'agent-projections';
 
 /**
  * A line of pure steps (./graph.ts says which) in one local activity; returns the results of the steps that
@@ -57,19 +60,25 @@ export async function runOnce(
   switch (step.kind) {
     case 'agent': {
       const input = render(step.input, ctx);
-      await env.project(execId, { kind: 'running', input });
+      // The model call activity records the step's start (with its input) and its completion: two local activities
+      // fewer per step. A step whose first call the budget refuses never reaches it, so it is recorded here as before.
+      const inActivity = patched(AGENT_PROJECTIONS) && budgetAllowsCall(env.spend);
+      if (!inActivity) await env.project(execId, { kind: 'running', input });
       const outcome = await runAgentStep(step, input, {
         runId: env.runId,
         stepId: execId,
         ownerId: env.snapshot.owner_id,
         spend: env.spend,
+        ...(inActivity ? { projectInActivity: true } : {}),
       });
-      await env.project(execId, {
-        kind: 'completed',
-        output: outcome.output,
-        usage: outcome.usage,
-        turns: outcome.turns,
-      });
+      if (!outcome.projected) {
+        await env.project(execId, {
+          kind: 'completed',
+          output: outcome.output,
+          usage: outcome.usage,
+          turns: outcome.turns,
+        });
+      }
       return { output: outcome.output, usage: outcome.usage };
     }
     case 'workflow':

@@ -10,7 +10,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
-import { markStepRunning, setStepProgress } from '../../../db/runs';
+import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/runs';
 import { logAgentTurn } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import {
@@ -70,12 +70,11 @@ function uniqueCallIds(calls: LlmToolCall[], assistantSeq: number): LlmToolCall[
 }
 
 /**
- * The user's tokens today (UTC) must be below USER_MAX_TOKENS_PER_DAY before a call. Calls in flight at once may
- * overshoot by their own usage; the next call after them is refused.
+ * The user's tokens today (UTC), read before the call, must be below USER_MAX_TOKENS_PER_DAY. Calls in flight at once
+ * may overshoot by their own usage; the next call after them is refused.
  */
-async function assertDailyBudget(deps: AgentActivityDeps, ownerId: string): Promise<void> {
+function assertDailyBudget(deps: AgentActivityDeps, used: number): void {
   const limit = deps.config.USER_MAX_TOKENS_PER_DAY;
-  const used = await tokensUsedOn(deps.db, ownerId, new Date());
   if (used >= limit) {
     throw new NonRetryableError(
       'budget_exceeded',
@@ -98,14 +97,29 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     const started = performance.now();
     let attemptOutcome: 'completed' | 'failed' = 'failed';
     try {
-      if (req.turn === 1 || attempt > 1) {
-        const live = await markStepRunning(deps.db, req.run_id, req.step_id, attempt);
-        if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
-      }
+      const project = req.project;
+      // The first turn (with `project`) also records the step's input and the turn in flight, in the same write.
+      const startWrite =
+        project && req.setup
+          ? { input: req.setup.input, progress: { turn: req.turn, usage: project.usage_before } }
+          : undefined;
+      // Independent reads and the start write, at once; their verdicts are checked in the order they always were.
+      const [live, input, usedToday] = await Promise.all([
+        req.turn === 1 || attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt, startWrite) : true,
+        req.setup ? resolveOutputRefs(deps.db, req.run_id, req.setup.input) : null,
+        req.owner_id !== undefined ? tokensUsedOn(deps.db, req.owner_id, new Date()) : null,
+      ]);
+      if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
       let seq = req.seq;
+      const written: TranscriptEntry[] = [];
+      const writes: Promise<void>[] = [];
+      const put = (entry: TranscriptEntry) => {
+        written.push(entry);
+        writes.push(putTranscriptEntry(deps.db, key(seq++), entry));
+      };
       if (req.setup) {
         const s = req.setup;
-        const setup: TranscriptEntry = {
+        put({
           kind: 'setup',
           system: buildSystemPrompt({
             prompt: s.prompt,
@@ -121,38 +135,38 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
           ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
           ...(s.egress !== undefined ? { egress: s.egress } : {}),
-        };
-        const input = await resolveOutputRefs(deps.db, req.run_id, s.input);
-        await putTranscriptEntry(deps.db, key(seq++), setup);
+        });
         const text = buildUserMessage(input);
         const bytes = Buffer.byteLength(text, 'utf8');
         if (bytes > MAX_USER_MESSAGE_BYTES) {
+          await Promise.all(writes);
           throw new NonRetryableError(
             'invalid_input',
             `the step input is ${bytes} bytes; an agent step takes at most ${MAX_USER_MESSAGE_BYTES}`,
           );
         }
-        await putTranscriptEntry(deps.db, key(seq++), { kind: 'user', text, repair: false });
+        put({ kind: 'user', text, repair: false });
       }
-      if (req.repair !== undefined) {
-        await putTranscriptEntry(deps.db, key(seq++), {
-          kind: 'user',
-          text: buildRepairMessage(req.repair),
-          repair: true,
-        });
-      }
+      if (req.repair !== undefined) put({ kind: 'user', text: buildRepairMessage(req.repair), repair: true });
+      await Promise.all(writes);
 
-      const history = await readTranscript(deps.db, req.run_id, req.step_id, seq);
+      // A step's first call has just written the whole conversation so far: no need to read it back.
+      const history: TranscriptEntry[] =
+        req.setup && req.seq === 0 ? written : await readTranscript(deps.db, req.run_id, req.step_id, seq);
       const setup = history[0];
       if (setup?.kind !== 'setup')
         throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
 
-      if (req.owner_id !== undefined) await assertDailyBudget(deps, req.owner_id);
+      if (usedToday !== null) assertDailyBudget(deps, usedToday);
       const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
-      // The status shows the turn in flight (and the usage of the calls before it) while the model thinks.
-      await setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).catch(
-        (err: unknown) => log.warn({ err }, 'could not record agent progress'),
-      );
+      // The status shows the turn in flight (and the usage of the calls before it) while the model thinks; the write
+      // goes on during the call, and is awaited before the write of this call's own progress.
+      const progressBefore = startWrite
+        ? Promise.resolve()
+        : setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).then(
+            () => undefined,
+            (err: unknown) => log.warn({ err }, 'could not record agent progress'),
+          );
       const ref = parseModelRef(setup.model);
       const callStarted = performance.now();
       const generate = () =>
@@ -166,8 +180,9 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         });
       const spanAttributes = { 'gen_ai.system': ref.provider, 'gen_ai.request.model': ref.name, turn: req.turn };
       const result = await inSpan(deps.tracer, `model ${ref.provider}:${ref.name}`, spanAttributes, generate).catch(
-        (err: unknown) => {
+        async (err: unknown) => {
           deps.metrics.modelCall(ref.provider, ref.name, false, (performance.now() - callStarted) / 1000);
+          await progressBefore;
           throw err;
         },
       );
@@ -175,15 +190,6 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
       const assistantSeq = seq++;
-      if (req.owner_id !== undefined) {
-        // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
-        await addCallTokens(deps.db, {
-          ownerId: req.owner_id,
-          callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
-          tokens: result.usage.input_tokens + result.usage.output_tokens,
-          at: new Date(),
-        });
-      }
       const toolCalls = uniqueCallIds(result.toolCalls, assistantSeq);
       const base = { next_seq: seq, usage: result.usage };
       let outcome: CallModelResult;
@@ -217,7 +223,21 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         finish_reason: result.finishReason,
         final,
       };
-      await putTranscriptEntry(deps.db, key(assistantSeq), entry);
+      const tokens = result.usage.input_tokens + result.usage.output_tokens;
+      await Promise.all([
+        progressBefore,
+        putTranscriptEntry(deps.db, key(assistantSeq), entry),
+        // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
+        req.owner_id !== undefined
+          ? addCallTokens(deps.db, {
+              ownerId: req.owner_id,
+              callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
+              tokens,
+              at: new Date(),
+            })
+          : undefined,
+      ]);
+      // After the entry it announces: a reader of the event finds the entry.
       await logAgentTurn(deps.db, req.run_id, req.step_id, assistantSeq, {
         type: 'agent.model_call',
         turn: req.turn,
@@ -225,11 +245,34 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         tool_calls: toolCalls.length,
         final,
       });
-      // The call has happened: a failed progress write must not make Temporal repeat it.
-      await setStepProgress(deps.db, req.run_id, req.step_id, {
-        turn: req.turn,
-        usage: usageOf([...history, entry]),
-      }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
+      if (outcome.kind === 'final' && project && (project.tokens_left === null || tokens <= project.tokens_left)) {
+        // The step's end, with the totals the workflow would record (a failed write leaves that to the workflow).
+        const usage = {
+          llm_calls: project.usage_before.llm_calls + 1,
+          input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
+          output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
+        };
+        outcome.projected = await markStepCompleted(
+          deps.db,
+          req.run_id,
+          req.step_id,
+          outcome.output,
+          usage,
+          req.turn,
+        ).then(
+          () => true,
+          (err: unknown) => {
+            log.warn({ err }, 'could not record the step completed; the workflow will');
+            return false;
+          },
+        );
+      } else {
+        // The call has happened: a failed progress write must not make Temporal repeat it.
+        await setStepProgress(deps.db, req.run_id, req.step_id, {
+          turn: req.turn,
+          usage: usageOf([...history, entry]),
+        }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
+      }
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
       attemptOutcome = 'completed';
       return outcome;

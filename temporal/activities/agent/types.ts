@@ -4,7 +4,7 @@
  */
 import type { JsonObject, JsonValue } from '../../contract/json';
 import type { EgressPolicy } from '../../contract/egress';
-import type { OutputRef } from '../../contract/run';
+import type { OutputRef, Usage } from '../../contract/run';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
 export interface AgentSetup {
@@ -38,6 +38,19 @@ export interface CallModelInput {
   max_attempts: number;
   /** HTTP timeout of the provider call, shorter than the activity's start-to-close timeout. */
   timeout_ms: number;
+  /**
+   * Set since the model call records the step itself (patch `agent-projections`, temporal/workflows/step.ts): the
+   * first call marks the step running with its input, and a final answer that keeps the run within its token budget
+   * marks it completed with the step's totals. Absent in older histories: the workflow records both.
+   */
+  project?: AgentProjection;
+}
+
+export interface AgentProjection {
+  /** The step's usage over its earlier model calls (this call's is added to it). */
+  usage_before: Usage;
+  /** Tokens this call may use before it pushes the run over its budget (the workflow then fails the step); null: no budget. */
+  tokens_left: number | null;
 }
 
 export interface CallUsage {
@@ -53,7 +66,12 @@ interface CallModelBase {
 
 export type CallModelResult =
   | (CallModelBase & { kind: 'tool_calls'; assistant_seq: number; calls: { id: string; name: string }[] })
-  | (CallModelBase & { kind: 'final'; output: JsonValue | OutputRef })
+  | (CallModelBase & {
+      kind: 'final';
+      output: JsonValue | OutputRef;
+      /** With `project`: true when this activity recorded the step's completion, false when that write failed. */
+      projected?: boolean;
+    })
   | (CallModelBase & { kind: 'invalid_output'; problem: string });
 
 export interface CallToolInput {

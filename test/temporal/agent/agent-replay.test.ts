@@ -59,6 +59,14 @@ const SCENARIOS: Record<string, { script: Script; agent: Omit<AgentCase, 'model'
   },
 };
 
+// Recorded since the model call records the step's start and end itself (patch `agent-projections`): the same loop
+// with two local activities fewer per step, and a final answer over the token budget, which the workflow records.
+SCENARIOS['projected-tool-round-trip'] = SCENARIOS['tool-round-trip']!;
+SCENARIOS['projected-over-budget'] = {
+  script: [{ text: '42', usage: { input: 30, output: 20 } }],
+  agent: { workflow_config: { budget: { max_tokens: 10 } } },
+};
+
 async function record(): Promise<void> {
   const llm = await startLlmServer();
   // Without payload encryption, so the committed histories read (and can be tampered with) as plain JSON.
@@ -74,7 +82,10 @@ async function record(): Promise<void> {
       if (only && !only.has(name)) continue;
       const script = llm.script(uniqueId('gpt-test-'), scenario.script);
       const { runId } = await runAgent(api, user, { ...scenario.agent, model: `openai:${script.model}` });
-      const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
+      const handle = api.temporal.workflow.getHandle(runId);
+      // The status is terminal a moment before the execution closes: the history is taken once it has.
+      await handle.result().catch(() => undefined);
+      const history = await handle.fetchHistory();
       fs.writeFileSync(path.join(DIR, `agent-${name}.json`), toJson(history));
     }
   } finally {

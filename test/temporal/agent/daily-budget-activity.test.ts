@@ -7,11 +7,10 @@ import { Registry } from 'prom-client';
 import { createWorkerMetrics } from '../../../runtime/metrics/worker-metrics';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Database } from '../../../db/client';
-import { newRunDoc, runsCollection } from '../../../db/runs';
 import { tokensUsedOn, usageCollection } from '../../../db/usage';
 import { createCallModelActivity } from '../../../temporal/activities/agent';
 import type { CallModelInput, CallModelResult } from '../../../temporal/activities/agent/types';
-import type { RunSnapshot } from '../../../temporal/contract/run';
+import { firstCall, newAgentRun } from './call-model-fixtures';
 import { startLlmServer, type LlmServer, type ModelScript } from '../../helpers/llm-server';
 import { openTestDb, silentLogger, testConfig, uniqueId } from '../../helpers/stack';
 
@@ -43,54 +42,7 @@ describe('callModel and the daily token budget', () => {
     await llm?.close();
   });
 
-  async function newRun(ownerId: string, script: ModelScript): Promise<string> {
-    const runId = uniqueId('run_');
-    const snapshot: RunSnapshot = {
-      run_id: runId,
-      workflow_id: 'wf_x',
-      workflow_name: 'w',
-      owner_id: ownerId,
-      input: {},
-      created_at: new Date().toISOString(),
-      steps: [
-        {
-          id: 'ask',
-          kind: 'agent',
-          template_id: 'tpl_x',
-          template_name: 't',
-          input: null,
-          retry: { max_attempts: 3 },
-          timeout_seconds: 30,
-          prompt: 'Answer.',
-          tasks: [],
-          tools: [],
-          model: `openai:${script.model}`,
-          max_turns: 4,
-        },
-      ],
-    };
-    await runsCollection(database.db).insertOne(newRunDoc({ snapshot, namespace: 'default', taskQueue: 'q' }));
-    return runId;
-  }
-
-  const firstCall = (runId: string, ownerId: string, script: ModelScript): CallModelInput => ({
-    run_id: runId,
-    step_id: 'ask',
-    owner_id: ownerId,
-    turn: 1,
-    seq: 0,
-    max_attempts: 3,
-    timeout_ms: 10_000,
-    setup: {
-      prompt: 'Answer.',
-      tasks: [],
-      tools: [],
-      model: `openai:${script.model}`,
-      output_schema: null,
-      max_turns: 4,
-      input: 'What is 6 times 7?',
-    },
-  });
+  const newRun = (ownerId: string, script: ModelScript) => newAgentRun(database.db, ownerId, script);
 
   const attempt = (n: number, req: CallModelInput) =>
     new MockActivityEnvironment({ attempt: n }).run<[CallModelInput], CallModelResult, typeof callModel>(
