@@ -63,7 +63,15 @@ export async function runAgentStep(
       turn,
       seq,
       repair,
-      ...(ctx.projectInActivity ? { project: { usage_before: { ...usage }, tokens_left: tokensLeft(ctx.spend) } } : {}),
+      ...(ctx.projectInActivity
+        ? {
+            project: {
+              usage_before: { ...usage },
+              tokens_left: tokensLeft(ctx.spend),
+              ...(ctx.outcome ? { outcome: ctx.outcome } : {}),
+            },
+          }
+        : {}),
       setup:
         turn === 1
           ? {
@@ -89,7 +97,13 @@ export async function runAgentStep(
 
     switch (result.kind) {
       case 'final':
-        return { output: result.output, usage, turns: turn, ...(result.projected ? { projected: true } : {}) };
+        return {
+          output: result.output,
+          usage,
+          turns: turn,
+          ...(result.projected ? { projected: true } : {}),
+          ...(result.ended ? { ended: true } : {}),
+        };
       case 'invalid_output':
         if (repairsUsed >= 1) {
           throw ApplicationFailure.nonRetryable(

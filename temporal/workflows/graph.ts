@@ -79,12 +79,15 @@ export class Graph {
       const line = this.pureLine(step);
       if (line) return startLine(line);
       const record = this.record(step.id);
+      // All that is left of the run: an agent step records its outcome, should it complete, with its own end.
+      const outcome = running.size === 0 && isPlainAgent(step) ? this.outcomeAfter([step]) : undefined;
       record.status = 'running';
       const scope = new CancellationScope();
       const done = scope
-        .run(() => this.execute(step))
+        .run(() => this.execute(step, outcome))
         .then(
           (result) => {
+            if (result.ended) this.outcomeRecorded = true;
             record.status = 'completed';
             record.output = result.output;
             addUsage(this.env.usage, result.usage);
@@ -232,18 +235,18 @@ export class Graph {
     }
   }
 
-  private async execute(step: StepSnapshot): Promise<StepResult> {
+  private async execute(step: StepSnapshot, outcome?: RunOutcome): Promise<StepResult> {
     const scope = this.conditionScope();
     // Re-evaluated here so that an evaluation error fails the step (with reason invalid_condition) like any error.
     if (step.when !== undefined) evaluateCondition(parseCondition(step.when), scope);
     const ctx = this.renderContext();
     if (step.map) return runMap(step, step.map, ctx, this.env);
     if (step.loop) return runLoop(step, step.loop, ctx, scope, this.env);
-    return runOnce(step, step.id, ctx, this.env);
+    return runOnce(step, step.id, ctx, this.env, outcome);
   }
 
   /** The run's outcome once `line` has completed, when nothing else would be left to run; else undefined. */
-  private outcomeAfter(line: ActionStepSnapshot[]): RunOutcome | undefined {
+  private outcomeAfter(line: StepSnapshot[]): RunOutcome | undefined {
     const inLine = new Set(line.map((s) => s.id));
     const states = [...this.records].map(([id, r]) => ({ id, status: inLine.has(id) ? 'completed' : r.status }));
     if (!states.every((s) => FINISHED.includes(s.status))) return undefined;
@@ -314,6 +317,11 @@ function isPlainPure(step: StepSnapshot): step is ActionStepSnapshot {
     step.when === undefined &&
     step.on_error !== 'continue'
   );
+}
+
+/** An agent step that runs once (not per item or iteration). */
+function isPlainAgent(step: StepSnapshot): boolean {
+  return step.kind === 'agent' && !step.map && !step.loop;
 }
 
 function codeOf(error: RunError): { code?: string } {

@@ -25,6 +25,8 @@ export interface RunEnv {
 export interface StepResult {
   output: JsonValue | OutputRef;
   usage?: Usage;
+  /** The step's activity recorded the run's end (the outcome it was given): the workflow does not record it again. */
+  ended?: boolean;
 }
 
 /**

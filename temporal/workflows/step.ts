@@ -51,11 +51,13 @@ export async function runPureLine(
   return result;
 }
 
+/** `outcome`: the run's outcome should this step complete, when nothing else is left to run (agent steps record it). */
 export async function runOnce(
   step: StepSnapshot,
   execId: string,
   ctx: RenderContext,
   env: RunEnv,
+  outcome?: RunOutcome,
 ): Promise<StepResult> {
   switch (step.kind) {
     case 'agent': {
@@ -64,22 +66,17 @@ export async function runOnce(
       // fewer per step. A step whose first call the budget refuses never reaches it, so it is recorded here as before.
       const inActivity = patched(AGENT_PROJECTIONS) && budgetAllowsCall(env.spend);
       if (!inActivity) await env.project(execId, { kind: 'running', input });
-      const outcome = await runAgentStep(step, input, {
+      const done = await runAgentStep(step, input, {
         runId: env.runId,
         stepId: execId,
         ownerId: env.snapshot.owner_id,
         spend: env.spend,
-        ...(inActivity ? { projectInActivity: true } : {}),
+        ...(inActivity ? { projectInActivity: true, ...(outcome ? { outcome } : {}) } : {}),
       });
-      if (!outcome.projected) {
-        await env.project(execId, {
-          kind: 'completed',
-          output: outcome.output,
-          usage: outcome.usage,
-          turns: outcome.turns,
-        });
+      if (!done.projected) {
+        await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });
       }
-      return { output: outcome.output, usage: outcome.usage };
+      return { output: done.output, usage: done.usage, ...(done.ended ? { ended: true } : {}) };
     }
     case 'workflow':
       return runSubWorkflow(step, execId, ctx, env);

@@ -22,6 +22,7 @@ import {
   type TranscriptEntry,
 } from '../../../db/transcripts';
 import { NonRetryableError } from '../../failures';
+import { endRun } from '../projection';
 import { failStepAttempt } from '../step-failure';
 import {
   buildRepairMessage,
@@ -252,20 +253,24 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
           output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
         };
-        outcome.projected = await markStepCompleted(
-          deps.db,
-          req.run_id,
-          req.step_id,
-          outcome.output,
-          usage,
-          req.turn,
-        ).then(
-          () => true,
+        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn).then(
+          (took) => ({ took }),
           (err: unknown) => {
             log.warn({ err }, 'could not record the step completed; the workflow will');
-            return false;
+            return null;
           },
         );
+        outcome.projected = wrote !== null;
+        if (wrote?.took && project.outcome) {
+          // Nothing else is left of the run: its end goes with the step's (the workflow records it when this fails).
+          outcome.ended = await endRun(deps, req.run_id, project.outcome).then(
+            () => true,
+            (err: unknown) => {
+              log.warn({ err }, 'could not record the run outcome; the workflow will');
+              return false;
+            },
+          );
+        }
       } else {
         // The call has happened: a failed progress write must not make Temporal repeat it.
         await setStepProgress(deps.db, req.run_id, req.step_id, {

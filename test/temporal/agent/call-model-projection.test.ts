@@ -2,8 +2,8 @@
  * The callModel activity recording its agent step (CallModelInput.project, patch `agent-projections`), in
  * MockActivityEnvironment against the real database and the scripted OpenAI-compatible HTTP server: the first call
  * marks the step running with its input and the turn in flight, a final answer marks it completed with the step's
- * totals after the event of the call itself, and a final answer the run's token budget will refuse is left to the
- * workflow (which fails the step).
+ * totals after the event of the call itself (and the run's end, when the workflow says nothing else is left), and a
+ * final answer the run's token budget will refuse is left to the workflow (which fails the step).
  */
 import { Registry } from 'prom-client';
 import { MockActivityEnvironment } from '@temporalio/testing';
@@ -92,13 +92,31 @@ describe('callModel recording its agent step', () => {
     expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call', 'agent.model_call', 'step.completed']);
   });
 
+  it("records the run's end with the step's when nothing else is left of the run", async () => {
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42' }]);
+    const { runId, first } = await start(script);
+
+    const answered = await call({
+      ...first,
+      project: { usage_before: ZERO, tokens_left: null, outcome: { status: 'completed', error: null } },
+    });
+    expect(answered).toMatchObject({ kind: 'final', projected: true, ended: true });
+    const run = await runsCollection(database.db).findOne({ _id: runId });
+    expect(run).toMatchObject({ status: 'completed', error: null });
+    expect(run!.steps[0]).toMatchObject({ status: 'completed', output_json: JSON.stringify('42') });
+    expect((await eventTypes(runId)).slice(-2)).toEqual(['step.completed', 'run.ended']);
+  });
+
   it('leaves a final answer that goes over the run budget to the workflow', async () => {
     const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
     const { runId, first } = await start(script);
 
-    const answered = await call({ ...first, project: { usage_before: ZERO, tokens_left: 29 } });
+    const outcome = { status: 'completed' as const, error: null };
+    const answered = await call({ ...first, project: { usage_before: ZERO, tokens_left: 29, outcome } });
     expect(answered.kind).toBe('final');
     expect(answered).not.toHaveProperty('projected');
+    expect(answered).not.toHaveProperty('ended');
+    expect(await runsCollection(database.db).findOne({ _id: runId })).toMatchObject({ status: 'running' });
     expect(await stepOf(runId)).toMatchObject({ status: 'running', turns: 1 });
     expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call']);
   });
