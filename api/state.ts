@@ -6,6 +6,8 @@ export interface AuthUser {
   id: string;
   /** The API key the request was made with. */
   keyId: string;
+  /** The presented key's hash (db/users.ts hashKey): what rate limits count by, never the key itself. */
+  keyHash: string;
 }
 
 declare module 'koa' {

@@ -26,9 +26,9 @@ export class KeyCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async authenticate(presented: string): Promise<KeyIdentity | null> {
+  /** `hash`: the presented key's hashKey, when the caller has it already. */
+  async authenticate(presented: string, hash = hashKey(presented)): Promise<KeyIdentity | null> {
     if (this.ttlMs <= 0) return authenticateKey(this.db, presented);
-    const hash = hashKey(presented);
     const cached = this.entries.get(hash);
     const now = this.now();
     if (cached && now - cached.checkedAt < this.ttlMs) return cached.identity;

@@ -15,7 +15,6 @@ import type { Context, Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config';
-import { hashKey } from '../../db/users';
 import { TooManyRequestsError } from '../errors';
 import { LeasedLimiter } from './leased-limiter';
 import '../state';
@@ -76,9 +75,7 @@ function limiter(db: Db, prefix: string, points: number): LeasedLimiter {
  * of one user have separate budgets and nothing secret is stored. Undefined when no user is authenticated.
  */
 function apiKeyOf(ctx: Context): string | undefined {
-  if (!ctx.state.user) return undefined;
-  const match = /^Bearer (\S+)$/i.exec(ctx.get('Authorization'));
-  return match?.[1] ? hashKey(match[1]).slice(0, 32) : undefined;
+  return ctx.state.user?.keyHash.slice(0, 32);
 }
 
 function limitBy(rl: LeasedLimiter, keyOf: (ctx: Context) => string | undefined): Middleware {

@@ -5,7 +5,7 @@ import '../state';
  * fields (a pino child per request was a visible part of a simple read's CPU, README Benchmarks B7).
  */
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import type { Logger } from 'pino';
 
 const SAFE_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -41,19 +41,24 @@ export function requestContext(logger: Logger): Middleware {
     try {
       await next();
     } finally {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      (child ?? logger).info(
-        {
-          method: ctx.method,
-          path: redactPath(ctx.path),
-          status: ctx.status,
-          ms: Math.round(ms * 10) / 10,
-          user_id: ctx.state.user?.id,
-          // Without a child logger, the fields it would carry.
-          ...(child ? {} : bindings),
-        },
-        'request',
-      );
+      // Checked first: the line's fields are not even built when the level leaves it out.
+      if ((child ?? logger).isLevelEnabled('info')) logRequest(child ?? logger, started, ctx, child ? {} : bindings);
     }
   };
+}
+
+/** The request's one log line; `extra`: without a child logger, the fields it would carry. */
+function logRequest(log: Logger, started: bigint, ctx: Context, extra: Record<string, unknown>): void {
+  const ms = Number(process.hrtime.bigint() - started) / 1e6;
+  log.info(
+    {
+      method: ctx.method,
+      path: redactPath(ctx.path),
+      status: ctx.status,
+      ms: Math.round(ms * 10) / 10,
+      user_id: ctx.state.user?.id,
+      ...extra,
+    },
+    'request',
+  );
 }

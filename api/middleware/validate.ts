@@ -46,11 +46,22 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
   // Per validator and per request: two validators on one route never read each other's input, and the entry
   // goes away with the request context.
   const results = new WeakMap<Context, ValidatedInput<S>>();
+  // Most reads have no query string, and `{}` always parses to the same defaults: parsed once, frozen and shared.
+  let emptyQuery: { value: unknown } | undefined;
+  const queryOf = (ctx: Context, problems: string[]): unknown => {
+    if (!schemas.query || ctx.querystring !== '') return parsePart(schemas.query, ctx.query, '', problems);
+    if (emptyQuery) return emptyQuery.value;
+    const own: string[] = [];
+    const value = parsePart(schemas.query, {}, '', own);
+    if (own.length > 0) problems.push(...own);
+    else emptyQuery = { value: deepFreeze(value) };
+    return value;
+  };
   const middleware = async (ctx: Context, next: () => Promise<unknown>) => {
     const problems: string[] = [];
     const parsed = {
       body: parsePart(schemas.body, bodyOf(ctx), '', problems),
-      query: parsePart(schemas.query, ctx.query, '', problems),
+      query: queryOf(ctx, problems),
       params: parsePart(schemas.params, (ctx as Context & { params?: unknown }).params ?? {}, '', problems),
     };
     if (problems.length > 0) {
@@ -70,6 +81,14 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
 }
 
 /** A missing body is `{}` for POST/PATCH handlers with all-optional fields, and `undefined` is "required" otherwise. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 function bodyOf(ctx: Context): unknown {
   const body: unknown = (ctx.request as { body?: unknown }).body;
   return body === undefined ? {} : body;

@@ -55,10 +55,19 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
     registers,
   });
   const startedBy = { agent: started.labels('agent'), action_only: started.labels('action_only') };
+  // The labelled series of each request kind, looked up by one string instead of prom-client hashing the labels on
+  // every request; bounded like the series themselves (methods × route patterns × statuses × error codes).
+  const series = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
   return {
     httpRequest(method, route, status, code, seconds) {
-      requests.labels(method, route, String(status), code).inc();
-      latency.labels(method, route).observe(seconds);
+      const key = `${method} ${route} ${status} ${code}`;
+      let s = series.get(key);
+      if (!s) {
+        s = { count: requests.labels(method, route, String(status), code), latency: latency.labels(method, route) };
+        series.set(key, s);
+      }
+      s.count.inc();
+      s.latency.observe(seconds);
     },
     runStarted(kind) {
       startedBy[kind].inc();
