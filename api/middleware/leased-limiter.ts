@@ -23,6 +23,12 @@ const SWEEP_THRESHOLD = 10_000;
 
 export class LeasedLimiter {
   private readonly leases = new Map<string, Lease>();
+  /**
+   * The lease being taken for a key. Requests that find none left wait for it instead of each taking one: otherwise a
+   * burst of N concurrent requests on a cold key takes N leases at once, and with N near 50 the whole window's budget
+   * is counted after N requests.
+   */
+  private readonly taking = new Map<string, Promise<void>>();
 
   constructor(
     private readonly store: RateLimiterAbstract,
@@ -32,12 +38,29 @@ export class LeasedLimiter {
 
   /** Resolves when `key` may proceed; rejects with a RateLimiterRes (carrying msBeforeNext) when over the limit. */
   async consume(key: string): Promise<void> {
-    const now = Date.now();
-    const held = this.leases.get(key);
-    if (held && held.remaining > 0 && now < held.expiresAt) {
-      held.remaining--;
-      return;
+    for (;;) {
+      const held = this.leases.get(key);
+      if (held && held.remaining > 0 && Date.now() < held.expiresAt) {
+        held.remaining--;
+        return;
+      }
+      const pending = this.taking.get(key);
+      if (!pending) break;
+      // Its lease (if it got one) is checked on the next pass; a refusal there means this request takes its own turn.
+      await pending.catch(() => undefined);
     }
+    const take = this.take(key);
+    this.taking.set(key, take);
+    try {
+      await take;
+    } finally {
+      this.taking.delete(key);
+    }
+  }
+
+  /** Takes a lease from the shared counter and spends its first point; rejects with the counter's refusal. */
+  private async take(key: string): Promise<void> {
+    const now = Date.now();
     try {
       const res = await this.store.consume(key, this.lease);
       this.keep(key, { remaining: this.lease - 1, expiresAt: now + res.msBeforeNext });

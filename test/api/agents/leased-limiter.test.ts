@@ -81,3 +81,16 @@ it('counts exactly with a small budget, and other keys keep theirs', async () =>
   expect(results).toEqual([true, true, true, false]);
   expect(await tryConsume(a, 'y')).toBe(true);
 });
+
+it('a burst of concurrent requests on a cold key takes leases one at a time, not one per request', async () => {
+  const points = 600;
+  const s = store(points, 'lease-burst');
+  const limiter = new LeasedLimiter(s, points);
+  const writes = jest.spyOn(s, 'consume');
+  const granted = await Promise.all(Array.from({ length: 50 }, () => tryConsume(limiter, 'k')));
+  expect(granted.every(Boolean)).toBe(true);
+  // 50 requests need ceil(50 / 12) leases; one lease per request would have counted the whole budget.
+  expect(writes).toHaveBeenCalledTimes(Math.ceil(50 / leaseSize(points)));
+  const doc = await database.db.collection(RATE_LIMIT_COLLECTION).findOne({ key: 'lease-burst:k' });
+  expect(doc?.points).toBe(Math.ceil(50 / leaseSize(points)) * leaseSize(points));
+});
