@@ -46,8 +46,8 @@ export class LeasedLimiter {
       }
       const pending = this.taking.get(key);
       if (!pending) break;
-      // Its lease (if it got one) is checked on the next pass; a refusal there means this request takes its own turn.
-      await pending.catch(() => undefined);
+      // Its lease (if it got one) is checked on the next pass; its refusal refuses the requests waiting for it too.
+      await pending;
     }
     const take = this.take(key);
     this.taking.set(key, take);
