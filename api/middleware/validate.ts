@@ -80,7 +80,7 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
   return Object.assign(middleware, { schemas, input });
 }
 
-/** A missing body is `{}` for POST/PATCH handlers with all-optional fields, and `undefined` is "required" otherwise. */
+/** Freezes a parsed value and everything in it, so that a shared one cannot be changed by one request for the next. */
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object') {
     for (const v of Object.values(value)) deepFreeze(v);
@@ -89,6 +89,7 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/** A missing body is `{}` for POST/PATCH handlers with all-optional fields, and `undefined` is "required" otherwise. */
 function bodyOf(ctx: Context): unknown {
   const body: unknown = (ctx.request as { body?: unknown }).body;
   return body === undefined ? {} : body;

@@ -1,10 +1,53 @@
-/** A stored run with one agent step and that step's first model call, for tests of the callModel activity alone. */
+/**
+ * For tests of the callModel activity alone: the activity over the real database and the scripted LLM server, a
+ * stored run with one agent step, and that step's first model call.
+ */
+import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Db } from 'mongodb';
+import { Registry } from 'prom-client';
+import type { Database } from '../../../db/client';
 import { newRunDoc, runsCollection } from '../../../db/runs';
-import type { CallModelInput } from '../../../temporal/activities/agent/types';
+import { createWorkerMetrics } from '../../../runtime/metrics/worker-metrics';
+import { createCallModelActivity } from '../../../temporal/activities/agent';
+import type { CallModelInput, CallModelResult } from '../../../temporal/activities/agent/types';
 import type { RunSnapshot } from '../../../temporal/contract/run';
-import type { ModelScript } from '../../helpers/llm-server';
-import { uniqueId } from '../../helpers/stack';
+import { startLlmServer, type LlmServer, type ModelScript } from '../../helpers/llm-server';
+import { openTestDb, silentLogger, testConfig, uniqueId } from '../../helpers/stack';
+
+export interface CallModelHarness {
+  llm: LlmServer;
+  database: Database;
+  /** Runs one attempt (`n`, 1-based) of callModel in a mock activity environment. */
+  attempt(n: number, req: CallModelInput): Promise<CallModelResult>;
+  close(): Promise<void>;
+}
+
+/** Starts the LLM server and opens the test database; `env`: configuration beyond the provider's. */
+export async function startCallModelHarness(env: Record<string, string> = {}): Promise<CallModelHarness> {
+  const llm = await startLlmServer();
+  const config = testConfig({ OPENAI_API_KEY: 'sk-test-callmodel-0123456789', OPENAI_BASE_URL: llm.baseUrl, ...env });
+  const database = await openTestDb(config);
+  const callModel = createCallModelActivity({
+    config,
+    db: database.db,
+    logger: silentLogger,
+    metrics: createWorkerMetrics(new Registry()),
+  });
+  return {
+    llm,
+    database,
+    attempt: (n, req) =>
+      new MockActivityEnvironment({ attempt: n }).run<[CallModelInput], CallModelResult, typeof callModel>(
+        callModel,
+        req,
+      ),
+    close: async () => {
+      await database.db.dropDatabase();
+      await database.close();
+      await llm.close();
+    },
+  };
+}
 
 /** Stores a queued run of one agent step `ask` answering with `script`'s model; returns its id. */
 export async function newAgentRun(db: Db, ownerId: string, script: ModelScript): Promise<string> {

@@ -5,47 +5,30 @@
  * totals after the event of the call itself (and the run's end, when the workflow says nothing else is left), and a
  * final answer the run's token budget will refuse is left to the workflow (which fails the step).
  */
-import { Registry } from 'prom-client';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Database } from '../../../db/client';
 import { readRunEvents } from '../../../db/run-events';
 import { runsCollection } from '../../../db/runs';
-import { createWorkerMetrics } from '../../../runtime/metrics/worker-metrics';
-import { createCallModelActivity } from '../../../temporal/activities/agent';
-import type { CallModelInput, CallModelResult } from '../../../temporal/activities/agent/types';
-import { startLlmServer, type LlmServer, type ModelScript } from '../../helpers/llm-server';
-import { openTestDb, silentLogger, testConfig, uniqueId } from '../../helpers/stack';
-import { firstCall, newAgentRun } from './call-model-fixtures';
+import type { CallModelInput } from '../../../temporal/activities/agent/types';
+import type { LlmServer, ModelScript } from '../../helpers/llm-server';
+import { uniqueId } from '../../helpers/stack';
+import { firstCall, newAgentRun, startCallModelHarness, type CallModelHarness } from './call-model-fixtures';
 
 const ZERO = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
 
 describe('callModel recording its agent step', () => {
+  let harness: CallModelHarness;
   let llm: LlmServer;
   let database: Database;
-  let callModel: ReturnType<typeof createCallModelActivity>;
 
   beforeAll(async () => {
-    llm = await startLlmServer();
-    const config = testConfig({ OPENAI_API_KEY: 'sk-test-project-0123456789', OPENAI_BASE_URL: llm.baseUrl });
-    database = await openTestDb(config);
-    callModel = createCallModelActivity({
-      config,
-      db: database.db,
-      logger: silentLogger,
-      metrics: createWorkerMetrics(new Registry()),
-    });
+    harness = await startCallModelHarness();
+    ({ llm, database } = harness);
   });
   afterAll(async () => {
-    await database?.db.dropDatabase();
-    await database?.close();
-    await llm?.close();
+    await harness?.close();
   });
 
-  const call = (req: CallModelInput) =>
-    new MockActivityEnvironment({ attempt: 1 }).run<[CallModelInput], CallModelResult, typeof callModel>(
-      callModel,
-      req,
-    );
+  const call = (req: CallModelInput) => harness.attempt(1, req);
   const stepOf = async (runId: string) => (await runsCollection(database.db).findOne({ _id: runId }))!.steps[0]!;
   const eventTypes = async (runId: string) =>
     (await readRunEvents(database.db, runId, { afterSeq: 0, counter: 100, limit: 100 })).map((e) => e.type);

@@ -3,52 +3,30 @@
  * the scripted OpenAI-compatible HTTP server: a retried attempt of the same model call (same run, step and seq) is
  * counted once, distinct calls add up, and a call at the limit is refused before the model is asked.
  */
-import { Registry } from 'prom-client';
-import { createWorkerMetrics } from '../../../runtime/metrics/worker-metrics';
-import { MockActivityEnvironment } from '@temporalio/testing';
 import type { Database } from '../../../db/client';
 import { tokensUsedOn, usageCollection } from '../../../db/usage';
-import { createCallModelActivity } from '../../../temporal/activities/agent';
-import type { CallModelInput, CallModelResult } from '../../../temporal/activities/agent/types';
-import { firstCall, newAgentRun } from './call-model-fixtures';
-import { startLlmServer, type LlmServer, type ModelScript } from '../../helpers/llm-server';
-import { openTestDb, silentLogger, testConfig, uniqueId } from '../../helpers/stack';
+import type { CallModelInput } from '../../../temporal/activities/agent/types';
+import type { LlmServer, ModelScript } from '../../helpers/llm-server';
+import { uniqueId } from '../../helpers/stack';
+import { firstCall, newAgentRun, startCallModelHarness, type CallModelHarness } from './call-model-fixtures';
 
 const LIMIT = 100;
 
 describe('callModel and the daily token budget', () => {
+  let harness: CallModelHarness;
   let llm: LlmServer;
   let database: Database;
-  let callModel: ReturnType<typeof createCallModelActivity>;
 
   beforeAll(async () => {
-    llm = await startLlmServer();
-    const config = testConfig({
-      OPENAI_API_KEY: 'sk-test-daily-0123456789',
-      OPENAI_BASE_URL: llm.baseUrl,
-      USER_MAX_TOKENS_PER_DAY: String(LIMIT),
-    });
-    database = await openTestDb(config);
-    callModel = createCallModelActivity({
-      config,
-      db: database.db,
-      logger: silentLogger,
-      metrics: createWorkerMetrics(new Registry()),
-    });
+    harness = await startCallModelHarness({ USER_MAX_TOKENS_PER_DAY: String(LIMIT) });
+    ({ llm, database } = harness);
   });
   afterAll(async () => {
-    await database?.db.dropDatabase();
-    await database?.close();
-    await llm?.close();
+    await harness?.close();
   });
 
   const newRun = (ownerId: string, script: ModelScript) => newAgentRun(database.db, ownerId, script);
-
-  const attempt = (n: number, req: CallModelInput) =>
-    new MockActivityEnvironment({ attempt: n }).run<[CallModelInput], CallModelResult, typeof callModel>(
-      callModel,
-      req,
-    );
+  const attempt = (n: number, req: CallModelInput) => harness.attempt(n, req);
 
   it('counts a retried attempt of the same call once, and distinct calls each', async () => {
     const owner = uniqueId('usr_');
