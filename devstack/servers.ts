@@ -1,5 +1,6 @@
 /** Starts the local Temporal and MongoDB servers used by `npm run dev` and by the test suite. */
 import fs from 'node:fs';
+import { Connection } from '@temporalio/client';
 import path from 'node:path';
 import { ensureMongoServer, ensureTemporalCli, type Log } from './install';
 import { freePort, isPortOpen, startProcess, waitFor, waitForLog, type Managed } from './process';
@@ -45,6 +46,16 @@ export async function startTemporal(opts: TemporalServerOptions, log: Log): Prom
       if (proc.child.exitCode !== null)
         throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
       return (await isPortOpen(opts.port)) && (opts.headless || (await isPortOpen(opts.uiPort)));
+    }),
+  );
+  // An open port is not a ready server: until its membership settles, the frontend answers every call with
+  // "Frontend is not healthy yet". A worker connecting in that window fails, so wait for a real answer.
+  await stopOnFailure(
+    proc,
+    waitFor('Temporal to be healthy', async () => {
+      if (proc.child.exitCode !== null)
+        throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
+      return frontendAnswers(`127.0.0.1:${opts.port}`);
     }),
   );
   return { address: `127.0.0.1:${opts.port}`, uiUrl: `http://127.0.0.1:${opts.uiPort}`, process: proc };
@@ -120,6 +131,18 @@ export async function startMongo(opts: MongoServerOptions, log: Log): Promise<Mo
     }
   }
   return { uri: `mongodb://127.0.0.1:${port}`, port, kind: server.kind, process: proc };
+}
+
+async function frontendAnswers(address: string): Promise<boolean> {
+  const connection = Connection.lazy({ address, connectTimeout: 2_000 });
+  try {
+    await connection.withDeadline(Date.now() + 2_000, () => connection.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close().catch(() => undefined);
+  }
 }
 
 /** A server that never became ready is stopped, not left behind holding its port. */
