@@ -4,6 +4,7 @@
  */
 import type { HttpSink } from '../test/helpers/http-sink';
 import type { BenchContext, Row } from './arms';
+import { cpuMs } from './stack';
 import { interleave, round, summarize, timed } from './stats';
 
 const bareRun = (ctx: BenchContext, type: string, args: unknown[]) =>
@@ -49,12 +50,17 @@ export async function b10FanOut(ctx: BenchContext, sink: HttpSink): Promise<Row>
   });
   const items = Array.from({ length: FAN_OUT_ITEMS }, (_, i) => i);
   let lastRun = '';
+  // Where Stepwise's CPU goes per item, process by process (the bare arm uses only its worker and Temporal).
+  const { pids } = ctx.stack;
+  const cpu = { database: 0, worker: 0, api: 0 };
   const { a, b } = await interleave(
     4 * ctx.scale,
     () =>
       timed(async () => {
+        const before = { database: cpuMs(pids.database), worker: cpuMs(pids.worker), api: cpuMs(pids.api) };
         lastRun = await ctx.api.startRun(data.id, { items });
         await ctx.api.waitForCompletion(lastRun);
+        for (const k of ['database', 'worker', 'api'] as const) cpu[k] += cpuMs(pids[k]) - before[k];
       }),
     () => timed(() => bareRun(ctx, 'bareFanOut', [FAN_OUT_ITEMS, FAN_OUT_CONCURRENCY, sink.url('/b10')])),
     1,
@@ -73,6 +79,11 @@ export async function b10FanOut(ctx: BenchContext, sink: HttpSink): Promise<Row>
     target: '≥ 0.8× throughput; history within limits',
     // Temporal warns at 10 240 events and refuses at 51 200.
     pass: sb.p50 / sa.p50 >= 0.8 && historyEvents < 10_240,
-    detail: { stepwise: sa, bare: sb, historyEvents },
+    detail: {
+      stepwise: sa,
+      bare: sb,
+      historyEvents,
+      cpuMsPerItem: Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, round(v / (sa.n * FAN_OUT_ITEMS), 2)])),
+    },
   };
 }

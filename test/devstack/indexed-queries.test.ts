@@ -2,7 +2,7 @@
  * The embedded server's index planner (devstack/mongo/OrderedIndex.java) against the server's own full scan: the same
  * documents in a collection with the service's kinds of indexes and in one with none, the same random queries (pins,
  * `$in`, ranges, `$or`, sorts served by an index walk or not, skip and limit) and random writes in between, and the
- * same answers. Then unique indexes refuse duplicates as before, and after a restart (indexes rebuilt from the
+ * same answers, to `find` and to an aggregation led by `$match`. Then unique indexes refuse duplicates as before, and after a restart (indexes rebuilt from the
  * documents) the answers still agree. Skipped where a real mongod serves the suite.
  */
 import fs from 'node:fs';
@@ -208,6 +208,24 @@ describeEmbedded('the embedded server plans queries on indexes (devstack/mongo)'
     return { indexed: await run(indexed), scanned: await run(scanned) };
   };
 
+  // An aggregation led by `$match` reads through the planner (a map's execution counts, `countDocuments`): its groups
+  // against the same groups counted here from the full scan's documents.
+  const grouped = async (q: Query) => {
+    const indexedGroups = await indexed
+      .aggregate([{ $match: q.filter }, { $group: { _id: '$status', n: { $sum: 1 } } }, { $sort: { _id: 1 } }])
+      .toArray();
+    const counts = new Map<string | null, number>();
+    for (const d of await scanned.find(q.filter).toArray()) {
+      const status = typeof d.status === 'string' ? d.status : null;
+      counts.set(status, (counts.get(status) ?? 0) + 1);
+    }
+    // `$sort` puts null (no status) first.
+    const scannedGroups = [...counts]
+      .map(([_id, n]) => ({ _id, n }))
+      .sort((a, b) => (a._id === b._id ? 0 : a._id === null ? -1 : b._id === null ? 1 : a._id < b._id ? -1 : 1));
+    return { indexed: indexedGroups, scanned: scannedGroups };
+  };
+
   const applyWrite = async (w: Write) => {
     for (const c of [indexed, scanned]) {
       switch (w.kind) {
@@ -246,6 +264,8 @@ describeEmbedded('the embedded server plans queries on indexes (devstack/mongo)'
             for (const q of [...SHAPES, ...queries]) {
               const { indexed: a, scanned: b } = await answers(q);
               expect({ q, docs: a }).toEqual({ q, docs: b });
+              const { indexed: ga, scanned: gb } = await grouped(q);
+              expect({ q, groups: ga }).toEqual({ q, groups: gb });
             }
           }
         },
