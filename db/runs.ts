@@ -6,7 +6,7 @@
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
-import { appendRunEnded, fillEventSeq, type RunEndedData } from './run-events';
+import { appendRunEnded, appendRunEvents, fillEventSeq, type NewRunEvent, type RunEndedData } from './run-events';
 import { logStepChange, logStepChanges, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
@@ -369,8 +369,9 @@ async function logged(
   execId: string,
   change: StepChange | StepChange[],
   write: StepWrite,
+  before: NewRunEvent[] = [],
 ): Promise<boolean> {
-  if (write.wrote) await afterChange(db, runId, execId, change, write);
+  if (write.wrote) await afterChange(db, runId, execId, change, write, before);
   return write.wrote;
 }
 
@@ -381,12 +382,13 @@ async function afterChange(
   execId: string,
   change: StepChange | StepChange[],
   found: StepWrite = { wrote: true },
+  before: NewRunEvent[] = [],
 ): Promise<void> {
   const ends = (Array.isArray(change) ? change : [change]).some(
     (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
   );
   if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
-  await logStepChange(db, runId, execId, change, found.firstSeq);
+  await logStepChange(db, runId, execId, change, found.firstSeq, before);
 }
 
 /**
@@ -491,7 +493,11 @@ export async function markStepWaiting(
   return logged(db, runId, stepId, { type: 'step.waiting' }, write);
 }
 
-/** A step finished. `usage`/`turns` are the step's totals (agent steps). */
+/**
+ * A step finished. `usage`/`turns` are the step's totals (agent steps). `announce`: events logged just before the
+ * step's (the model call that gave the answer) with seqs allocated by the same write; when the write does not take
+ * effect (the run has ended), they are logged on their own, as the call happened all the same.
+ */
 export async function markStepCompleted(
   db: Db,
   runId: string,
@@ -499,11 +505,14 @@ export async function markStepCompleted(
   output: JsonValue | OutputRef,
   usage?: Usage,
   turns?: number,
+  announce: NewRunEvent[] = [],
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = { type: 'step.completed', output, ...(usage ? { usage } : {}) };
   const inner = innerExecution(stepId);
   if (inner) {
+    // An execution's write may be refused by the execution alone (it has ended): its events come first, separately.
+    await appendRunEvents(db, runId, announce);
     return updateExecution(
       db,
       runId,
@@ -528,7 +537,9 @@ export async function markStepCompleted(
   };
   if (usage) set['steps.$.usage'] = usage;
   if (turns !== undefined) set['steps.$.turns'] = turns;
-  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
+  const write = await updateStep(db, runId, stepId, { $set: set }, 1 + announce.length);
+  if (!write.wrote) await appendRunEvents(db, runId, announce);
+  return logged(db, runId, stepId, change, write, announce);
 }
 
 /**
@@ -688,18 +699,31 @@ function shownInput(input: JsonValue): string {
   return bytes > INPUT_SHOWN_BYTES ? JSON.stringify({ not_shown: true, bytes }) : json;
 }
 
-/** Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. */
+/**
+ * Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. `announce`: events to
+ * log with it (the model call just made), with seqs allocated by the same write, or on their own when the run has
+ * ended.
+ */
 export async function setStepProgress(
   db: Db,
   runId: string,
   stepId: string,
   progress: { turn: number; usage: Usage },
+  announce: NewRunEvent[] = [],
 ): Promise<boolean> {
   const inner = innerExecution(stepId);
-  if (inner) return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
-  const write = await updateStep(db, runId, stepId, {
-    $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage },
-  });
+  if (inner) {
+    await appendRunEvents(db, runId, announce);
+    return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
+  }
+  const write = await updateStep(
+    db,
+    runId,
+    stepId,
+    { $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage } },
+    announce.length,
+  );
+  await appendRunEvents(db, runId, announce, write.firstSeq);
   return write.wrote;
 }
 

@@ -78,16 +78,21 @@ export async function logStepChange(
   execId: string,
   change: StepChange | StepChange[],
   firstSeq?: number,
+  before: NewRunEvent[] = [],
 ): Promise<void> {
-  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq);
+  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq, before);
 }
 
-/** The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated). */
+/**
+ * The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated), after
+ * the events in `before` (an agent's model call, logged with the step write it led to).
+ */
 export async function logStepChanges(
   db: Db,
   runId: string,
   entries: { execId: string; changes: StepChange[] }[],
   firstSeq?: number,
+  before: NewRunEvent[] = [],
 ): Promise<void> {
   const batch: NewRunEvent[] = entries.flatMap(({ execId, changes }) =>
     changes.map((c) => ({
@@ -96,7 +101,7 @@ export async function logStepChanges(
       data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
     })),
   );
-  await appendRunEvents(db, runId, batch, firstSeq);
+  await appendRunEvents(db, runId, [...before, ...batch], firstSeq);
 }
 
 export type AgentTurnEvent =
@@ -109,7 +114,17 @@ export type AgentTurnEvent =
     }
   | { type: 'agent.tool_call'; turn: number; tool: string; ok: boolean; summary: string };
 
-/** Logs an agent turn; `seq` is the transcript entry's, stable across the activity's attempts. */
+/** An agent turn's event; `seq` is the transcript entry's, stable across the activity's attempts (its key). */
+export function agentTurnEvent(execId: string, seq: number, event: AgentTurnEvent): NewRunEvent {
+  const { type, ...fields } = event;
+  return {
+    type,
+    key: `${execId}:transcript:${seq}`,
+    data: { exec_id: execId, step_id: stepOf(execId), transcript_seq: seq, ...fields },
+  };
+}
+
+/** Logs an agent turn on its own (db/runs.ts logs a model call with the step write that follows it). */
 export async function logAgentTurn(
   db: Db,
   runId: string,
@@ -117,10 +132,5 @@ export async function logAgentTurn(
   seq: number,
   event: AgentTurnEvent,
 ): Promise<void> {
-  const { type, ...fields } = event;
-  await appendRunEvent(db, runId, {
-    type,
-    key: `${execId}:transcript:${seq}`,
-    data: { exec_id: execId, step_id: stepOf(execId), transcript_seq: seq, ...fields },
-  });
+  await appendRunEvent(db, runId, agentTurnEvent(execId, seq, event));
 }

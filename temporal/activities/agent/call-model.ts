@@ -11,7 +11,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
 import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/runs';
-import { logAgentTurn } from '../../../db/step-events';
+import { appendRunEvent } from '../../../db/run-events';
+import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import {
   putTranscriptEntry,
@@ -238,14 +239,16 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
             })
           : undefined,
       ]);
-      // After the entry it announces: a reader of the event finds the entry.
-      await logAgentTurn(deps.db, req.run_id, req.step_id, assistantSeq, {
+      // The call's event goes with the step write that follows (their seqs allocated by that write), after the entry
+      // it announces: a reader of the event finds the entry. When that write fails, the event is logged on its own.
+      const turnEvent = agentTurnEvent(req.step_id, assistantSeq, {
         type: 'agent.model_call',
         turn: req.turn,
         usage: { input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens },
         tool_calls: toolCalls.length,
         final,
       });
+      const logTurnAlone = () => appendRunEvent(deps.db, req.run_id, turnEvent);
       if (outcome.kind === 'final' && project && (project.tokens_left === null || tokens <= project.tokens_left)) {
         // The step's end, with the totals the workflow would record (a failed write leaves that to the workflow).
         const usage = {
@@ -253,13 +256,16 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
           output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
         };
-        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn).then(
+        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
+          turnEvent,
+        ]).then(
           (took) => ({ took }),
           (err: unknown) => {
             log.warn({ err }, 'could not record the step completed; the workflow will');
             return null;
           },
         );
+        if (wrote === null) await logTurnAlone();
         outcome.projected = wrote !== null;
         if (wrote?.took && project.outcome) {
           // Nothing else is left of the run: its end goes with the step's (the workflow records it when this fails).
@@ -272,11 +278,12 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           );
         }
       } else {
-        // The call has happened: a failed progress write must not make Temporal repeat it.
-        await setStepProgress(deps.db, req.run_id, req.step_id, {
-          turn: req.turn,
-          usage: usageOf([...history, entry]),
-        }).catch((err: unknown) => log.warn({ err }, 'could not record agent progress'));
+        // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).
+        const progress = { turn: req.turn, usage: usageOf([...history, entry]) };
+        await setStepProgress(deps.db, req.run_id, req.step_id, progress, [turnEvent]).catch(async (err: unknown) => {
+          log.warn({ err }, 'could not record agent progress');
+          await logTurnAlone();
+        });
       }
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
       attemptOutcome = 'completed';

@@ -90,6 +90,28 @@ describe('callModel recording its agent step', () => {
     expect((await eventTypes(runId)).slice(-2)).toEqual(['step.completed', 'run.ended']);
   });
 
+  it("logs the call's event even when the run ended while the model was thinking", async () => {
+    const script = llm.script(uniqueId('gpt-test-'), [
+      { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] },
+      { text: '42' },
+    ]);
+    const { runId, first } = await start(script);
+    const asked = await call({ ...first, project: { usage_before: ZERO, tokens_left: null } });
+    // Cancelled between the two calls (as the API's cancel records it before Temporal's cancellation arrives).
+    await runsCollection(database.db).updateOne({ _id: runId }, { $set: { status: 'cancelled' } });
+    const { setup: _setup, ...rest } = first;
+    const usageBefore = { llm_calls: 1, input_tokens: 0, output_tokens: 0 };
+    const answered = await call({
+      ...rest,
+      turn: 2,
+      seq: asked.next_seq,
+      project: { usage_before: usageBefore, tokens_left: null },
+    });
+    expect(answered).toMatchObject({ kind: 'final', projected: true });
+    expect(await stepOf(runId)).toMatchObject({ status: 'running' });
+    expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call', 'agent.model_call']);
+  });
+
   it('leaves a final answer that goes over the run budget to the workflow', async () => {
     const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
     const { runId, first } = await start(script);
