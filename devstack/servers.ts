@@ -1,7 +1,7 @@
 /** Starts the local Temporal and MongoDB servers used by `npm run dev` and by the test suite. */
 import fs from 'node:fs';
-import { Connection } from '@temporalio/client';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import { ensureMongoServer, ensureTemporalCli, type Log } from './install';
 import { freePort, isPortOpen, startProcess, waitFor, waitForLog, type Managed } from './process';
 import { SEARCH_ATTRIBUTES } from '../temporal/contract/search-attributes';

@@ -2,8 +2,9 @@
  * The embedded server's index planner (devstack/mongo/OrderedIndex.java) against the server's own full scan: the same
  * documents in a collection with the service's kinds of indexes and in one with none, the same random queries (pins,
  * `$in`, ranges, `$or`, sorts served by an index walk or not, skip and limit) and random writes in between, and the
- * same answers, to `find` and to an aggregation led by `$match`. Then unique indexes refuse duplicates as before, and after a restart (indexes rebuilt from the
- * documents) the answers still agree. Skipped where a real mongod serves the suite.
+ * same answers, to `find` and to an aggregation led by `$match`. Then unique indexes refuse duplicates as before, and
+ * after a restart (indexes rebuilt from the documents) the answers still agree. Skipped where a real mongod serves the
+ * suite.
  */
 import fs from 'node:fs';
 import os from 'node:os';

@@ -97,7 +97,7 @@ describe('callModel recording its agent step', () => {
     ]);
     const { runId, first } = await start(script);
     const asked = await call({ ...first, project: { usage_before: ZERO, tokens_left: null } });
-    // Cancelled between the two calls (as the API's cancel records it before Temporal's cancellation arrives).
+    // The run's record says it ended between the two calls (the workflow has not told this attempt).
     await runsCollection(database.db).updateOne({ _id: runId }, { $set: { status: 'cancelled' } });
     const { setup: _setup, ...rest } = first;
     const usageBefore = { llm_calls: 1, input_tokens: 0, output_tokens: 0 };
