@@ -3,8 +3,8 @@
  *
  * Per hop: parse the URL (http/https only, no credentials), resolve every address of the host, refuse the hop if any
  * address is not public (address-policy.ts) unless the host is in HTTP_ALLOWED_HOSTS, then connect to exactly the
- * address that was checked (a pinned `lookup`), so a DNS answer that changes between check and connect (rebinding)
- * cannot redirect the connection. Redirects are followed by hand (at most 5) and every hop is checked again. One time
+ * address that was checked (a pinned `lookup`, and a kept-alive socket only from that address's own pool), so a DNS
+ * answer that changes between check and connect (rebinding) cannot redirect the connection. Redirects are followed by hand (at most 5) and every hop is checked again. One time
  * limit covers the whole exchange; bodies beyond `maxBytes` are cut off and flagged. A caller's `checkHop` sees every
  * hop's URL first (the agent egress policy).
  */
@@ -15,6 +15,7 @@ import type { LookupFunction } from 'node:net';
 import { isIP } from 'node:net';
 import { NonRetryableError, RetryableError } from '../failures';
 import { isAllowedHost, normalHost, refusedRange } from './address-policy';
+import { poolFor } from './pinned-pools';
 
 export interface ResolvedAddress {
   address: string;
@@ -140,7 +141,22 @@ interface Hop {
   readBody: (status: number, headers: Record<string, string>) => boolean;
 }
 
-function requestOnce(hop: Hop): Promise<HopResult> {
+/** Errors of a kept-alive socket the server closed just as it was reused: the request never reached the server. */
+const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** One hop over a pooled connection (pinned-pools.ts); again on a fresh one if the reused socket turned out closed. */
+async function requestOnce(hop: Hop): Promise<HopResult> {
+  try {
+    return await send(hop, poolFor(hop.url.protocol, hop.target));
+  } catch (err) {
+    if (!(err instanceof StaleSocketError)) throw err;
+    return send(hop, false);
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function send(hop: Hop, agent: http.Agent | false): Promise<HopResult> {
   return new Promise<HopResult>((resolve, reject) => {
     const { url } = hop;
     const mod = url.protocol === 'https:' ? https : http;
@@ -153,13 +169,18 @@ function requestOnce(hop: Hop): Promise<HopResult> {
       path: `${url.pathname}${url.search}`,
       method: hop.method,
       headers,
-      // A fresh connection per hop: a pooled socket could have been opened to another address.
-      agent: false,
+      // The pool of the checked address only: its sockets were all opened to that address.
+      agent,
       lookup: pinnedLookup(hop.target),
       signal: hop.signal,
     });
-    req.on('error', reject);
+    let answered = false;
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && !answered && !hop.signal.aborted && STALE_SOCKET_CODES.has(err.code ?? '');
+      reject(stale ? new StaleSocketError(err.message) : err);
+    });
     req.on('response', (res) => {
+      answered = true;
       const base = { status: res.statusCode ?? 0, headers: flatHeaders(res) };
       if (hop.method === 'HEAD' || !hop.readBody(base.status, base.headers)) {
         res.destroy();
@@ -207,11 +228,14 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 export async function guardedFetch(options: GuardedFetchOptions): Promise<GuardedResponse> {
   const maxRedirects = options.maxRedirects ?? 5;
   const resolver = options.resolver ?? systemResolver;
-  const timeout = new RetryableError('timeout', `request took longer than ${options.timeoutMs} ms`, {
-    details: { timeout_ms: options.timeoutMs },
-  });
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(timeout), options.timeoutMs);
+  // The error is made only when the time is up: an Error captures its stack, which costs more than a quick request.
+  const timer = setTimeout(() => {
+    const timeout = new RetryableError('timeout', `request took longer than ${options.timeoutMs} ms`, {
+      details: { timeout_ms: options.timeoutMs },
+    });
+    controller.abort(timeout);
+  }, options.timeoutMs);
   const onOuterAbort = (): void => controller.abort(options.signal?.reason);
   options.signal?.addEventListener('abort', onOuterAbort, { once: true });
   if (options.signal?.aborted) onOuterAbort();

@@ -50,9 +50,16 @@ export async function waitForChange(db: Db, first: RunView, waitMs: number, watc
   const deadline = Date.now() + waitMs;
   const stop = new AbortController();
   // Raced with each pause until it fires once (a projection that stays behind a closed run is read-repair's business).
-  let closed = watches?.closeOf(first._id, stop.signal)?.then(() => {
-    closed = undefined;
-  });
+  // Held only from the first re-read that finds nothing new: a busy run (a map's items) answers a wait within the
+  // first pause, and a Temporal long poll opened and dropped for each of those waits cost more than the wait itself.
+  let closed: Promise<void> | undefined;
+  let watching = false;
+  const watch = () => {
+    watching = true;
+    closed = watches?.closeOf(first._id, stop.signal)?.then(() => {
+      closed = undefined;
+    });
+  };
   let current = first;
   let pollMs = WAIT_POLL_FIRST_MS;
   try {
@@ -66,6 +73,7 @@ export async function waitForChange(db: Db, first: RunView, waitMs: number, watc
       if (!next) return current;
       current = next;
       if (next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime()) break;
+      if (!watching) watch();
     }
     return current;
   } finally {
