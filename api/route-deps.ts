@@ -2,6 +2,7 @@
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
 import type { CloseWatches } from './commands/run-status/long-poll';
+import type { TemplateLists } from './commands/template-lists';
 import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
@@ -14,6 +15,8 @@ export interface RouteDeps extends ApiDeps {
   keys: KeyCache;
   /** Temporal long polls for run ends that status waits may hold (bounded per process). */
   closeWatches: CloseWatches;
+  /** Copies of template list pages, used while the templates' versions are unchanged (one per process). */
+  templateLists: TemplateLists;
 }
 
 /**

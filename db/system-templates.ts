@@ -8,6 +8,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { MongoServerError, type Db } from 'mongodb';
 import { workflowsCollection } from './workflows';
+import { bumpTemplateVersion } from './template-versions';
 import { templateContent, templatesCollection, type TemplateContent, type TemplateDoc } from './templates';
 
 export interface SystemTemplate {
@@ -221,5 +222,6 @@ export async function seedSystemTemplates(
     await collection.deleteOne({ _id: doc._id, system: true });
     result.migrated++;
   }
+  if (result.inserted + result.updated + result.migrated > 0) await bumpTemplateVersion(db, null);
   return result;
 }

@@ -9,6 +9,7 @@ import type { JsonObject } from '../temporal/contract/json';
 import { newId } from './ids';
 import { loadedSchema, storedSchema } from './schema-keys';
 import { findPage, type Page, type PageOrder, type PageRequest } from './paging';
+import { bumpTemplateVersion } from './template-versions';
 
 export type StepType = 'agent' | 'action';
 
@@ -134,6 +135,7 @@ export async function createTemplate(db: Db, ownerId: string, content: TemplateC
     updated_at: now,
   };
   await templatesCollection(db).insertOne({ ...doc, output_schema: storedSchema(doc.output_schema) });
+  await bumpTemplateVersion(db, ownerId);
   return doc;
 }
 
@@ -155,11 +157,13 @@ export async function updateOwnTemplate(
     { $set: { ...stored, updated_at: new Date() } },
     { returnDocument: 'after' },
   );
+  if (doc) await bumpTemplateVersion(db, ownerId);
   return doc && loaded(doc);
 }
 
 /** Deletes one of the owner's own templates; false when there is no such template. */
 export async function deleteOwnTemplate(db: Db, ownerId: string, id: string): Promise<boolean> {
   const res = await templatesCollection(db).deleteOne({ _id: id, owner_id: ownerId, system: false });
+  if (res.deletedCount === 1) await bumpTemplateVersion(db, ownerId);
   return res.deletedCount === 1;
 }

@@ -9,7 +9,6 @@ import {
   createTemplate,
   deleteOwnTemplate,
   findVisibleTemplate,
-  listVisibleTemplates,
   templateContent,
   updateOwnTemplate,
   type TemplateContent,
@@ -49,11 +48,9 @@ export function agentRoutes(deps: RouteDeps): Router {
 
   router.get('/', ...auth, list, async (ctx) => {
     const { query } = list.input(ctx);
-    const page = await pageOrBadRequest(() =>
-      listVisibleTemplates(deps.db, userId(ctx), { tag: query.tag, step_type: query.step_type }, query),
-    );
+    const page = await pageOrBadRequest(() => deps.templateLists.list(userId(ctx), query));
     setNextLink(ctx, page.nextCursor, deps.config.PUBLIC_URL);
-    respond(ctx, 200, page.items.map(presentTemplate));
+    respond(ctx, 200, page.items);
   });
 
   router.post('/', ...auth, create, async (ctx) => {

@@ -1,6 +1,7 @@
 /** Fixtures for workflow and run tests: templates stored through the repository's collection, workflows via the API. */
 import type { Db } from 'mongodb';
 import { newId } from '../../db/ids';
+import { bumpTemplateVersion } from '../../db/template-versions';
 import { templatesCollection, type TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
 import type { JsonObject } from '../../temporal/contract/json';
@@ -33,6 +34,8 @@ export async function insertTemplate(
     ...fields,
   };
   await templatesCollection(db).insertOne(doc);
+  // As the repository's own writes do, so that template lists (api/commands/template-lists.ts) show it at once.
+  await bumpTemplateVersion(db, owner);
   return doc;
 }
 
