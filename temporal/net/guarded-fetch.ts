@@ -4,9 +4,9 @@
  * Per hop: parse the URL (http/https only, no credentials), resolve every address of the host, refuse the hop if any
  * address is not public (address-policy.ts) unless the host is in HTTP_ALLOWED_HOSTS, then connect to exactly the
  * address that was checked (a pinned `lookup`, and a kept-alive socket only from that address's own pool), so a DNS
- * answer that changes between check and connect (rebinding) cannot redirect the connection. Redirects are followed by hand (at most 5) and every hop is checked again. One time
- * limit covers the whole exchange; bodies beyond `maxBytes` are cut off and flagged. A caller's `checkHop` sees every
- * hop's URL first (the agent egress policy).
+ * answer that changes between check and connect (rebinding) cannot redirect the connection. Redirects are followed
+ * by hand (at most 5) and every hop is checked again. One time limit covers the whole exchange; bodies beyond
+ * `maxBytes` are cut off and flagged. A caller's `checkHop` sees every hop's URL first (the agent egress policy).
  */
 import { lookup as dnsLookup } from 'node:dns/promises';
 import http, { type IncomingMessage } from 'node:http';
@@ -141,8 +141,11 @@ interface Hop {
   readBody: (status: number, headers: Record<string, string>) => boolean;
 }
 
-/** Errors of a kept-alive socket the server closed just as it was reused: the request never reached the server. */
+/** Errors of a reused kept-alive socket the server had closed while it sat idle, before any answer came back. */
 const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/** A reused socket failed before any answer (one of STALE_SOCKET_CODES): worth one more try on a fresh connection. */
+class StaleSocketError extends Error {}
 
 /** One hop over a pooled connection (pinned-pools.ts); again on a fresh one if the reused socket turned out closed. */
 async function requestOnce(hop: Hop): Promise<HopResult> {
@@ -153,8 +156,6 @@ async function requestOnce(hop: Hop): Promise<HopResult> {
     return send(hop, false);
   }
 }
-
-class StaleSocketError extends Error {}
 
 function send(hop: Hop, agent: http.Agent | false): Promise<HopResult> {
   return new Promise<HopResult>((resolve, reject) => {
