@@ -1,8 +1,9 @@
 /**
  * `npm run bench:soak [-- --minutes N]` (default 10): QUALITY.md's memory row. A B3-style closed loop of 3-step
- * transform runs, 10 in flight, while the API's and the worker's RSS are sampled every 5 s; the least-squares slope
- * over the second half (after warm-up) is reported in MiB/min. Then the memory an open event stream costs the API:
- * K streams of one run waiting at an approval, (RSS with them − RSS before) / K.
+ * transform runs, 10 in flight, while the API's and the worker's RSS (and the API's heap in use) are sampled every 5 s;
+ * the least-squares slope over the second half (after warm-up) is reported in MiB/min, and the floor of each minute
+ * (what garbage collection leaves), where a leak shows as a rise that does not stop. Then the memory an open event
+ * stream costs the API: K streams of one run waiting at an approval, (RSS with them − RSS before) / K.
  * Prints a summary and writes bench/results/soak-<time>.json.
  */
 import fs from 'node:fs';
@@ -21,7 +22,32 @@ interface Sample {
   t: number;
   apiMiB: number;
   workerMiB: number;
+  /** The API's V8 heap in use (its /metrics), which shows a leak without the allocator's and GC's slack in RSS. */
+  apiHeapMiB: number;
   runs: number;
+}
+
+async function apiHeapMiB(ctx: BenchContext): Promise<number> {
+  const text = await fetch(`${ctx.stack.apiUrl}/metrics`).then((r) => r.text());
+  const used = /^nodejs_heap_size_used_bytes (\S+)$/m.exec(text)?.[1];
+  return used === undefined ? NaN : Number(used) / 2 ** 20;
+}
+
+/**
+ * The lowest reading of each minute: what is left after the collections of that minute. RSS and heap saw-tooth with
+ * garbage collection, so a slope through every sample says more about where the last collection fell than about
+ * growth; a leak shows as floors that keep rising.
+ */
+function minuteFloors(samples: Sample[], pick: (s: Sample) => number): number[] {
+  const floors: { min: number; n: number }[] = [];
+  for (const s of samples) {
+    const minute = (floors[Math.floor(s.t / 60)] ??= { min: Infinity, n: 0 });
+    minute.min = Math.min(minute.min, pick(s));
+    minute.n++;
+  }
+  // A minute with few samples (the last one, cut short) has not seen a collection: its floor would mislead.
+  const full = (60_000 / SAMPLE_EVERY_MS) * 0.75;
+  return floors.filter((f) => f.n >= full && Number.isFinite(f.min)).map((f) => round(f.min, 1));
 }
 
 function arg(name: string): string | undefined {
@@ -37,15 +63,13 @@ async function soak(ctx: BenchContext, minutes: number) {
   let runs = 0;
   let failures = 0;
   const samples: Sample[] = [];
-  const sample = () =>
-    samples.push({
-      t: (Date.now() - t0) / 1000,
-      apiMiB: rssMiB(ctx.stack.pids.api),
-      workerMiB: rssMiB(ctx.stack.pids.worker),
-      runs,
-    });
-  sample();
-  const timer = setInterval(sample, SAMPLE_EVERY_MS);
+  const sample = async () => {
+    const t = (Date.now() - t0) / 1000;
+    const [apiMiB, workerMiB] = [rssMiB(ctx.stack.pids.api), rssMiB(ctx.stack.pids.worker)];
+    samples.push({ t, apiMiB, workerMiB, apiHeapMiB: await apiHeapMiB(ctx).catch(() => NaN), runs });
+  };
+  await sample();
+  const timer = setInterval(() => void sample(), SAMPLE_EVERY_MS);
   try {
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
@@ -64,7 +88,8 @@ async function soak(ctx: BenchContext, minutes: number) {
   } finally {
     clearInterval(timer);
   }
-  sample();
+  await sample();
+  samples.sort((a, b) => a.t - b.t);
   const seconds = (Date.now() - t0) / 1000;
   // The first half is warm-up (JIT, caches, heaps growing to their working size).
   const settled = samples.filter((s) => s.t >= seconds / 2);
@@ -80,6 +105,9 @@ async function soak(ctx: BenchContext, minutes: number) {
     runsPerSecond: runs / seconds,
     apiSlopeMiBPerMin: perMinute((s) => s.apiMiB),
     workerSlopeMiBPerMin: perMinute((s) => s.workerMiB),
+    apiRssFloorsMiB: minuteFloors(samples, (s) => s.apiMiB),
+    apiHeapFloorsMiB: minuteFloors(samples, (s) => s.apiHeapMiB),
+    workerRssFloorsMiB: minuteFloors(samples, (s) => s.workerMiB),
     samples,
   };
 }
@@ -159,6 +187,8 @@ async function main(): Promise<void> {
     `soak ${loop.minutes} min: ${loop.runs} runs (${round(loop.runsPerSecond, 1)}/s, ${loop.failures} failed); ` +
       `RSS slope over the second half: API ${round(loop.apiSlopeMiBPerMin, 2)} MiB/min (now ${round(last.apiMiB, 0)} MiB), ` +
       `worker ${round(loop.workerSlopeMiBPerMin, 2)} MiB/min (now ${round(last.workerMiB, 0)} MiB)\n` +
+      `floors by minute (MiB): API RSS ${loop.apiRssFloorsMiB.join(', ')}; API heap ${loop.apiHeapFloorsMiB.join(', ')}; ` +
+      `worker RSS ${loop.workerRssFloorsMiB.join(', ')}\n` +
       `event streams: ${sse.streams} open add ${round(sse.withStreamsMiB - sse.beforeMiB, 1)} MiB to the API's RSS ` +
       `(${round(sse.perStreamKiB, 0)} KiB per stream; ${round(sse.beforeMiB, 0)} → ${round(sse.withStreamsMiB, 0)} MiB, ` +
       `${round(sse.afterMiB, 0)} MiB once they ended)\n`,
