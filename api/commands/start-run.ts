@@ -9,15 +9,7 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import {
-  countActiveRuns,
-  insertRun,
-  isTerminal,
-  loadedSnapshot,
-  newRunDoc,
-  runsCollection,
-  type RunDoc,
-} from '../../db/runs';
+import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
@@ -36,6 +28,7 @@ import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
 import { loadSnapshotSources, type PrefetchedTemplates } from '../../runtime/runs/snapshot-sources';
+import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import { withTraceId } from '../../runtime/run-trace';
@@ -47,9 +40,6 @@ const START_DEADLINE_MS = 5_000;
 const STALE_START_MS = 30_000;
 /** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
 const CONCURRENT_RETRY_AFTER_SECONDS = 10;
-/** Re-counts of a start that is within the limit by creation order while later concurrent starts back off. */
-const CONCURRENT_RECOUNTS = 5;
-const CONCURRENT_RECOUNT_MS = 100;
 
 export interface StartRunDeps {
   config: Config;
@@ -227,22 +217,10 @@ async function sourcesOr422(
   return loaded.sources;
 }
 
-/**
- * USER_MAX_CONCURRENT_RUNS, counted after the run's record is inserted (so it counts itself). A start goes ahead only
- * when the count, its own record included, is within the limit: of concurrent starts the last to count sees every
- * other record, so the limit is never overshot (no transaction needed). So that a burst does not make every start
- * back off, a start that is among the first `limit` of the user's runs in flight (by creation) re-counts briefly
- * while the later ones remove their records; the later ones are refused at once. A refused run's record is removed
- * before Temporal ever hears of it.
- */
+/** USER_MAX_CONCURRENT_RUNS (runtime/runs/concurrent-limit.ts): a refused run's record is removed before Temporal ever hears of it. */
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
-  for (let recount = 0; ; recount++) {
-    if ((await countActiveRuns(deps.db, doc.owner_id, limit + 1)) <= limit) return;
-    const ahead = await countActiveRuns(deps.db, doc.owner_id, limit, doc);
-    if (ahead >= limit || recount >= CONCURRENT_RECOUNTS) break;
-    await new Promise((resolve) => setTimeout(resolve, CONCURRENT_RECOUNT_MS));
-  }
+  if (await holdsConcurrentSlot(deps.db, doc, limit)) return;
   await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
   throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
 }

@@ -7,16 +7,9 @@
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
-import {
-  countActiveRuns,
-  insertRun,
-  loadedSnapshot,
-  newRunDoc,
-  recordRunOutcome,
-  runsCollection,
-  type RunDoc,
-} from '../../db/runs';
+import { insertRun, loadedSnapshot, newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
 import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
 import type { RunSnapshot } from '../contract/run';
@@ -84,6 +77,22 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
     return { ok: false, ...refusal };
   };
 
+  /**
+   * USER_MAX_CONCURRENT_RUNS, as at the API's start (runtime/runs/concurrent-limit.ts). A refused run ends at once,
+   * failed, rather than waiting for a slot: the schedule's next fire is the retry.
+   */
+  const refuseBeyondConcurrentLimit = async (req: ScheduledRunRequest, createdAt: Date): Promise<Refusal | null> => {
+    const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
+    const run = { _id: req.run_id, owner_id: req.owner_id, created_at: createdAt };
+    if (await holdsConcurrentSlot(deps.db, run, limit)) return null;
+    const message = `the owner already has ${limit} runs in flight (USER_MAX_CONCURRENT_RUNS)`;
+    await recordRunOutcome(deps.db, req.run_id, {
+      status: 'failed',
+      error: { step_id: null, reason: 'concurrent_runs_exceeded', message },
+    });
+    return { ok: false, reason: 'concurrent_runs_exceeded', message };
+  };
+
   return {
     async prepareScheduledRun(req: ScheduledRunRequest): Promise<ScheduledRunVerdict> {
       const existing = await runsCollection(deps.db).findOne({ _id: req.run_id, owner_id: req.owner_id });
@@ -92,7 +101,10 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
         if (existing.status === 'failed' && existing.error && isRefusal(reason)) {
           return { ok: false, reason, message: existing.error.message };
         }
-        return { ok: true, snapshot: loadedSnapshot(existing) };
+        // Still queued: the attempt that recorded it may have stopped before (or after) counting; count again.
+        const refused =
+          existing.status === 'queued' ? await refuseBeyondConcurrentLimit(req, existing.created_at) : null;
+        return refused ?? { ok: true, snapshot: loadedSnapshot(existing) };
       }
       const now = new Date();
       const workflow = await findWorkflow(deps.db, req.owner_id, req.workflow_id);
@@ -134,18 +146,8 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
         return refuse(req, workflow, { reason: 'too_large', message }, now);
       }
       await record(req, snapshot, now);
-      // USER_MAX_CONCURRENT_RUNS: refused when the owner's runs in flight created before this one already fill the
-      // limit (of runs recorded at the same moment the earliest go ahead, as at the API's start). A refused run ends
-      // at once, failed, rather than waiting for a slot: the schedule's next fire is the retry.
-      const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
-      if ((await countActiveRuns(deps.db, req.owner_id, limit, { _id: req.run_id, created_at: now })) >= limit) {
-        const message = `the owner already has ${limit} runs in flight (USER_MAX_CONCURRENT_RUNS)`;
-        await recordRunOutcome(deps.db, req.run_id, {
-          status: 'failed',
-          error: { step_id: null, reason: 'concurrent_runs_exceeded', message },
-        });
-        return { ok: false, reason: 'concurrent_runs_exceeded', message };
-      }
+      const refused = await refuseBeyondConcurrentLimit(req, now);
+      if (refused) return refused;
       return { ok: true, snapshot };
     },
   };
