@@ -219,8 +219,12 @@ export async function appendRunEnded(
   data: RunEndedData,
   firstSeq?: number,
 ): Promise<number | null> {
-  const event: NewRunEvent = { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
-  return (await appendRunEvents(db, runId, [event], firstSeq))[0] ?? null;
+  return (await appendRunEvents(db, runId, [runEndedEvent(data)], firstSeq))[0] ?? null;
+}
+
+/** The run's `run.ended` event (for a writer that appends it with others). */
+export function runEndedEvent(data: RunEndedData): NewRunEvent {
+  return { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
 }
 
 /**

@@ -6,8 +6,15 @@
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import { putApproval, removeApproval, removeRunApprovals } from './approvals';
-import { appendRunEnded, appendRunEvents, fillEventSeq, type NewRunEvent, type RunEndedData } from './run-events';
-import { logStepChange, logStepChanges, type StepChange } from './step-events';
+import {
+  appendRunEnded,
+  appendRunEvents,
+  fillEventSeq,
+  runEndedEvent,
+  type NewRunEvent,
+  type RunEndedData,
+} from './run-events';
+import { logStepChange, logStepChanges, stepChangeEvents, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
@@ -867,6 +874,58 @@ export async function recordRunEnd(
   if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
   // The write allocated the end's seq: the counter as it returned.
   await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
+  return ended;
+}
+
+/**
+ * The last step's completion and the run's `completed` end in one write of the run and one insert of their events,
+ * where markStepCompleted and then recordRunEnd make two of each (the run's end is what a waiting client is waiting
+ * for). Null when this write did nothing: the run has ended, the step is not a plain step of the run, or the outcome
+ * is not a completion. The caller then makes the two writes, which sort out whatever is stored.
+ */
+export async function recordRunCompletedWithStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  step: { output: JsonValue | OutputRef; usage: Usage; turns?: number; announce?: NewRunEvent[] },
+  outcome: RunOutcome,
+  at: Date = new Date(),
+): Promise<EndedRun | null> {
+  const updates = outcome.stepUpdates ?? [];
+  if (outcome.status !== 'completed' || innerExecution(stepId) || updates.some((u) => u.id === stepId)) return null;
+  const announce = step.announce ?? [];
+  const done = 'steps.$[done]';
+  const set: Record<string, unknown> = {
+    status: outcome.status,
+    error: outcome.error,
+    updated_at: at,
+    completed_at: at,
+    [`${done}.status`]: 'completed',
+    [`${done}.output_json`]: JSON.stringify(step.output),
+    [`${done}.error`]: null,
+    [`${done}.completed_at`]: at,
+    [`${done}.usage`]: step.usage,
+  };
+  if (step.turns !== undefined) set[`${done}.turns`] = step.turns;
+  const arrayFilters: Record<string, unknown>[] = [{ 'done.id': stepId }];
+  updates.forEach((u, i) => {
+    set[`steps.$[s${i}].status`] = u.status;
+    if (u.error !== undefined) set[`steps.$[s${i}].error`] = u.error;
+    if (u.skip_reason !== undefined) set[`steps.$[s${i}].skip_reason`] = u.skip_reason;
+    arrayFilters.push({ [`s${i}.id`]: u.id });
+  });
+  const change: StepChange = { type: 'step.completed', output: step.output, usage: step.usage };
+  const events = [...announce, ...stepChangeEvents([{ execId: stepId, changes: [change] }])];
+  const ended = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal, 'steps.id': stepId },
+    { $set: set, $inc: { event_seq: events.length + 1 } },
+    { arrayFilters, returnDocument: 'after', projection: ENDED_PROJECTION },
+  );
+  if (!ended) return null;
+  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
+  // The write allocated the seqs: the step's events, then the end at the counter as it returned.
+  const last = (ended as { event_seq?: number }).event_seq ?? events.length + 1;
+  await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
   return ended;
 }
 

@@ -94,14 +94,18 @@ export async function logStepChanges(
   firstSeq?: number,
   before: NewRunEvent[] = [],
 ): Promise<void> {
-  const batch: NewRunEvent[] = entries.flatMap(({ execId, changes }) =>
+  await appendRunEvents(db, runId, [...before, ...stepChangeEvents(entries)], firstSeq);
+}
+
+/** The events of executions' state changes, in the order given (for a writer that appends them with others). */
+export function stepChangeEvents(entries: { execId: string; changes: StepChange[] }[]): NewRunEvent[] {
+  return entries.flatMap(({ execId, changes }) =>
     changes.map((c) => ({
       type: c.type,
       key: keyOf(execId, c),
       data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
     })),
   );
-  await appendRunEvents(db, runId, [...before, ...batch], firstSeq);
 }
 
 export type AgentTurnEvent =

@@ -14,6 +14,7 @@ import {
   markStepSkipped,
   markStepWaiting,
   newRunDoc,
+  recordRunCompletedWithStep,
   recordRunEnd,
   type EndedRun,
   recordStepInput,
@@ -45,6 +46,22 @@ function countRunFinished(metrics: WorkerMetrics, run: EndedRun): void {
 export async function endRun(deps: { db: Db; metrics: WorkerMetrics }, runId: string, outcome: RunOutcome) {
   const ended = await recordRunEnd(deps.db, runId, outcome);
   if (ended) countRunFinished(deps.metrics, ended);
+}
+
+/**
+ * The last step's completion with the run's end (db/runs.ts recordRunCompletedWithStep); false when they could not go
+ * together, and the caller writes them one after the other.
+ */
+export async function completeRunWithStep(
+  deps: { db: Db; metrics: WorkerMetrics },
+  runId: string,
+  stepId: string,
+  step: Parameters<typeof recordRunCompletedWithStep>[3],
+  outcome: RunOutcome,
+): Promise<boolean> {
+  const ended = await recordRunCompletedWithStep(deps.db, runId, stepId, step, outcome);
+  if (ended) countRunFinished(deps.metrics, ended);
+  return ended !== null;
 }
 
 export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {

@@ -23,7 +23,7 @@ import {
   type TranscriptEntry,
 } from '../../../db/transcripts';
 import { NonRetryableError } from '../../failures';
-import { endRun } from '../projection';
+import { completeRunWithStep, endRun } from '../projection';
 import { failStepAttempt } from '../step-failure';
 import {
   buildRepairMessage,
@@ -105,23 +105,17 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         project && req.setup
           ? { input: req.setup.input, progress: { turn: req.turn, usage: project.usage_before } }
           : undefined;
-      // Independent reads and the start write, at once; their verdicts are checked in the order they always were.
-      const [live, input, usedToday] = await Promise.all([
-        req.turn === 1 || attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt, startWrite) : true,
-        req.setup ? resolveOutputRefs(deps.db, req.run_id, req.setup.input) : null,
-        req.owner_id !== undefined ? tokensUsedOn(deps.db, req.owner_id, new Date()) : null,
-      ]);
-      if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
       let seq = req.seq;
       const written: TranscriptEntry[] = [];
-      const writes: Promise<void>[] = [];
       const put = (entry: TranscriptEntry) => {
         written.push(entry);
-        writes.push(putTranscriptEntry(deps.db, key(seq++), entry));
+        return putTranscriptEntry(deps.db, key(seq++), entry);
       };
-      if (req.setup) {
-        const s = req.setup;
-        put({
+      // A step's first call opens its conversation: the setup entry, then the user's message (which needs the step's
+      // input). Written alongside the start write and the reads, not after them: it depends on neither, and the call
+      // still waits for it, so the transcript holds what was sent before anything is sent.
+      const openConversation = async (s: NonNullable<CallModelInput['setup']>): Promise<void> => {
+        const setupWritten = put({
           kind: 'setup',
           system: buildSystemPrompt({
             prompt: s.prompt,
@@ -138,19 +132,31 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
           ...(s.egress !== undefined ? { egress: s.egress } : {}),
         });
-        const text = buildUserMessage(input);
+        const text = buildUserMessage(await resolveOutputRefs(deps.db, req.run_id, s.input));
         const bytes = Buffer.byteLength(text, 'utf8');
         if (bytes > MAX_USER_MESSAGE_BYTES) {
-          await Promise.all(writes);
+          await setupWritten;
           throw new NonRetryableError(
             'invalid_input',
             `the step input is ${bytes} bytes; an agent step takes at most ${MAX_USER_MESSAGE_BYTES}`,
           );
         }
-        put({ kind: 'user', text, repair: false });
-      }
-      if (req.repair !== undefined) put({ kind: 'user', text: buildRepairMessage(req.repair), repair: true });
-      await Promise.all(writes);
+        await Promise.all([setupWritten, put({ kind: 'user', text, repair: false })]);
+      };
+      // All at once; their verdicts are checked in the order they always were (the run's end first).
+      const [live, usedToday, openingFailure] = await Promise.all([
+        req.turn === 1 || attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt, startWrite) : true,
+        req.owner_id !== undefined ? tokensUsedOn(deps.db, req.owner_id, new Date()) : null,
+        req.setup
+          ? openConversation(req.setup).then(
+              () => null,
+              (err: unknown) => ({ err }),
+            )
+          : null,
+      ]);
+      if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
+      if (openingFailure) throw openingFailure.err;
+      if (req.repair !== undefined) await put({ kind: 'user', text: buildRepairMessage(req.repair), repair: true });
 
       // A step's first call has just written the whole conversation so far: no need to read it back.
       const history: TranscriptEntry[] =
@@ -256,26 +262,39 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
           output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
         };
-        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
-          turnEvent,
-        ]).then(
-          (took) => ({ took }),
-          (err: unknown) => {
-            log.warn({ err }, 'could not record the step completed; the workflow will');
-            return null;
-          },
-        );
-        if (wrote === null) await logTurnAlone();
-        outcome.projected = wrote !== null;
-        if (wrote?.took && project.outcome) {
-          // Nothing else is left of the run: its end goes with the step's (the workflow records it when this fails).
-          outcome.ended = await endRun(deps, req.run_id, project.outcome).then(
-            () => true,
+        // When nothing else is left of the run, its end goes in the same write as the step's.
+        const step = { output: outcome.output, usage, turns: req.turn, announce: [turnEvent] };
+        const together =
+          project.outcome !== undefined &&
+          (await completeRunWithStep(deps, req.run_id, req.step_id, step, project.outcome).catch((err: unknown) => {
+            log.warn({ err }, 'could not record the step and the run completed at once; one at a time then');
+            return false;
+          }));
+        if (together) {
+          outcome.projected = true;
+          outcome.ended = true;
+        } else {
+          const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
+            turnEvent,
+          ]).then(
+            (took) => ({ took }),
             (err: unknown) => {
-              log.warn({ err }, 'could not record the run outcome; the workflow will');
-              return false;
+              log.warn({ err }, 'could not record the step completed; the workflow will');
+              return null;
             },
           );
+          if (wrote === null) await logTurnAlone();
+          outcome.projected = wrote !== null;
+          if (wrote?.took && project.outcome) {
+            // Nothing else is left of the run: its end goes with the step's (the workflow records it when this fails).
+            outcome.ended = await endRun(deps, req.run_id, project.outcome).then(
+              () => true,
+              (err: unknown) => {
+                log.warn({ err }, 'could not record the run outcome; the workflow will');
+                return false;
+              },
+            );
+          }
         }
       } else {
         // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).

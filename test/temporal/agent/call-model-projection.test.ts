@@ -86,8 +86,21 @@ describe('callModel recording its agent step', () => {
     expect(answered).toMatchObject({ kind: 'final', projected: true, ended: true });
     const run = await runsCollection(database.db).findOne({ _id: runId });
     expect(run).toMatchObject({ status: 'completed', error: null });
-    expect(run!.steps[0]).toMatchObject({ status: 'completed', output_json: JSON.stringify('42') });
-    expect((await eventTypes(runId)).slice(-2)).toEqual(['step.completed', 'run.ended']);
+    expect(run!.steps[0]).toMatchObject({ status: 'completed', output_json: JSON.stringify('42'), turns: 1 });
+    // One write for both: the step ends at the run's end, and the log has every event once, in order, no gaps.
+    expect(run!.completed_at).toEqual(run!.steps[0]!.completed_at);
+    const events = await readRunEvents(database.db, runId, { afterSeq: 0, counter: 100, limit: 100 });
+    expect(events.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'step.started'],
+      [2, 'agent.model_call'],
+      [3, 'step.completed'],
+      [4, 'run.ended'],
+    ]);
+    expect(JSON.parse(events[3]!.data_json)).toMatchObject({
+      status: 'completed',
+      usage: { llm_calls: 1 },
+      steps: [{ id: run!.steps[0]!.id, status: 'completed' }],
+    });
   });
 
   it("logs the call's event even when the run ended while the model was thinking", async () => {
