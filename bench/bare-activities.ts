@@ -1,3 +1,5 @@
+import { createLlmProvider } from '../temporal/llm';
+
 /** The bare arm's activity: returns its input wrapped, like a trivial transform step. */
 export async function step(value: unknown): Promise<unknown> {
   return { value };
@@ -7,4 +9,15 @@ export async function step(value: unknown): Promise<unknown> {
 export async function get(url: string): Promise<unknown> {
   const res = await fetch(url);
   return { status: res.status, body: await res.json() };
+}
+
+/** B6's bare activity: one model call through the same provider adapter, against the mock LLM at `baseUrl`. */
+export async function modelCall(baseUrl: string, model: string, apiKey: string): Promise<string> {
+  const provider = createLlmProvider({ OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseUrl }, model);
+  const result = await provider.generate({
+    system: 'Answer briefly.',
+    messages: [{ role: 'user', text: 'go' }],
+    tools: [],
+  });
+  return result.text ?? '';
 }

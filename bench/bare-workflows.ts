@@ -1,12 +1,13 @@
 /**
  * The bare-Temporal reference arm: the same shapes as the Stepwise runs being measured (one trivial activity, or
- * three in sequence, as regular or as local activities; a fan-out of HTTP calls) with nothing of Stepwise around them.
+ * three in sequence, as regular or as local activities; a fan-out of HTTP calls; model calls) with nothing of Stepwise
+ * around them.
  */
 import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type * as activities from './bare-activities';
 
 const options = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } };
-const { step, get } = proxyActivities<typeof activities>(options);
+const { step, get, modelCall } = proxyActivities<typeof activities>(options);
 const local = proxyLocalActivities<typeof activities>(options);
 
 export async function bareWorkflow(steps: number, input: Record<string, unknown>): Promise<unknown> {
@@ -35,4 +36,16 @@ export async function bareFanOut(items: number, concurrency: number, url: string
     }),
   );
   return results;
+}
+
+/** B6's floor: the same model calls as regular activities, one after another, with nothing of Stepwise around them. */
+export async function bareAgentWorkflow(
+  calls: number,
+  baseUrl: string,
+  model: string,
+  apiKey: string,
+): Promise<string> {
+  let text = '';
+  for (let i = 0; i < calls; i++) text = await modelCall(baseUrl, model, apiKey);
+  return text;
 }

@@ -38,21 +38,23 @@ export async function interleave(
   b: () => Promise<number>,
   warmup = 5,
 ): Promise<{ a: number[]; b: number[] }> {
-  const out = { a: [] as number[], b: [] as number[] };
+  const [outA, outB] = await interleaveArms(n, [a, b], warmup);
+  return { a: outA!, b: outB! };
+}
+
+/**
+ * Any number of arms, one sample of each per round, the order rotated each round (A B C, B C A, C A B, …) so that no
+ * arm always runs after the same one; the first `warmup` rounds are dropped.
+ */
+export async function interleaveArms(n: number, arms: (() => Promise<number>)[], warmup = 5): Promise<number[][]> {
+  const out = arms.map(() => [] as number[]);
   for (let i = 0; i < n + warmup; i++) {
-    let x: number;
-    let y: number;
-    if (i % 2 === 0) {
-      x = await a();
-      y = await b();
-    } else {
-      y = await b();
-      x = await a();
+    const round = new Array<number>(arms.length);
+    for (let k = 0; k < arms.length; k++) {
+      const arm = (i + k) % arms.length;
+      round[arm] = await arms[arm]!();
     }
-    if (i >= warmup) {
-      out.a.push(x);
-      out.b.push(y);
-    }
+    if (i >= warmup) round.forEach((x, arm) => out[arm]!.push(x));
   }
   return out;
 }
