@@ -217,7 +217,10 @@ async function sourcesOr422(
   return loaded.sources;
 }
 
-/** USER_MAX_CONCURRENT_RUNS (runtime/runs/concurrent-limit.ts): a refused run's record is removed before Temporal ever hears of it. */
+/**
+ * USER_MAX_CONCURRENT_RUNS (runtime/runs/concurrent-limit.ts): a refused run's record is removed before Temporal ever
+ * hears of it.
+ */
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
   if (await holdsConcurrentSlot(deps.db, doc, limit)) return;
