@@ -86,12 +86,28 @@ describe('runs in the Temporal Web UI', () => {
         // Drawn in the timeline's chart, where part of it may lie outside the visible area.
         await page.getByText(`runActionStep • http_request ${step}`).first().waitFor({ state: 'attached' });
       }
-      // The execution's summary (decrypted through the codec endpoint) is the workflow's name.
-      await page.getByText('User Metadata', { exact: true }).click();
-      // The UI renders each as markdown in a frame of its own.
-      await page.frameLocator('#user-metadata-summary').getByText(name, { exact: true }).waitFor();
+      // The execution's summary (decrypted through the codec endpoint) is the workflow's name, its details the ids.
+      // The UI decodes each with a request of its own and does not ask again when one is slow to answer (a loaded CI
+      // machine): a second look reloads the page.
       const details = `Stepwise workflow ${wf}, run ${runId}`;
-      await page.frameLocator('#user-metadata-details').getByText(details, { exact: true }).waitFor();
+      for (let look = 1; ; look++) {
+        try {
+          await page.getByText('User Metadata', { exact: true }).click();
+          // The UI renders each as markdown in a frame of its own.
+          await page
+            .frameLocator('#user-metadata-summary')
+            .getByText(name, { exact: true })
+            .waitFor({ timeout: 20_000 });
+          await page
+            .frameLocator('#user-metadata-details')
+            .getByText(details, { exact: true })
+            .waitFor({ timeout: 20_000 });
+          break;
+        } catch (err) {
+          if (look >= 2) throw err;
+          await page.reload();
+        }
+      }
 
       // The UI's list finds the run by the workflow's name (a search attribute registered at the server's start).
       const query = encodeURIComponent(`StepwiseWorkflowName="${name}"`);
@@ -103,5 +119,5 @@ describe('runs in the Temporal Web UI', () => {
       writeFileSync(path.join(SCREENSHOT_DIR, 'temporal-web-ui-failure.html'), await page.content());
       throw err;
     }
-  });
+  }, 150_000);
 });
