@@ -87,8 +87,8 @@ describe('runs in the Temporal Web UI', () => {
         await page.getByText(`runActionStep • http_request ${step}`).first().waitFor({ state: 'attached' });
       }
       // The execution's summary (decrypted through the codec endpoint) is the workflow's name, its details the ids.
-      // The UI decodes each with a request of its own and does not ask again when one is slow to answer (a loaded CI
-      // machine): a second look reloads the page.
+      // On a loaded CI machine the details frame once stayed empty for 45 s while the summary showed (cause not
+      // known): a second look reloads the page. Both must still show.
       const details = `Stepwise workflow ${wf}, run ${runId}`;
       for (let look = 1; ; look++) {
         try {
