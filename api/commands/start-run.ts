@@ -1,10 +1,12 @@
 /**
- * Endpoint 7's command: validate the input, claim the idempotency key, record the run, start the Temporal workflow
- * (workflow id = run id), confirm. Order matters for "no record left claiming a run exists": the record is created
- * `queued` first (so a crash after the start still leaves a findable run) and removed again when Temporal refuses.
+ * Endpoint 7's command: validate the input, claim the idempotency key, record the run, admit it (the concurrent-runs
+ * limit), start the Temporal workflow (workflow id = run id), confirm. Order matters for "no record left claiming a
+ * run exists": the record is created `queued` first (so a crash after the start still leaves a findable run) and
+ * removed again when the limit or an unreachable Temporal refuses it. While Temporal answers, the start itself goes
+ * on behind the answer (./execution-starts.ts).
  */
 import { createHash } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
@@ -14,16 +16,8 @@ import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
-import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../temporal/contract/search-attributes';
-import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
-import {
-  ConcurrentRunsExceededError,
-  ConflictError,
-  NotFoundError,
-  ServiceUnavailableError,
-  UnprocessableError,
-} from '../errors';
-import { isTemporalUnavailable } from '../infra-errors';
+import { ConcurrentRunsExceededError, ConflictError, NotFoundError, UnprocessableError } from '../errors';
+import type { ExecutionStarts } from './execution-starts';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
@@ -34,10 +28,11 @@ import { runKindOf } from '../../runtime/metrics/run-kind';
 import { withTraceId } from '../../runtime/run-trace';
 import type { TemplateHints } from './template-hints';
 
-/** How long Temporal gets to accept a start before the API answers 503. */
-const START_DEADLINE_MS = 5_000;
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
 const STALE_START_MS = 30_000;
+/** How long a repeated request waits for the first one's start before answering 409, and how often it looks. */
+const REPLAY_WAIT_MS = 2_000;
+const REPLAY_POLL_MS = 20;
 /** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
 const CONCURRENT_RETRY_AFTER_SECONDS = 10;
 
@@ -46,6 +41,8 @@ export interface StartRunDeps {
   db: Db;
   temporal: Client;
   inputValidators: InputValidators;
+  /** Starts the runs' Temporal executions, before or just behind the answer (./execution-starts.ts). */
+  starts: ExecutionStarts;
   apiMetrics?: ApiMetrics;
   /** Lets a start read the workflow and its templates in one round trip (./template-hints.ts). */
   templateHints?: TemplateHints;
@@ -142,7 +139,7 @@ export interface LaunchSteps {
   prepare(runId: string, now: Date): Promise<PreparedRun>;
   /** Idempotent work once the run is recorded and within the limits, before Temporal starts it (and on a retry). */
   beforeStart?(doc: RunDoc): Promise<void>;
-  /** Idempotent work once Temporal has the run (and on a retry). */
+  /** Idempotent work once the run is acknowledged (recorded and admitted; and on a retry). */
   afterStart?(doc: RunDoc): Promise<void>;
   /** The whole request again (its key's claimant stopped before recording a run). */
   again(): Promise<StartedRun>;
@@ -150,8 +147,8 @@ export interface LaunchSteps {
 
 /**
  * Claim the idempotency key, record the run, check the concurrent-runs limit, start the Temporal workflow (workflow
- * id = run id), confirm. The record is created `queued` first (so a crash after the start still leaves a findable
- * run) and removed again when Temporal or the limit refuses.
+ * id = run id; behind the answer while Temporal answers), confirm. The record is created `queued` first (so a crash
+ * after the start still leaves a findable run) and removed again when the limit or an unreachable Temporal refuses.
  */
 export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: LaunchSteps): Promise<StartedRun> {
   const key = req.idempotencyKey;
@@ -189,16 +186,21 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     timeoutSeconds: prepared.timeoutSeconds,
     now,
   });
+  // While Temporal answers, the run is acknowledged once recorded and admitted, and started behind the answer
+  // (./execution-starts.ts); `start_pending_at` marks it for the sweep until Temporal has it.
+  const early = deps.starts.acknowledgeEarly;
   const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
+  if (early) doc.start_pending_at = now;
   try {
     await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);
     await steps.beforeStart?.(doc);
-    await startExecution(deps, doc, snapshot, { removeOnFailure: true });
+    if (!early) await deps.starts.startNow(doc, snapshot, { removeOnFailure: true });
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
   }
+  if (early) deps.starts.startBehind(doc, snapshot);
   await steps.afterStart?.(doc);
   deps.apiMetrics?.runStarted(runKindOf(snapshot.steps));
   return accepted(req, doc);
@@ -251,14 +253,14 @@ async function replay(
     );
   }
   deps.apiMetrics?.idempotentReplay();
-  const doc = await runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
-  if (doc && (doc.temporal.run_id !== null || isTerminal(doc.status))) {
+  const fresh = Date.now() - claim.created_at.getTime() < STALE_START_MS;
+  // A first request still starting usually has its answer within milliseconds: wait for it rather than answer 409.
+  const doc = fresh ? await waitForStart(deps, req.ownerId, claim.run_id) : await findClaimedRun(deps, req, claim);
+  if (doc && hasStarted(doc)) {
     await steps.afterStart?.(doc);
     return accepted(req, doc);
   }
-  if (Date.now() - claim.created_at.getTime() < STALE_START_MS) {
-    throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
-  }
+  if (fresh) throw new ConflictError('a request with this Idempotency-Key is still in flight; retry shortly');
   if (!doc) {
     // The claiming request stopped before recording its run: give the key up and start afresh.
     await releaseKey(deps.db, req.ownerId, req.idempotencyKey ?? '', claim.run_id);
@@ -268,56 +270,25 @@ async function replay(
   // by workflow id, so this cannot create a second execution.
   // The document read back holds the snapshot in its stored form (schema keys escaped).
   await steps.beforeStart?.(doc);
-  await startExecution(deps, doc, loadedSnapshot(doc), { removeOnFailure: false });
+  await deps.starts.startNow(doc, loadedSnapshot(doc), { removeOnFailure: false });
   await steps.afterStart?.(doc);
   return accepted(req, doc);
 }
 
-async function startExecution(
-  deps: StartRunDeps,
-  doc: RunDoc,
-  snapshot: RunSnapshot,
-  opts: { removeOnFailure: boolean },
-): Promise<void> {
-  let temporalRunId: string;
-  try {
-    const handle = await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      deps.temporal.workflow.start(RUN_WORKFLOW_TYPE, {
-        workflowId: doc._id,
-        taskQueue: doc.temporal.task_queue,
-        args: [snapshot],
-        ...(doc.deadline_at ? { workflowExecutionTimeout: doc.deadline_at.getTime() - doc.created_at.getTime() } : {}),
-        memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
-        // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs.
-        staticSummary: doc.workflow_name,
-        staticDetails: `Stepwise workflow ${doc.workflow_id}, run ${doc._id}`,
-        typedSearchAttributes: [
-          { key: workflowIdKey, value: doc.workflow_id },
-          { key: ownerIdKey, value: doc.owner_id },
-          { key: workflowNameKey, value: doc.workflow_name },
-        ],
-      }),
-    );
-    temporalRunId = handle.firstExecutionRunId;
-  } catch (err) {
-    if (err instanceof WorkflowExecutionAlreadyStartedError) {
-      const described = await deps.temporal.workflow.getHandle(doc._id).describe();
-      temporalRunId = described.runId;
-    } else {
-      if (opts.removeOnFailure) {
-        await runsCollection(deps.db)
-          .deleteOne({ _id: doc._id, 'temporal.run_id': null })
-          .catch(() => undefined);
-      }
-      if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
-      throw err;
-    }
+/** Temporal has the run (its run id is recorded), or it has ended. */
+const hasStarted = (doc: RunDoc) => doc.temporal.run_id !== null || isTerminal(doc.status);
+
+const findClaimedRun = (deps: StartRunDeps, req: Pick<LaunchRequest, 'ownerId'>, claim: IdempotencyDoc) =>
+  runsCollection(deps.db).findOne({ _id: claim.run_id, owner_id: req.ownerId });
+
+/** The claimed run once it has started, or as it is after REPLAY_WAIT_MS (null: not recorded, or refused). */
+async function waitForStart(deps: StartRunDeps, ownerId: string, runId: string): Promise<RunDoc | null> {
+  const until = Date.now() + REPLAY_WAIT_MS;
+  for (;;) {
+    const doc = await runsCollection(deps.db).findOne({ _id: runId, owner_id: ownerId });
+    if ((doc && hasStarted(doc)) || Date.now() >= until) return doc;
+    await new Promise((resolve) => setTimeout(resolve, REPLAY_POLL_MS));
   }
-  // Not awaited: the run exists in Temporal now, and nothing depends on this record of its run id being written
-  // before the answer (a retried request finds the execution by its workflow id; read-repair asks Temporal).
-  void runsCollection(deps.db)
-    .updateOne({ _id: doc._id, 'temporal.run_id': null }, { $set: { 'temporal.run_id': temporalRunId } })
-    .catch(() => undefined);
 }
 
 /** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */

@@ -3,6 +3,7 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { CloseWatches } from '../commands/run-status/long-poll';
+import { ExecutionStarts } from '../commands/execution-starts';
 import { TemplateLists } from '../commands/template-lists';
 import { Registry } from 'prom-client';
 import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
@@ -35,6 +36,7 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
     keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
     closeWatches: new CloseWatches(deps.temporal),
     templateLists: new TemplateLists(deps.db),
+    starts: new ExecutionStarts(deps),
   };
   const health = healthRoutes(deps);
   root.use(health.routes());
