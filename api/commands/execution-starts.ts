@@ -24,6 +24,8 @@ import { isTemporalUnavailable } from '../infra-errors';
 export const START_DEADLINE_MS = 5_000;
 /** An acknowledged run still unstarted after this long was left behind by its start: the sweep starts it. */
 export const SWEEP_AFTER_MS = 2 * START_DEADLINE_MS;
+/** A start behind an answer still unanswered after this long means Temporal is slow or away: stop answering early. */
+const SLOW_START_MS = 1_000;
 /** How often each API process sweeps. */
 export const SWEEP_EVERY_MS = 5_000;
 /** Runs one sweep starts at most (the next sweep takes the rest). */
@@ -39,12 +41,20 @@ export interface ExecutionStartDeps {
 export class ExecutionStarts {
   /** Unknown at boot: the first starts wait for Temporal, and the first that succeeds turns the fast path on. */
   private answering = false;
+  /** When each start behind an answer still under way began (by run id). */
+  private readonly behind = new Map<string, number>();
 
   constructor(private readonly deps: ExecutionStartDeps) {}
 
-  /** Whether a start may be acknowledged before Temporal has it (Temporal answered the last start). */
+  /**
+   * Whether a start may be acknowledged before Temporal has it: Temporal answered the last start, and no start behind
+   * an answer has been waiting for it longer than SLOW_START_MS (an outage shows there first).
+   */
   get acknowledgeEarly(): boolean {
-    return this.answering;
+    if (!this.answering) return false;
+    const slowSince = Date.now() - SLOW_START_MS;
+    for (const since of this.behind.values()) if (since < slowSince) return false;
+    return true;
   }
 
   /**
@@ -72,21 +82,24 @@ export class ExecutionStarts {
    * sweep; Temporal refusing the start: the run fails, saying why.
    */
   startBehind(doc: RunDoc, snapshot: RunSnapshot): void {
-    startExecution(this.deps, doc, snapshot).then(
-      () => {
-        this.answering = true;
-      },
-      async (err: unknown) => {
-        if (isTemporalUnavailable(err)) {
-          this.answering = false;
-          this.deps.logger.warn({ run_id: doc._id, err }, 'Temporal unreachable: the run starts when it answers');
-          return;
-        }
-        await failUnstartable(this.deps, doc, err).catch((e: unknown) =>
-          this.deps.logger.error({ run_id: doc._id, err: e }, 'could not record the refused start'),
-        );
-      },
-    );
+    this.behind.set(doc._id, Date.now());
+    startExecution(this.deps, doc, snapshot)
+      .finally(() => this.behind.delete(doc._id))
+      .then(
+        () => {
+          this.answering = true;
+        },
+        async (err: unknown) => {
+          if (isTemporalUnavailable(err)) {
+            this.answering = false;
+            this.deps.logger.warn({ run_id: doc._id, err }, 'Temporal unreachable: the run starts when it answers');
+            return;
+          }
+          await failUnstartable(this.deps, doc, err).catch((e: unknown) =>
+            this.deps.logger.error({ run_id: doc._id, err: e }, 'could not record the refused start'),
+          );
+        },
+      );
   }
 }
 
@@ -104,9 +117,10 @@ export async function startExecution(deps: ExecutionStartDeps, doc: RunDoc, snap
         args: [snapshot],
         ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) } : {}),
         memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
-        // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs.
+        // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs. It renders both
+        // as markdown, where an id's underscores could turn into emphasis (`wf_ab_` → wf<em>ab</em>): ids are code.
         staticSummary: doc.workflow_name,
-        staticDetails: `Stepwise workflow ${doc.workflow_id}, run ${doc._id}`,
+        staticDetails: `Stepwise workflow \`${doc.workflow_id}\`, run \`${doc._id}\``,
         typedSearchAttributes: [
           { key: workflowIdKey, value: doc.workflow_id },
           { key: ownerIdKey, value: doc.owner_id },
