@@ -75,11 +75,30 @@ export async function b0Calibration(ctx: BenchContext): Promise<Row> {
   };
 }
 
+/**
+ * B1 times the start alone, and each sample then waits (untimed) for its run to finish, so that no sample is measured
+ * while the run started by the one before is still at work: Stepwise starts the Temporal execution just behind its
+ * answer, and without the wait that start would land on the next sample — of the other arm, as often as not.
+ */
 export async function b1StartPath(ctx: BenchContext): Promise<Row> {
+  const settled = async <T>(start: () => Promise<T>, finish: (started: T) => Promise<unknown>): Promise<number> => {
+    let started: T | undefined;
+    const ms = await timed(async () => (started = await start()));
+    await finish(started as T);
+    return ms;
+  };
   const { a, b } = await interleave(
     60 * ctx.scale,
-    () => timed(() => ctx.api.startRun(ctx.workflows[3]!, { n: 1 })),
-    () => timed(() => bareStart(ctx, 3)),
+    () =>
+      settled(
+        () => ctx.api.startRun(ctx.workflows[3]!, { n: 1 }),
+        (runId) => ctx.api.waitForCompletion(runId),
+      ),
+    () =>
+      settled(
+        () => bareStart(ctx, 3),
+        (handle) => handle.result(),
+      ),
   );
   const sa = summarize(a);
   const sb = summarize(b);
