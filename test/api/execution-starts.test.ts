@@ -4,9 +4,10 @@
  * the answer clears the run's mark, and the sweep starts every acknowledged run left behind — and only those.
  */
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { ExecutionStarts, sweepUnstarted, SWEEP_AFTER_MS } from '../../api/commands/execution-starts';
+import { ExecutionStarts, startExecution, sweepUnstarted, SWEEP_AFTER_MS } from '../../api/commands/execution-starts';
 import { createTemporalClient } from '../../temporal/client';
-import { newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
+import { deriveOutcome } from '../../temporal/contract/run-state';
 import { actionStep, testSnapshot } from '../helpers/snapshots';
 import { openTestDb, silentLogger, startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
@@ -148,5 +149,38 @@ describe('the sweep', () => {
     expect(await sweepUnstarted({ ...deps(), maxConcurrentRuns: 1 })).toBe(0);
     expect(await executionExists(waiting._id)).toBe(false);
     expect((await runs.findOne({ _id: waiting._id }))!.start_pending_at).toBeDefined();
+  });
+});
+
+describe('around a start behind the answer', () => {
+  it('a run cancelled before Temporal had it has its execution cancelled once Temporal does', async () => {
+    const doc = leftBehind('run_cancel_race1', 0);
+    await runsCollection(sweepDb.db).insertOne(doc);
+    // POST …/cancel found no execution yet: the cancellation was recorded on the run alone.
+    const end = { kind: 'cancelled', stepId: null, message: 'the run was cancelled before it started' } as const;
+    await recordRunOutcome(sweepDb.db, doc._id, deriveOutcome([{ id: 'only', status: 'pending' }], end));
+    await startExecution({ db: sweepDb.db, temporal: api.temporal, logger: silentLogger }, doc, doc.snapshot);
+    const handle = api.temporal.workflow.getHandle(doc._id);
+    await waitFor('Temporal to record the cancellation', async () => {
+      const history = await handle.fetchHistory();
+      return (history.events ?? []).some((e) => e.workflowExecutionCancelRequestedEventAttributes);
+    });
+    await handle.terminate('test over');
+  });
+
+  it('the status read leaves a run waiting for its start queued; a run recorded and never started is not_started', async () => {
+    const quiet = new Date(Date.now() - 60_000);
+    const runs = runsCollection(api.database.db);
+    // Acknowledged just now, in a projection quiet long enough for the status read to ask Temporal.
+    const waiting = { ...leftBehind('run_status_wait1', 0), updated_at: quiet };
+    const { start_pending_at: _, ...orphan } = { ...leftBehind('run_status_orphan1', 0), updated_at: quiet };
+    await runs.insertMany([waiting, orphan]);
+    const status = async (runId: string) =>
+      (await api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(user.auth)).body.data as {
+        status: string;
+        error: { reason: string } | null;
+      };
+    expect(await status(waiting._id)).toMatchObject({ status: 'queued', error: null });
+    expect(await status(orphan._id)).toMatchObject({ status: 'failed', error: { reason: 'not_started' } });
   });
 });
