@@ -216,9 +216,10 @@ public class OrderedIndex extends Index<Object> {
       }
     }
     boolean ranged = lower != null || upper != null;
-    // A sparse index lacks the documents without its fields: only a query pinning its first field to a value (never
-    // null, see isPinnable) cannot match those.
-    if (pinned == 0 && (!ranged || isSparse())) return null;
+    // A sparse index lacks the documents without its fields: a query pinning its first field to a value (never null,
+    // see isPinnable) or bounding it by one cannot match those (a range matches values of its bound's type only, as in
+    // mongod: `{at: {$lte: <date>}}` never matches a document without `at`).
+    if (pinned == 0 && !ranged) return null;
     int sort = sortDirection(orderBy, pinned, prefixes.size());
     return new Plan(this, prefixes, pinned, lower, lowerInclusive, upper, upperInclusive, sort);
   }

@@ -36,6 +36,8 @@ const docArb = (i: number) =>
         // Ints and doubles of the same value, null and missing: equal as the server compares them.
         n: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom(1.5, 2.0, null)),
         parent_run_id: fc.constantFrom(null, 'run_p'),
+        // A sparse index's field (as runs' start_pending_at): a date, null or missing.
+        due: fc.constantFrom<Date | null>(...DAYS, null),
       },
       { requiredKeys: ['created_at'] },
     )
@@ -69,6 +71,11 @@ const filterArb: fc.Arbitrary<Filter<Doc>> = fc
       ),
       _id: fc.oneof(idArb, fc.record({ $in: fc.array(idArb, { maxLength: 4 }) }), fc.record({ $gt: idArb })),
       parent_run_id: pick([null, 'run_p']),
+      due: fc.oneof(
+        pick<Date | null>([DAYS[1]!, null]),
+        fc.record({ $lte: pick(DAYS) }),
+        fc.record({ $gt: pick(DAYS) }),
+      ),
     },
     { requiredKeys: [] },
   )
@@ -88,6 +95,7 @@ const sortArb: fc.Arbitrary<Sort | undefined> = fc.constantFrom<Sort | undefined
   { created_at: 1, _id: 1 },
   { status: 1, created_at: -1, _id: -1 },
   { n: 1, _id: 1 },
+  { due: 1, _id: 1 },
   { _id: -1 },
   { created_at: -1, _id: 1 },
 );
@@ -125,6 +133,9 @@ const SHAPES: Query[] = [
   { filter: { owner_id: null }, sort: { created_at: -1, _id: -1 }, skip: 0, limit: 3 },
   // A sparse index leaves out documents without its field: it cannot answer for null.
   { filter: { code: null }, sort: { _id: 1 }, skip: 0, limit: 6 },
+  // ...but it can for a range, which never matches them: the sweep of unstarted runs (api/commands/execution-starts.ts).
+  { filter: { due: { $lte: DAYS[2] } }, sort: { due: 1, _id: 1 }, skip: 0, limit: 6 },
+  { filter: { due: { $gt: DAYS[0] } }, sort: { due: 1, _id: 1 }, skip: 0, limit: 6 },
   // Keyset paging (db/paging.ts): the filter and the cursor's condition in $and.
   {
     filter: {
@@ -187,6 +198,7 @@ describeEmbedded('the embedded server plans queries on indexes (devstack/mongo)'
       { key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' },
       { key: { n: 1 }, name: 'by_n' },
       { key: { code: 1 }, unique: true, sparse: true, name: 'code_unique' },
+      { key: { due: 1 }, sparse: true, name: 'by_due' },
     ]);
     const docs = fc.sample(fc.tuple(...Array.from({ length: 60 }, (_, i) => docArb(i))), { numRuns: 1, seed: 7 })[0]!;
     docCounter = docs.length;

@@ -6,13 +6,16 @@
  * close (the run writes its terminal projection just before it closes), so a waiting client learns of the end at once
  * instead of at the next poll.
  */
-import { WorkflowFailedError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { findRun } from '../../../db/runs';
 import type { RunView } from './read';
 
 const WAIT_POLL_FIRST_MS = 20;
 const WAIT_POLL_MAX_MS = 250;
+/** A close watch of a run Temporal does not have yet looks again this often, this many times. */
+const NOT_STARTED_PAUSE_MS = 20;
+const NOT_STARTED_LOOKS = 50;
 
 /**
  * Bounds how many waits of this process hold a Temporal long poll at once: each is a stream on the client's one
@@ -30,18 +33,24 @@ export class CloseWatches {
   closeOf(runId: string, signal: AbortSignal): Promise<void> | undefined {
     if (this.active >= this.max) return undefined;
     this.active++;
-    return new Promise<void>((resolve) => {
+    let lookedFor = 0;
+    const poll = (resolve: () => void): Promise<void> =>
       this.temporal.connection
         .withAbortSignal(signal, () => this.temporal.workflow.getHandle(runId).result())
         .then(
           () => resolve(),
-          // Failed, cancelled, terminated or timed out: closed too. Anything else (aborted, unreachable): not known.
-          (err: unknown) => {
-            if (err instanceof WorkflowFailedError) resolve();
+          async (err: unknown) => {
+            // Failed, cancelled, terminated or timed out: closed too.
+            if (err instanceof WorkflowFailedError) return resolve();
+            // Not there yet: a start made just behind its answer (../execution-starts.ts) lands within moments.
+            if (err instanceof WorkflowNotFoundError && !signal.aborted && ++lookedFor <= NOT_STARTED_LOOKS) {
+              await new Promise((r) => setTimeout(r, NOT_STARTED_PAUSE_MS));
+              return poll(resolve);
+            }
+            // Anything else (aborted, unreachable): not known.
           },
-        )
-        .finally(() => this.active--);
-    });
+        );
+    return new Promise<void>((resolve) => void poll(resolve).finally(() => this.active--));
   }
 }
 
