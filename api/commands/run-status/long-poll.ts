@@ -33,24 +33,32 @@ export class CloseWatches {
   closeOf(runId: string, signal: AbortSignal): Promise<void> | undefined {
     if (this.active >= this.max) return undefined;
     this.active++;
-    let lookedFor = 0;
-    const poll = (resolve: () => void): Promise<void> =>
-      this.temporal.connection
-        .withAbortSignal(signal, () => this.temporal.workflow.getHandle(runId).result())
-        .then(
-          () => resolve(),
-          async (err: unknown) => {
-            // Failed, cancelled, terminated or timed out: closed too.
-            if (err instanceof WorkflowFailedError) return resolve();
-            // Not there yet: a start made just behind its answer (../execution-starts.ts) lands within moments.
-            if (err instanceof WorkflowNotFoundError && !signal.aborted && ++lookedFor <= NOT_STARTED_LOOKS) {
-              await new Promise((r) => setTimeout(r, NOT_STARTED_PAUSE_MS));
-              return poll(resolve);
-            }
-            // Anything else (aborted, unreachable): not known.
-          },
-        );
-    return new Promise<void>((resolve) => void poll(resolve).finally(() => this.active--));
+    return new Promise<void>((resolve) => {
+      // The slot is free before the caller hears of the close.
+      const settle = (closed: boolean) => {
+        this.active--;
+        if (closed) resolve();
+      };
+      let lookedFor = 0;
+      const poll = () =>
+        void this.temporal.connection
+          .withAbortSignal(signal, () => this.temporal.workflow.getHandle(runId).result())
+          .then(
+            () => settle(true),
+            (err: unknown) => {
+              // Failed, cancelled, terminated or timed out: closed too.
+              if (err instanceof WorkflowFailedError) return settle(true);
+              // Not there yet: a start made just behind its answer (../execution-starts.ts) lands within moments.
+              if (err instanceof WorkflowNotFoundError && !signal.aborted && ++lookedFor <= NOT_STARTED_LOOKS) {
+                setTimeout(poll, NOT_STARTED_PAUSE_MS);
+                return;
+              }
+              // Anything else (aborted, unreachable): not known.
+              settle(false);
+            },
+          );
+      poll();
+    });
   }
 }
 
