@@ -5,7 +5,7 @@
  */
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
+import { actionTemplates, createWorkflow, insertTemplate, untilTemporalHasRun } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
 
@@ -252,7 +252,9 @@ describe('workflows API', () => {
       expect(st.body.data).toMatchObject({ run_id, workflow_id: wf, status: 'queued', input: { a: 1 } });
       expect(st.body.data.temporal).toMatchObject({ namespace: 'default', workflow_id: run_id });
       expect(st.body.data.temporal.ui_url).toContain(`/namespaces/default/workflows/${run_id}`);
-      // The Temporal execution exists, with the search attributes that find it in the Web UI.
+      // The Temporal execution exists (the start is made just behind the answer), with the search attributes that find
+      // it in the Web UI.
+      await untilTemporalHasRun(api.database.db, run_id);
       const described = await api.temporal.workflow.getHandle(run_id).describe();
       expect(described.searchAttributes).toMatchObject({
         StepwiseWorkflowId: [wf],
