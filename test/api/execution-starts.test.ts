@@ -9,27 +9,21 @@ import { createTemporalClient } from '../../temporal/client';
 import { newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
 import { deriveOutcome } from '../../temporal/contract/run-state';
 import { actionStep, testSnapshot } from '../helpers/snapshots';
-import { openTestDb, silentLogger, startTestApi, testConfig, type TestApi } from '../helpers/stack';
+import { silentLogger, startTestApi, useTestDb, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { createWorkflow, insertTemplate, startRun } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
-import type { Database } from '../../db/client';
 
 let api: TestApi;
 let user: TestUser;
 /** The sweep's own database: the test API sweeps its database in the background, as api/server.ts does. */
-let sweepDb: Database;
+const sweepDb = useTestDb();
 
 beforeAll(async () => {
   api = await startTestApi();
   user = await createTestUser(api.database.db);
-  sweepDb = await openTestDb(testConfig());
 });
-afterAll(async () => {
-  await sweepDb?.db.dropDatabase();
-  await sweepDb?.close();
-  await api?.close();
-});
+afterAll(() => api?.close());
 
 /** A queued run as a start left it: recorded, acknowledged `ageMs` ago, never started. No worker polls its queue. */
 function leftBehind(id: string, ageMs: number, fields: Partial<RunDoc> = {}): RunDoc {

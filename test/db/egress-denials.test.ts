@@ -1,18 +1,10 @@
 /** The status record of refused tool calls: idempotent on retried writes, per step, capped, long targets cut. */
 import { EGRESS_DENIALS_SHOWN, findRun, newRunDoc, recordEgressDenied, runsCollection } from '../../db/runs';
-import type { Database } from '../../db/client';
 import { agentStep, testSnapshot } from '../helpers/snapshots';
-import { openTestDb, testConfig } from '../helpers/stack';
+import { useTestDb } from '../helpers/stack';
 
 describe('recordEgressDenied', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openTestDb(testConfig());
-  });
-  afterAll(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useTestDb();
 
   it('records once per call (a retried write adds nothing), on its own step only', async () => {
     const runId = 'run_egress_once1';

@@ -16,18 +16,10 @@ import {
 } from '../../db/run-events';
 import { insertRun, markStepCompleted, markStepRunning, newRunDoc, recordRunOutcome } from '../../db/runs';
 import { actionStep, testSnapshot } from '../helpers/snapshots';
-import { openTestDb, testConfig, uniqueId } from '../helpers/stack';
-import type { Database } from '../../db/client';
+import { uniqueId, useTestDb } from '../helpers/stack';
 
 describe('run event log', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openTestDb(testConfig());
-  });
-  afterAll(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useTestDb();
 
   const newRun = async () => {
     const runId = uniqueId('run_');

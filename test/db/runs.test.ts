@@ -10,19 +10,11 @@ import {
   setStepProgress,
 } from '../../db/runs';
 import { actionStep, agentStep, testSnapshot } from '../helpers/snapshots';
-import { openTestDb, testConfig } from '../helpers/stack';
-import type { Database } from '../../db/client';
+import { useTestDb } from '../helpers/stack';
 import { runEventsCollection } from '../../db/run-events';
 
 describe('runs projection', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openTestDb(testConfig());
-  });
-  afterAll(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useTestDb();
 
   const insert = async (runId: string) => {
     await runsCollection(database.db).insertOne(

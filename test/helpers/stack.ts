@@ -10,6 +10,7 @@ import { Registry } from 'prom-client';
 import request from 'supertest';
 import { loadConfig, type Config } from '../../config';
 import { connectDatabase, type Database } from '../../db/client';
+import type { Db } from 'mongodb';
 import { ensureIndexes } from '../../db/indexes';
 import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
@@ -78,6 +79,27 @@ export async function openTestDb(config: Config): Promise<Database> {
   const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB });
   await ensureIndexes(database.db);
   return database;
+}
+
+/**
+ * A fresh test database for the enclosing `describe`: opened before its tests (with the service's indexes), dropped
+ * and closed after them. `const database = useTestDb();` then `database.db` inside the tests.
+ */
+export function useTestDb(): { readonly db: Db } {
+  let database: Database | undefined;
+  beforeAll(async () => {
+    database = await openTestDb(testConfig());
+  });
+  afterAll(async () => {
+    await database?.db.dropDatabase();
+    await database?.close();
+  });
+  return {
+    get db() {
+      if (!database) throw new Error('useTestDb: the database opens in beforeAll');
+      return database.db;
+    },
+  };
 }
 
 export interface TestApi {

@@ -3,21 +3,13 @@
  * the limit holds whatever order the records land in, including a record created earlier but inserted later (the
  * case a count of only the earlier-created runs let through: two backfilled scheduled fires both ran).
  */
-import type { Database } from '../../db/client';
 import { newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import { testSnapshot } from '../helpers/snapshots';
-import { openTestDb, testConfig } from '../helpers/stack';
+import { useTestDb } from '../helpers/stack';
 
 describe('holdsConcurrentSlot', () => {
-  let database: Database;
-  beforeAll(async () => {
-    database = await openTestDb(testConfig());
-  });
-  afterAll(async () => {
-    await database.db.dropDatabase();
-    await database.close();
-  });
+  const database = useTestDb();
 
   const runOf = (id: string, owner: string, createdAt: Date): RunDoc =>
     newRunDoc({
