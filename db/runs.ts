@@ -16,6 +16,7 @@ import {
 } from './run-events';
 import { logStepChange, logStepChanges, stepChangeEvents, type StepChange } from './step-events';
 import { closeOpenExecutions, writeExecution } from './step-executions';
+import { commitExecutionWrite } from './execution-commits';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import type { ActionType } from '../temporal/contract/action-types';
@@ -278,9 +279,25 @@ export async function countActiveRuns(
 /** Fields the status view needs (everything but the snapshot). */
 export const STATUS_PROJECTION = { snapshot: 0 } as const;
 
-/** Whether the run has not ended: a read, for an attempt that writes its start only later (recordStepDone). */
-export async function isRunLive(db: Db, runId: string): Promise<boolean> {
-  return (await runsCollection(db).findOne({ _id: runId, status: notTerminal }, { projection: { _id: 1 } })) !== null;
+/** The liveness reads under way, per database handle and run. */
+const liveReads = new WeakMap<Db, Map<string, Promise<boolean>>>();
+
+/**
+ * Whether the run has not ended: a read, for an attempt that writes its start only later (recordStepDone). A map's
+ * items start many at a time: one that asks while a read of the same run is under way shares it. Its answer is then
+ * a few milliseconds older than the question, which changes nothing: a run may end just after any read anyway.
+ */
+export function isRunLive(db: Db, runId: string): Promise<boolean> {
+  let byRun = liveReads.get(db);
+  if (!byRun) liveReads.set(db, (byRun = new Map<string, Promise<boolean>>()));
+  const under = byRun.get(runId);
+  if (under) return under;
+  const read = runsCollection(db)
+    .findOne({ _id: runId, status: notTerminal }, { projection: { _id: 1 } })
+    .then((doc) => doc !== null)
+    .finally(() => byRun.delete(runId));
+  byRun.set(runId, read);
+  return read;
 }
 
 /** One run of the owner, or null (unknown id or another user's run). */
@@ -572,22 +589,21 @@ export async function recordStepDone(
   ];
   const inner = innerExecution(stepId);
   if (inner) {
-    const now = new Date();
-    return updateExecution(
-      db,
-      runId,
-      inner,
-      {
+    // A map's items end many at a time: their writes go together (db/execution-commits.ts).
+    return commitExecutionWrite(db, runId, {
+      exec: inner,
+      set: {
         status: 'completed',
         attempts: done.attempt,
         ...(done.attempt <= 1 ? { started_at: done.startedAt } : {}),
         ...(done.input !== undefined ? { input_json: shownInput(done.input) } : {}),
         output_json: JSON.stringify(done.output),
         error: null,
-        completed_at: now,
+        completed_at: new Date(),
       },
-      { startedAt: done.startedAt, change: changes },
-    );
+      startedAt: done.startedAt,
+      changes,
+    });
   }
   const now = new Date();
   const set: Record<string, unknown> = {

@@ -5,7 +5,7 @@
  *
  * Writes never move an execution out of a terminal state: a late attempt-start after a completion changes nothing.
  */
-import type { Db, Filter } from 'mongodb';
+import { MongoBulkWriteError, type Db, type Filter, type WriteError } from 'mongodb';
 import type { StepStatus, Usage } from '../temporal/contract/run';
 import type { StepError } from '../temporal/contract/steps';
 
@@ -46,19 +46,13 @@ function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
-/**
- * Applies `set` to the execution unless it is already terminal (`force` writes even then: the ending itself),
- * creating the document on first write. Returns false when a terminal execution was left alone.
- */
-export async function writeExecution(
-  db: Db,
-  key: { runId: string; stepId: string; execId: string; position: number },
-  set: Partial<Omit<StepExecutionDoc, '_id' | 'run_id' | 'step_id' | 'exec_id' | 'position'>>,
-  opts: { force?: boolean } = {},
-): Promise<boolean> {
+type ExecutionKey = { runId: string; stepId: string; execId: string; position: number };
+type ExecutionSet = Partial<Omit<StepExecutionDoc, '_id' | 'run_id' | 'step_id' | 'exec_id' | 'position'>>;
+
+/** The upsert that applies `set` to an execution unless it is terminal (unless `force`), creating it on first write. */
+function executionUpsert(key: ExecutionKey, set: ExecutionSet, force: boolean) {
   const _id = executionDocId(key.runId, key.stepId, key.position);
-  const now = new Date();
-  const filter: Filter<StepExecutionDoc> = opts.force ? { _id } : { _id, status: { $nin: TERMINAL_STEP } };
+  const filter: Filter<StepExecutionDoc> = force ? { _id } : { _id, status: { $nin: TERMINAL_STEP } };
   const defaults: Omit<StepExecutionDoc, '_id' | 'updated_at'> = {
     run_id: key.runId,
     step_id: key.stepId,
@@ -75,17 +69,47 @@ export async function writeExecution(
     completed_at: null,
   };
   const setOnInsert = Object.fromEntries(Object.entries(defaults).filter(([k]) => !(k in set)));
+  return { filter, update: { $set: { ...set, updated_at: new Date() }, $setOnInsert: setOnInsert }, upsert: true };
+}
+
+/**
+ * Applies `set` to the execution unless it is already terminal (`force` writes even then: the ending itself),
+ * creating the document on first write. Returns false when a terminal execution was left alone.
+ */
+export async function writeExecution(
+  db: Db,
+  key: ExecutionKey,
+  set: ExecutionSet,
+  opts: { force?: boolean } = {},
+): Promise<boolean> {
+  const { filter, update } = executionUpsert(key, set, opts.force ?? false);
   try {
-    const res = await stepExecutionsCollection(db).updateOne(
-      filter,
-      { $set: { ...set, updated_at: now }, $setOnInsert: setOnInsert },
-      { upsert: true },
-    );
+    const res = await stepExecutionsCollection(db).updateOne(filter, update, { upsert: true });
     return res.matchedCount + res.upsertedCount > 0;
   } catch (err) {
     // The filter missed because the execution is terminal, so the upsert collided with it: nothing to change.
     if (isDuplicateKey(err)) return false;
     throw err;
+  }
+}
+
+/**
+ * writeExecution for several executions in one round trip (never `force`): for each, whether it took the write. An
+ * upsert either matches a non-terminal execution or collides with the terminal one, so a duplicate key at an index
+ * is exactly "left alone".
+ */
+export async function writeExecutions(db: Db, writes: { key: ExecutionKey; set: ExecutionSet }[]): Promise<boolean[]> {
+  if (writes.length === 0) return [];
+  const ops = writes.map(({ key, set }) => ({ updateOne: executionUpsert(key, set, false) }));
+  try {
+    await stepExecutionsCollection(db).bulkWrite(ops, { ordered: false });
+    return writes.map(() => true);
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = ([] as WriteError[]).concat(err.writeErrors);
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+    const refused = new Set(errors.map((e) => e.index));
+    return writes.map((_, i) => !refused.has(i));
   }
 }
 
