@@ -56,15 +56,18 @@ export class ApiClient {
     return data.run_id;
   }
 
-  async status(runId: string, waitSeconds?: number): Promise<{ status: string }> {
-    const q = waitSeconds === undefined ? '' : `?wait=${waitSeconds}`;
+  async status(runId: string, waitSeconds?: number, until?: 'end'): Promise<{ status: string }> {
+    const q = waitSeconds === undefined ? '' : `?wait=${waitSeconds}${until ? `&until=${until}` : ''}`;
     return (await this.call<{ status: string }>('GET', `/api/v1/workflows/runs/${runId}/status${q}`)).data;
   }
 
-  /** Polls the status endpoint (long poll) until the run is terminal; throws unless it completed. */
+  /**
+   * Waits on the status endpoint until the run is terminal (long polls that answer at the end, as the bare arm's
+   * result() does); throws unless it completed.
+   */
   async waitForCompletion(runId: string): Promise<void> {
     for (;;) {
-      const { status } = await this.status(runId, 10);
+      const { status } = await this.status(runId, 10, 'end');
       if (status === 'completed') return;
       if (['failed', 'cancelled', 'timed_out'].includes(status)) throw new Error(`run ${runId} ended ${status}`);
     }

@@ -130,7 +130,8 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       summary: 'Status, outputs, steps, error, usage and Temporal link of a run',
       description:
         'Answers from the run projection (also while every worker is down); a run Temporal has closed is never ' +
-        'reported running. `?wait=<seconds>` long-polls until the status changes.',
+        'reported running. `?wait=<seconds>` long-polls until the status changes; with `&until=end`, until the ' +
+        'run has ended.',
       security: BEARER,
       requestParams: { path: runIdParams, query: statusQuery },
       responses: { ...ok(200, 'The run', runView), ...errors(400, 401, 404) },

@@ -269,6 +269,14 @@ export const statusQuery = z.strictObject({
   wait: queryInteger({ min: 0, max: 60 })
     .optional()
     .meta({ description: 'Long poll: wait up to this many seconds for the status to change.' }),
+  until: z
+    .enum(['change', 'end'])
+    .optional()
+    .meta({
+      description:
+        "What a `wait` answers at: the run's first change (`change`, the default: a step started or ended, …) or " +
+        'its end (`end`: answered once the run has a terminal status, or when the wait is over).',
+    }),
 });
 
 export const stepExecutionsParams = z.strictObject({ runId: z.string().min(1), stepId: slug });

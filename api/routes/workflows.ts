@@ -103,7 +103,10 @@ export function workflowRoutes(deps: RouteDeps): Router {
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
     const { params, query } = runStatus.input(ctx);
-    const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), { waitSeconds: query.wait });
+    const run = await getRunStatus(deps, userId(ctx), runIdOr404(ctx, params.runId), {
+      waitSeconds: query.wait,
+      until: query.until,
+    });
     respond(ctx, 200, await buildRunView(deps.db, run, deps.config));
   });
 

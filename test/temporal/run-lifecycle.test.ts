@@ -102,6 +102,40 @@ describe('run lifecycle', () => {
     expect(res.body.data.steps[1].status).not.toBe('waiting');
   });
 
+  it('?wait&until=end answers once the run has ended, not at its first change', async () => {
+    // After the approval, a step that takes a while: the run changes (review completed, call running) long before
+    // it ends, so a wait that answered at the first change would answer a running run.
+    sink.route('/slow-publish', { status: 200, body: { ok: true }, delayMs: 1_500 });
+    const wf = await createWorkflow(api, user, {
+      name: 'approve then call',
+      steps: [
+        { id: 'review', template_id: tpl.approval._id, config: { message: 'Call?' } },
+        { id: 'call', template_id: tpl.http_request._id, config: { url: sink.url('/slow-publish') } },
+      ],
+    });
+    const runId = await startRun(api, user, wf);
+    await waitForStatus(api, user, runId, (s) => s.status === 'waiting');
+    const openapi = openApiChecker();
+    const url = `/api/v1/workflows/runs/${runId}/status?wait=30&until=end`;
+    const polled = api.http
+      .get(url)
+      .set(user.auth)
+      .then((r) => r);
+    expect((await approve(runId, { step_id: 'review', approved: true })).status).toBe(200);
+    const res = await polled;
+    expect(res.status).toBe(200);
+    openapi.check(res);
+    expect(res.body.data.status).toBe('completed');
+    expect(res.body.data.steps.map((s: { status: string }) => s.status)).toEqual(['completed', 'completed']);
+
+    // A wait on a run that has ended answers at once; an unknown `until` is a 400 naming the field.
+    const again = await api.http.get(url).set(user.auth);
+    expect(again.body.data.status).toBe('completed');
+    const bad = await api.http.get(`/api/v1/workflows/runs/${runId}/status?wait=1&until=later`).set(user.auth);
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toContain('until');
+  });
+
   it('approval: a rejection fails the run with the reason', async () => {
     const runId = await startRun(api, user, await approvalWorkflow());
     await waitForStatus(api, user, runId, (s) => s.status === 'waiting');

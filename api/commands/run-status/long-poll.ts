@@ -1,18 +1,29 @@
 /**
- * `?wait=`: re-reads the projection until it changes. MongoDB change streams are not available on every supported
- * server (a standalone mongod, the embedded test server), so it polls — quickly at first (steps of short runs finish
- * within tens of ms), backing off to a steady rate for long waits. The one change that matters most, the run's end,
- * comes from Temporal as it happens: while the wait lasts it also holds Temporal's own long poll for the execution's
- * close (the run writes its terminal projection just before it closes), so a waiting client learns of the end at once
- * instead of at the next poll.
+ * `?wait=`: re-reads the projection until it changes (or, with `until=end`, until the run has ended). MongoDB change
+ * streams are not available on every supported server (a standalone mongod, the embedded test server), so it polls —
+ * quickly at first (steps of short runs finish within tens of ms), backing off to a steady rate for long waits. The
+ * one change that matters most, the run's end, comes from Temporal as it happens: while the wait lasts it also holds
+ * Temporal's own long poll for the execution's close (the run writes its terminal projection just before it closes),
+ * so a waiting client learns of the end at once instead of at the next poll.
+ *
+ * A client that only wants the end (`until=end`) is answered once, not at each of a busy run's changes: a map of 200
+ * items changes its projection with every item, and each answer costs the client a request and the API a full read.
  */
 import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { findRun } from '../../../db/runs';
+import { findRun, isTerminal } from '../../../db/runs';
 import type { RunView } from './read';
 
 const WAIT_POLL_FIRST_MS = 20;
 const WAIT_POLL_MAX_MS = 250;
+/**
+ * Waiting for the end with Temporal's close watch held, the projection is read this often: the watch tells of the end,
+ * these reads only catch a run that ended without Temporal's word reaching this process.
+ */
+const END_POLL_MS = 1_000;
+
+/** What a wait answers at: the projection's first change, or the run's end. */
+export type WaitUntil = 'change' | 'end';
 /** A close watch of a run Temporal does not have yet looks again this often, this many times. */
 const NOT_STARTED_PAUSE_MS = 20;
 const NOT_STARTED_LOOKS = 50;
@@ -62,8 +73,17 @@ export class CloseWatches {
   }
 }
 
-/** Re-reads until the projection changes (status or any progress write) or the time is up. */
-export async function waitForChange(db: Db, first: RunView, waitMs: number, watches?: CloseWatches): Promise<RunView> {
+/**
+ * Re-reads until the projection changes (status or any progress write) — or, `until` `end`, until it is terminal —
+ * or the time is up.
+ */
+export async function waitForChange(
+  db: Db,
+  first: RunView,
+  waitMs: number,
+  watches?: CloseWatches,
+  until: WaitUntil = 'change',
+): Promise<RunView> {
   const deadline = Date.now() + waitMs;
   const stop = new AbortController();
   // Raced with each pause until it fires once (a projection that stays behind a closed run is read-repair's business).
@@ -79,17 +99,24 @@ export async function waitForChange(db: Db, first: RunView, waitMs: number, watc
   };
   let current = first;
   let pollMs = WAIT_POLL_FIRST_MS;
+  // Waiting for the end, the watch is the point: held from the start.
+  if (until === 'end') watch();
+  const answers = (next: RunView) =>
+    until === 'end'
+      ? isTerminal(next.status)
+      : next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime();
   try {
     while (Date.now() < deadline) {
       let timer: NodeJS.Timeout | undefined;
-      const tick = new Promise((r) => (timer = setTimeout(r, Math.min(pollMs, Math.max(0, deadline - Date.now())))));
+      const pause = until === 'end' && closed ? END_POLL_MS : pollMs;
+      const tick = new Promise((r) => (timer = setTimeout(r, Math.min(pause, Math.max(0, deadline - Date.now())))));
       await (closed ? Promise.race([tick, closed]) : tick);
       clearTimeout(timer);
       pollMs = Math.min(WAIT_POLL_MAX_MS, pollMs * 1.5);
       const next = await findRun(db, first.owner_id, first._id);
       if (!next) return current;
       current = next;
-      if (next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime()) break;
+      if (answers(next)) break;
       if (!watching) watch();
     }
     return current;

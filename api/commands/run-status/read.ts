@@ -10,7 +10,7 @@ import type { Config } from '../../../config';
 import { findRun, isTerminal, type RunDoc } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
 import type { ApiMetrics } from '../../../runtime/metrics/api-metrics';
-import { waitForChange, type CloseWatches } from './long-poll';
+import { waitForChange, type CloseWatches, type WaitUntil } from './long-poll';
 import { checkWithTemporal, needsCheck, repairLostOutputs } from './read-repair';
 
 export type RunView = Omit<RunDoc, 'snapshot'>;
@@ -28,12 +28,12 @@ export async function getRunStatus(
   deps: RunStatusDeps,
   ownerId: string,
   runId: string,
-  opts: { waitSeconds?: number } = {},
+  opts: { waitSeconds?: number; until?: WaitUntil } = {},
 ): Promise<RunView> {
   let run = await findRun(deps.db, ownerId, runId);
   if (!run) throw new NotFoundError(`run ${runId} not found`);
   if (opts.waitSeconds && !isTerminal(run.status))
-    run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches);
+    run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches, opts.until);
   const check = !isTerminal(run.status) && needsCheck(deps.config, run, Date.now());
   deps.apiMetrics?.statusRead(check);
   if (check) run = (await checkWithTemporal(deps, run)) ?? run;
