@@ -4543,11 +4543,13 @@ export interface paths {
     };
     /**
      * Status, outputs, steps, error, usage and Temporal link of a run
-     * @description Answers from the run projection (also while every worker is down); a run Temporal has closed is never reported running. `?wait=<seconds>` long-polls until the status changes.
+     * @description Answers from the run projection (also while every worker is down); a run Temporal has closed is never reported running. `?wait=<seconds>` long-polls until the status changes; with `&until=end`, until the run has ended.
      */
     get: {
       parameters: {
         query?: {
+          /** @description What a `wait` answers at: the run's first change (`change`, the default: a step started or ended, …) or its end (`end`: answered once the run has a terminal status, or when the wait is over). */
+          until?: 'change' | 'end';
           /** @description Long poll: wait up to this many seconds for the status to change. */
           wait?: number;
         };
