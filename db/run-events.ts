@@ -162,18 +162,23 @@ async function insertAll(db: Db, runId: string, batch: NewRunEvent[], first: num
   }
 }
 
+/** The `skip` document of a seq that holds no event. */
+function skipDoc(runId: string, seq: number, at: Date): RunEventDoc {
+  return {
+    _id: runEventId(runId, seq),
+    run_id: runId,
+    seq,
+    key: `${runId}/~${SKIP}/${seq}`,
+    type: SKIP,
+    at,
+    data_json: '{}',
+  };
+}
+
 /** Puts a `skip` at `seq` unless something is there; true when this call filled it. */
 export async function fillEventSeq(db: Db, runId: string, seq: number): Promise<boolean> {
   try {
-    await runEventsCollection(db).insertOne({
-      _id: runEventId(runId, seq),
-      run_id: runId,
-      seq,
-      key: `${runId}/~${SKIP}/${seq}`,
-      type: SKIP,
-      at: new Date(),
-      data_json: '{}',
-    });
+    await runEventsCollection(db).insertOne(skipDoc(runId, seq, new Date()));
     return true;
   } catch (err) {
     if (isDuplicateKey(err)) return false;
@@ -188,15 +193,7 @@ export async function fillEventSeqs(db: Db, runId: string, from: number, count: 
     return;
   }
   const at = new Date();
-  const docs = Array.from({ length: count }, (_, i): RunEventDoc => ({
-    _id: runEventId(runId, from + i),
-    run_id: runId,
-    seq: from + i,
-    key: `${runId}/~${SKIP}/${from + i}`,
-    type: SKIP,
-    at,
-    data_json: '{}',
-  }));
+  const docs = Array.from({ length: count }, (_, i) => skipDoc(runId, from + i, at));
   try {
     await runEventsCollection(db).insertMany(docs, { ordered: false });
   } catch (err) {
