@@ -83,7 +83,10 @@ export class ExecutionStarts {
    */
   startBehind(doc: RunDoc, snapshot: RunSnapshot): void {
     this.behind.set(doc._id, Date.now());
-    startExecution(this.deps, doc, snapshot)
+    // After the answer is written: encoding and sending the start (the snapshot through the codec, gRPC) would
+    // otherwise run in the microtasks before Koa writes the 202, and the caller would wait for it after all.
+    new Promise<void>((resolve) => setImmediate(resolve))
+      .then(() => startExecution(this.deps, doc, snapshot))
       .finally(() => this.behind.delete(doc._id))
       .then(
         () => {
