@@ -641,9 +641,23 @@ export async function recordPureSteps(db: Db, runId: string, done: PureStepDone[
     return true;
   }
   const now = new Date();
-  const set: Record<string, unknown> = { status: 'running', updated_at: now };
-  // One array filter per step (`s0`, `s1`, …): each names its step by id, as `steps.$` does in updateStep.
-  const arrayFilters = done.map((d, i) => ({ [`s${i}.id`]: d.stepId }));
+  const { set, arrayFilters } = pureStepsUpdate(done, now);
+  set.status = 'running';
+  set.updated_at = now;
+  const before = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal, 'steps.id': { $all: done.map((d) => d.stepId) } },
+    { $set: set, $min: { started_at: earliestStart(done) }, $inc: { event_seq: 2 * done.length } },
+    { arrayFilters, returnDocument: 'before', projection: { event_seq: 1 } },
+  );
+  if (!before) return false;
+  await logStepChanges(db, runId, pureStepChanges(done), ((before as { event_seq?: number }).event_seq ?? 0) + 1);
+  return true;
+}
+
+/** The `$set` of each pure step's completion, one array filter per step (`s0`, `s1`, … name their steps by id). */
+function pureStepsUpdate(done: PureStepDone[], now: Date) {
+  const set: Record<string, unknown> = {};
+  const arrayFilters: Record<string, unknown>[] = done.map((d, i) => ({ [`s${i}.id`]: d.stepId }));
   for (const [i, d] of done.entries()) {
     const at = `steps.$[s${i}]`;
     set[`${at}.status`] = 'completed';
@@ -654,23 +668,20 @@ export async function recordPureSteps(db: Db, runId: string, done: PureStepDone[
     if (d.attempt <= 1) set[`${at}.started_at`] = d.startedAt;
     if (d.input !== undefined) set[`${at}.input_json`] = shownInput(d.input);
   }
-  const earliest = new Date(Math.min(...done.map((d) => d.startedAt.getTime())));
-  const before = await runsCollection(db).findOneAndUpdate(
-    { _id: runId, status: notTerminal, 'steps.id': { $all: done.map((d) => d.stepId) } },
-    { $set: set, $min: { started_at: earliest }, $inc: { event_seq: 2 * done.length } },
-    { arrayFilters, returnDocument: 'before', projection: { event_seq: 1 } },
-  );
-  if (!before) return false;
-  const entries = done.map((d) => ({
+  return { set, arrayFilters };
+}
+
+const earliestStart = (done: PureStepDone[]) => new Date(Math.min(...done.map((d) => d.startedAt.getTime())));
+
+/** Each pure step's events: started, then completed. */
+const pureStepChanges = (done: PureStepDone[]) =>
+  done.map((d) => ({
     execId: d.stepId,
     changes: [
       { type: 'step.started', attempt: d.attempt },
       { type: 'step.completed', output: d.output },
     ] satisfies StepChange[],
   }));
-  await logStepChanges(db, runId, entries, ((before as { event_seq?: number }).event_seq ?? 0) + 1);
-  return true;
-}
 
 /**
  * A step attempt failed. With `final` the step is `failed` (the workflow then records the run's outcome);
@@ -945,6 +956,50 @@ export async function recordRunCompletedWithStep(
   if (!ended) return null;
   if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
   // The write allocated the seqs: the step's events, then the end at the counter as it returned.
+  const last = (ended as { event_seq?: number }).event_seq ?? events.length + 1;
+  await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
+  return ended;
+}
+
+/**
+ * A line of pure steps that ends the run (temporal/activities/pure-step.ts), with the run's `completed` end: one write
+ * of the run and one insert of the events, where recordPureSteps and then recordRunEnd make two of each. Null when
+ * this write did nothing: the run has ended, a step is not a plain step of the run or is one the outcome updates, or
+ * the outcome is not a completion. The caller then makes the two writes, which sort out whatever is stored.
+ */
+export async function recordRunCompletedWithLine(
+  db: Db,
+  runId: string,
+  done: PureStepDone[],
+  outcome: RunOutcome,
+  at: Date = new Date(),
+): Promise<EndedRun | null> {
+  const updates = outcome.stepUpdates ?? [];
+  const ids = done.map((d) => d.stepId);
+  if (
+    outcome.status !== 'completed' ||
+    done.length === 0 ||
+    ids.some((id) => innerExecution(id) !== undefined || updates.some((u) => u.id === id))
+  ) {
+    return null;
+  }
+  const { set, arrayFilters } = pureStepsUpdate(done, at);
+  Object.assign(set, { status: outcome.status, error: outcome.error, updated_at: at, completed_at: at });
+  updates.forEach((u, i) => {
+    set[`steps.$[u${i}].status`] = u.status;
+    if (u.error !== undefined) set[`steps.$[u${i}].error`] = u.error;
+    if (u.skip_reason !== undefined) set[`steps.$[u${i}].skip_reason`] = u.skip_reason;
+    arrayFilters.push({ [`u${i}.id`]: u.id });
+  });
+  const events = stepChangeEvents(pureStepChanges(done));
+  const ended = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal, 'steps.id': { $all: ids } },
+    { $set: set, $min: { started_at: earliestStart(done) }, $inc: { event_seq: events.length + 1 } },
+    { arrayFilters, returnDocument: 'after', projection: ENDED_PROJECTION },
+  );
+  if (!ended) return null;
+  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
+  // The write allocated the seqs: the steps' events, then the end at the counter as it returned.
   const last = (ended as { event_seq?: number }).event_seq ?? events.length + 1;
   await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
   return ended;

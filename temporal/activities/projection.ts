@@ -14,6 +14,7 @@ import {
   markStepSkipped,
   markStepWaiting,
   newRunDoc,
+  recordRunCompletedWithLine,
   recordRunCompletedWithStep,
   recordRunEnd,
   type EndedRun,
@@ -60,6 +61,18 @@ export async function completeRunWithStep(
   outcome: RunOutcome,
 ): Promise<boolean> {
   const ended = await recordRunCompletedWithStep(deps.db, runId, stepId, step, outcome);
+  if (ended) countRunFinished(deps.metrics, ended);
+  return ended !== null;
+}
+
+/** A line of pure steps with the run's end (db/runs.ts recordRunCompletedWithLine); false as completeRunWithStep. */
+export async function completeRunWithLine(
+  deps: { db: Db; metrics: WorkerMetrics },
+  runId: string,
+  done: Parameters<typeof recordRunCompletedWithLine>[2],
+  outcome: RunOutcome,
+): Promise<boolean> {
+  const ended = await recordRunCompletedWithLine(deps.db, runId, done, outcome);
   if (ended) countRunFinished(deps.metrics, ended);
   return ended !== null;
 }

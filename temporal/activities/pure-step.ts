@@ -10,7 +10,8 @@
  * activity, runPureLine: one activation and one marker instead of one per step. Each step is rendered and evaluated
  * in line order, as runPureStep would; the line stops at the first step that cannot be, and the workflow runs that
  * step alone (its retries, its failure). What completed is recorded together at the end: one write and one event
- * insert for the line (db/runs.ts recordPureSteps), the events in line order.
+ * insert for the line (db/runs.ts recordPureSteps), the events in line order — with the run's end in the same two
+ * when the line ends the run (recordRunCompletedWithLine).
  */
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
@@ -21,7 +22,7 @@ import { render } from '../contract/render';
 import type { OutputRef, StepStatus } from '../contract/run';
 import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../contract/steps';
 import { execute, givenOf, type ActionStepDeps } from './action-step';
-import { endRun } from './projection';
+import { completeRunWithLine, endRun } from './projection';
 import { failStepAttempt } from './step-failure';
 
 export function createPureStepActivity(deps: ActionStepDeps) {
@@ -74,6 +75,13 @@ export function createPureStepActivity(deps: ActionStepDeps) {
         deps.metrics.stepAttempt('action', step.action_type, 'completed', (performance.now() - started) / 1000);
         steps[step.step_id] = done.at(-1)!.output;
         statuses[step.step_id] = 'completed';
+      }
+      // A line that ends the run, all of it completed: its steps and the run's end in one write and one insert.
+      if (req.outcome && done.length === req.steps.length) {
+        const ended = await completeRunWithLine(deps, req.run_id, done, req.outcome).catch(
+          unrecorded(log, 'could not record the line with the run outcome'),
+        );
+        if (ended) return { completed: done.map((d) => answer(d.output, true)), ended };
       }
       // The steps that completed, recorded together: one write and one event insert for the line.
       const projected = await recordPureSteps(deps.db, req.run_id, done).then(

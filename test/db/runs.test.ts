@@ -5,6 +5,7 @@ import {
   markStepCompleted,
   markStepRunning,
   recordPureSteps,
+  recordRunCompletedWithLine,
   recordRunOutcome,
   runsCollection,
   setStepProgress,
@@ -106,5 +107,85 @@ describe('runs projection', () => {
       ]),
     ).toBe(false);
     expect((await findRun(database.db, 'usr_owner', runId))?.steps[2]?.status).toBe('pending');
+  });
+
+  it('records a line that ends the run with the run: steps, skipped steps and the end in one write, run.ended last', async () => {
+    const runId = 'run_projection_line_end';
+    await runsCollection(database.db).insertOne(
+      newRunDoc({
+        snapshot: testSnapshot(runId, [actionStep('a'), actionStep('b'), actionStep('c')]),
+        namespace: 'default',
+        taskQueue: 'q',
+      }),
+    );
+    const t0 = new Date(Date.now() - 1_000);
+    const outcome = {
+      status: 'completed' as const,
+      error: null,
+      stepUpdates: [{ id: 'c', status: 'skipped' as const, skip_reason: 'condition' }],
+    };
+    // A step the outcome updates, or an outcome that is not a completion, cannot go in the same write.
+    expect(
+      await recordRunCompletedWithLine(
+        database.db,
+        runId,
+        [{ stepId: 'c', attempt: 1, startedAt: t0, output: 1 }],
+        outcome,
+      ),
+    ).toBeNull();
+    const failed = {
+      status: 'failed' as const,
+      error: { step_id: 'a', reason: 'non_retryable', message: 'x' },
+      stepUpdates: [],
+    };
+    expect(
+      await recordRunCompletedWithLine(
+        database.db,
+        runId,
+        [{ stepId: 'a', attempt: 1, startedAt: t0, output: 1 }],
+        failed,
+      ),
+    ).toBeNull();
+
+    const ended = await recordRunCompletedWithLine(
+      database.db,
+      runId,
+      [
+        { stepId: 'a', attempt: 1, startedAt: t0, input: { expression: 'n' }, output: { $weird: 1 } },
+        { stepId: 'b', attempt: 1, startedAt: t0, output: 2 },
+      ],
+      outcome,
+    );
+    expect(ended?.status).toBe('completed');
+    const run = await findRun(database.db, 'usr_owner', runId);
+    expect(run?.status).toBe('completed');
+    expect(run?.completed_at).not.toBeNull();
+    expect(run?.started_at).toEqual(t0);
+    expect(run?.steps.map((s) => [s.id, s.status])).toEqual([
+      ['a', 'completed'],
+      ['b', 'completed'],
+      ['c', 'skipped'],
+    ]);
+    expect(JSON.parse(run?.steps[0]?.output_json ?? 'null')).toEqual({ $weird: 1 });
+    const events = await runEventsCollection(database.db).find({ run_id: runId }).sort({ seq: 1 }).toArray();
+    expect(events.map((e) => `${e.seq} ${e.type}`)).toEqual([
+      '1 step.started',
+      '2 step.completed',
+      '3 step.started',
+      '4 step.completed',
+      '5 run.ended',
+    ]);
+    expect(JSON.parse(events[4]!.data_json)).toMatchObject({ status: 'completed' });
+
+    // Once the run has ended, nothing is written.
+    expect(
+      await recordRunCompletedWithLine(
+        database.db,
+        runId,
+        [{ stepId: 'a', attempt: 1, startedAt: t0, output: 9 }],
+        outcome,
+      ),
+    ).toBeNull();
+    expect(await runEventsCollection(database.db).countDocuments({ run_id: runId })).toBe(5);
   });
 });
