@@ -118,6 +118,11 @@ export interface RunDoc {
   snapshot: RunSnapshot;
   /** The run's budget (a copy of snapshot.budget for the status view, which leaves the snapshot out); absent in older runs. */
   budget?: RunBudget | null;
+  /**
+   * Whether the run announces its end to a callback URL (temporal/workflows/webhook.ts), so a status read of a run
+   * without one looks up no deliveries; absent in older runs, whose deliveries are looked up.
+   */
+  webhook?: boolean;
   temporal: RunTemporalRef;
   /**
    * Set on a run acknowledged before Temporal had it (api/commands/execution-starts.ts) until its start is recorded;
@@ -233,6 +238,8 @@ export function newRunDoc(args: {
     })),
     error: null,
     budget: snapshot.budget ?? null,
+    // As startWebhookDelivery decides: a callback URL, and not a sub-workflow run.
+    webhook: Boolean(snapshot.callback_url) && !parent,
     idempotency_key: args.idempotencyKey ?? null,
     ...(parent ? { parent_run_id: parent.run_id } : {}),
     snapshot,

@@ -22,9 +22,15 @@ export async function readRunExecutions(
   return readExecutions(db, run._id, repeated, EXECUTIONS_SHOWN);
 }
 
-/** Deliveries exist only after a run has ended: a running run's status read costs no extra query. */
-export async function readRunWebhooks(db: Db, run: Pick<RunDoc, '_id' | 'status'>): Promise<WebhookDeliveryDoc[]> {
-  return isTerminal(run.status) ? findRunDeliveries(db, run._id) : [];
+/**
+ * Deliveries exist only after a run with a callback URL has ended: a running run's status read, and a run's without
+ * one, cost no extra query.
+ */
+export async function readRunWebhooks(
+  db: Db,
+  run: Pick<RunDoc, '_id' | 'status' | 'webhook'>,
+): Promise<WebhookDeliveryDoc[]> {
+  return isTerminal(run.status) && run.webhook !== false ? findRunDeliveries(db, run._id) : [];
 }
 
 export async function buildRunView(

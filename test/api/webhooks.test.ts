@@ -12,6 +12,7 @@ import { openApiChecker } from '../helpers/openapi';
 import { testDataConverter, uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { createWorkflow, isTerminal, waitForStatus, type StatusBody } from '../helpers/workflows';
+import { runsCollection } from '../../db/runs';
 import { webhookDeliveriesCollection } from '../../db/webhook-deliveries';
 
 interface Delivery {
@@ -237,6 +238,16 @@ describe('completion webhooks', () => {
     const stored = await webhookDeliveriesCollection(g.api.database.db).find({}).toArray();
     expect(stored.map((d) => d.run_id)).not.toContain(plain);
     expect(stored.map((d) => d.run_id).filter((id) => id.startsWith(nested))).toEqual([nested]);
+
+    // Each run records whether it delivers, so a status read of one that does not looks up nothing.
+    const runs = runsCollection(g.api.database.db);
+    expect((await runs.findOne({ _id: plain }))?.webhook).toBe(false);
+    expect((await runs.findOne({ _id: nested }))?.webhook).toBe(true);
+    expect((await runs.find({ parent_run_id: nested }).toArray()).map((r) => r.webhook)).toEqual([false]);
+    // A run stored before that was recorded has its deliveries looked up.
+    await runs.updateOne({ _id: nested }, { $unset: { webhook: '' } });
+    const older = (await waitForStatus(g.api, g.user, nested, isTerminal)) as WithWebhooks;
+    expect(older.webhooks.map((w) => w.status)).toEqual(['delivered']);
   });
 
   it('keeps each user to their own secret; rotation replaces only the caller’s', async () => {
