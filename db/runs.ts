@@ -930,7 +930,8 @@ export async function recordRunCompletedWithStep(
   outcome: RunOutcome,
   at: Date = new Date(),
 ): Promise<EndedRun | null> {
-  const updates = outcome.stepUpdates ?? [];
+  // A completed outcome lists every step; this one as completed, which this write says anyway.
+  const updates = (outcome.stepUpdates ?? []).filter((u) => !(u.id === stepId && completesPlainly(u)));
   if (outcome.status !== 'completed' || innerExecution(stepId) || updates.some((u) => u.id === stepId)) return null;
   const announce = step.announce ?? [];
   const done = 'steps.$[done]';
@@ -981,8 +982,9 @@ export async function recordRunCompletedWithLine(
   outcome: RunOutcome,
   at: Date = new Date(),
 ): Promise<EndedRun | null> {
-  const updates = outcome.stepUpdates ?? [];
   const ids = done.map((d) => d.stepId);
+  // A completed outcome lists every step; those of the line as completed, which this write says anyway.
+  const updates = (outcome.stepUpdates ?? []).filter((u) => !(ids.includes(u.id) && completesPlainly(u)));
   if (
     outcome.status !== 'completed' ||
     done.length === 0 ||
@@ -1011,6 +1013,10 @@ export async function recordRunCompletedWithLine(
   await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
   return ended;
 }
+
+/** An outcome's update that only says the step completed (deriveOutcome lists every step so). */
+const completesPlainly = (u: NonNullable<RunOutcome['stepUpdates']>[number]) =>
+  u.status === 'completed' && u.error == null && u.skip_reason === undefined;
 
 const ENDED_PROJECTION = {
   status: 1,

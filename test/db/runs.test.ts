@@ -122,9 +122,14 @@ describe('runs projection', () => {
     const outcome = {
       status: 'completed' as const,
       error: null,
-      stepUpdates: [{ id: 'c', status: 'skipped' as const, skip_reason: 'condition' }],
+      // As deriveOutcome lists them: every step, those of the line as completed.
+      stepUpdates: [
+        { id: 'a', status: 'completed' as const },
+        { id: 'b', status: 'completed' as const },
+        { id: 'c', status: 'skipped' as const, skip_reason: 'condition' },
+      ],
     };
-    // A step the outcome updates, or an outcome that is not a completion, cannot go in the same write.
+    // A step the outcome updates otherwise, or an outcome that is not a completion, cannot go in the same write.
     expect(
       await recordRunCompletedWithLine(
         database.db,

@@ -3,6 +3,7 @@
  * of them completes in one workflow task, and the status and event log still show each step as started, given its
  * input, and completed (or failed) — one write per step instead of three.
  */
+import { MongoClient } from 'mongodb';
 import { runEventsCollection } from '../../db/run-events';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
@@ -23,14 +24,25 @@ describe('pure steps as local activities', () => {
   let user: TestUser;
   let tpl: Record<ActionType, TemplateDoc>;
 
+  // The worker's database commands, counted (its own client, monitored): what a run costs in round trips.
+  const commands: string[] = [];
+  let monitored: MongoClient | undefined;
+
   beforeAll(async () => {
     api = await startTestApi();
-    worker = await startTestWorker(api.config, api.database);
+    monitored = new MongoClient(api.config.MONGODB_URI, { monitorCommands: true });
+    monitored.on('commandStarted', (e) => {
+      const target = (e.command as Record<string, unknown>)[e.commandName];
+      commands.push(`${e.commandName} ${typeof target === 'string' ? target : ''}`);
+    });
+    const db = monitored.db(api.database.db.databaseName);
+    worker = await startTestWorker(api.config, { client: monitored, db, close: () => monitored!.close() });
     user = await createTestUser(api.database.db);
     tpl = await actionTemplates(api.database.db, user.id);
   });
   afterAll(async () => {
     await worker?.stop();
+    await monitored?.close();
     await api?.close();
   });
 
@@ -49,10 +61,14 @@ describe('pure steps as local activities', () => {
         { id: 'c', template_id: tpl.transform._id, config: { expression: '$ + 1', data: '{{steps.b.output}}' } },
       ],
     });
+    commands.length = 0;
     const runId = await startRun(api, user, wf, { n: 1 });
     const status = await waitForStatus(api, user, runId, isTerminal);
     expect(status.status).toBe('completed');
     expect(status.outputs).toEqual({ a: { n: 2 }, b: 4, c: 5 });
+    // The three steps and the run's end: one write of the run and one insert of the seven events, all told.
+    expect(commands.filter((c) => c.endsWith(' runs'))).toEqual(['findAndModify runs']);
+    expect(commands.filter((c) => c.endsWith(' run_events'))).toEqual(['insert run_events']);
     for (const step of status.steps) {
       expect(step).toMatchObject({ status: 'completed', attempts: 1, error: null });
       expect(Date.parse(step.started_at!)).toBeLessThanOrEqual(Date.parse(step.completed_at!));
