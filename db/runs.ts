@@ -880,13 +880,7 @@ export async function recordRunEnd(
     completed_at: at,
   };
   const arrayFilters: Record<string, unknown>[] = [];
-  (outcome.stepUpdates ?? []).forEach((s, i) => {
-    set[`steps.$[s${i}].status`] = s.status;
-    if (s.error !== undefined) set[`steps.$[s${i}].error`] = s.error;
-    if (s.skip_reason !== undefined) set[`steps.$[s${i}].skip_reason`] = s.skip_reason;
-    if (s.status === 'failed') set[`steps.$[s${i}].completed_at`] = at;
-    arrayFilters.push({ [`s${i}.id`]: s.id });
-  });
+  setStepUpdates(outcome.stepUpdates ?? [], set, arrayFilters, at);
   if (outcome.status !== 'completed') {
     // Map items and loop iterations still open end with the run (a completed run has none open). Closed before the
     // run turns terminal, so no reader ever sees an ended run with items still running; a late write from an item's
@@ -948,12 +942,7 @@ export async function recordRunCompletedWithStep(
   };
   if (step.turns !== undefined) set[`${done}.turns`] = step.turns;
   const arrayFilters: Record<string, unknown>[] = [{ 'done.id': stepId }];
-  updates.forEach((u, i) => {
-    set[`steps.$[s${i}].status`] = u.status;
-    if (u.error !== undefined) set[`steps.$[s${i}].error`] = u.error;
-    if (u.skip_reason !== undefined) set[`steps.$[s${i}].skip_reason`] = u.skip_reason;
-    arrayFilters.push({ [`s${i}.id`]: u.id });
-  });
+  setStepUpdates(updates, set, arrayFilters, at);
   const change: StepChange = { type: 'step.completed', output: step.output, usage: step.usage };
   const events = [...announce, ...stepChangeEvents([{ execId: stepId, changes: [change] }])];
   const ended = await runsCollection(db).findOneAndUpdate(
@@ -961,11 +950,7 @@ export async function recordRunCompletedWithStep(
     { $set: set, $inc: { event_seq: events.length + 1 } },
     { arrayFilters, returnDocument: 'after', projection: ENDED_PROJECTION },
   );
-  if (!ended) return null;
-  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
-  // The write allocated the seqs: the step's events, then the end at the counter as it returned.
-  const last = (ended as { event_seq?: number }).event_seq ?? events.length + 1;
-  await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
+  if (ended) await afterCompletedEnd(db, runId, ended, events);
   return ended;
 }
 
@@ -994,24 +979,43 @@ export async function recordRunCompletedWithLine(
   }
   const { set, arrayFilters } = pureStepsUpdate(done, at);
   Object.assign(set, { status: outcome.status, error: outcome.error, updated_at: at, completed_at: at });
-  updates.forEach((u, i) => {
-    set[`steps.$[u${i}].status`] = u.status;
-    if (u.error !== undefined) set[`steps.$[u${i}].error`] = u.error;
-    if (u.skip_reason !== undefined) set[`steps.$[u${i}].skip_reason`] = u.skip_reason;
-    arrayFilters.push({ [`u${i}.id`]: u.id });
-  });
+  setStepUpdates(updates, set, arrayFilters, at, 'u');
   const events = stepChangeEvents(pureStepChanges(done));
   const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal, 'steps.id': { $all: ids } },
     { $set: set, $min: { started_at: earliestStart(done) }, $inc: { event_seq: events.length + 1 } },
     { arrayFilters, returnDocument: 'after', projection: ENDED_PROJECTION },
   );
-  if (!ended) return null;
+  if (ended) await afterCompletedEnd(db, runId, ended, events);
+  return ended;
+}
+
+/** The outcome's step updates into `set`, one array filter each (`<name>0`, `<name>1`, … name their steps by id). */
+function setStepUpdates(
+  updates: NonNullable<RunOutcome['stepUpdates']>,
+  set: Record<string, unknown>,
+  arrayFilters: Record<string, unknown>[],
+  at: Date,
+  name = 's',
+): void {
+  updates.forEach((u, i) => {
+    const step = `steps.$[${name}${i}]`;
+    set[`${step}.status`] = u.status;
+    if (u.error !== undefined) set[`${step}.error`] = u.error;
+    if (u.skip_reason !== undefined) set[`${step}.skip_reason`] = u.skip_reason;
+    if (u.status === 'failed') set[`${step}.completed_at`] = at;
+    arrayFilters.push({ [`${name}${i}.id`]: u.id });
+  });
+}
+
+/**
+ * After a write that completed the run with its last steps: the approvals inbox, and the steps' events then
+ * `run.ended` at the seqs the write allocated (the counter as it returned is the end's).
+ */
+async function afterCompletedEnd(db: Db, runId: string, ended: EndedRun, events: NewRunEvent[]): Promise<void> {
   if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
-  // The write allocated the seqs: the steps' events, then the end at the counter as it returned.
   const last = (ended as { event_seq?: number }).event_seq ?? events.length + 1;
   await appendRunEvents(db, runId, [...events, runEndedEvent(runEndedData(ended))], last - events.length);
-  return ended;
 }
 
 /** An outcome's update that only says the step completed (deriveOutcome lists every step so). */
