@@ -62,8 +62,8 @@ describe('runs projection', () => {
     expect(run?.status).toBe('cancelled');
     expect(run?.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
   });
-  it('records a line of pure steps in one write: each step completed with its input, the events in line order', async () => {
-    const runId = 'run_projection_line';
+  /** A run of three action steps a, b, c, none started. */
+  const insertLine = async (runId: string) => {
     await runsCollection(database.db).insertOne(
       newRunDoc({
         snapshot: testSnapshot(runId, [actionStep('a'), actionStep('b'), actionStep('c')]),
@@ -71,6 +71,11 @@ describe('runs projection', () => {
         taskQueue: 'q',
       }),
     );
+    return runId;
+  };
+
+  it('records a line of pure steps in one write: each step completed with its input, the events in line order', async () => {
+    const runId = await insertLine('run_projection_line');
     const t0 = new Date(Date.now() - 1_000);
     const t1 = new Date(Date.now() - 500);
     expect(
@@ -110,14 +115,7 @@ describe('runs projection', () => {
   });
 
   it('records a line that ends the run with the run: steps, skipped steps and the end in one write, run.ended last', async () => {
-    const runId = 'run_projection_line_end';
-    await runsCollection(database.db).insertOne(
-      newRunDoc({
-        snapshot: testSnapshot(runId, [actionStep('a'), actionStep('b'), actionStep('c')]),
-        namespace: 'default',
-        taskQueue: 'q',
-      }),
-    );
+    const runId = await insertLine('run_projection_line_end');
     const t0 = new Date(Date.now() - 1_000);
     const outcome = {
       status: 'completed' as const,
@@ -130,27 +128,14 @@ describe('runs projection', () => {
       ],
     };
     // A step the outcome updates otherwise, or an outcome that is not a completion, cannot go in the same write.
-    expect(
-      await recordRunCompletedWithLine(
-        database.db,
-        runId,
-        [{ stepId: 'c', attempt: 1, startedAt: t0, output: 1 }],
-        outcome,
-      ),
-    ).toBeNull();
+    const one = (stepId: string) => [{ stepId, attempt: 1, startedAt: t0, output: 1 }];
+    expect(await recordRunCompletedWithLine(database.db, runId, one('c'), outcome)).toBeNull();
     const failed = {
       status: 'failed' as const,
       error: { step_id: 'a', reason: 'non_retryable', message: 'x' },
       stepUpdates: [],
     };
-    expect(
-      await recordRunCompletedWithLine(
-        database.db,
-        runId,
-        [{ stepId: 'a', attempt: 1, startedAt: t0, output: 1 }],
-        failed,
-      ),
-    ).toBeNull();
+    expect(await recordRunCompletedWithLine(database.db, runId, one('a'), failed)).toBeNull();
 
     const ended = await recordRunCompletedWithLine(
       database.db,
@@ -183,14 +168,7 @@ describe('runs projection', () => {
     expect(JSON.parse(events[4]!.data_json)).toMatchObject({ status: 'completed' });
 
     // Once the run has ended, nothing is written.
-    expect(
-      await recordRunCompletedWithLine(
-        database.db,
-        runId,
-        [{ stepId: 'a', attempt: 1, startedAt: t0, output: 9 }],
-        outcome,
-      ),
-    ).toBeNull();
+    expect(await recordRunCompletedWithLine(database.db, runId, one('a'), outcome)).toBeNull();
     expect(await runEventsCollection(database.db).countDocuments({ run_id: runId })).toBe(5);
   });
 });
