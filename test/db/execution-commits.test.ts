@@ -5,9 +5,9 @@
  */
 import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
-import { insertRun, newRunDoc, recordRunOutcome, recordStepDone } from '../../db/runs';
+import { recordRunOutcome, recordStepDone } from '../../db/runs';
 import { readExecutions } from '../../db/step-executions';
-import { actionStep, testSnapshot } from '../helpers/snapshots';
+import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { testConfig, uniqueId, useTestDb } from '../helpers/stack';
 
 describe('execution group commit', () => {
@@ -25,14 +25,7 @@ describe('execution group commit', () => {
   let handle: Db | undefined;
   const db = () => (handle ??= monitored.db(database.db.databaseName));
 
-  const newRun = async () => {
-    const runId = uniqueId('run_');
-    await insertRun(
-      database.db,
-      newRunDoc({ snapshot: testSnapshot(runId, [actionStep('calls')]), namespace: 'default', taskQueue: 'q' }),
-    );
-    return runId;
-  };
+  const newRun = () => insertTestRun(database.db, uniqueId('run_'), [actionStep('calls')]);
   const done = (output: number) => ({ attempt: 1, startedAt: new Date(), output });
   const logged = async (runId: string) => {
     const counter = (await readEventCounter(database.db, runId))!.counter;

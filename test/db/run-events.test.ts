@@ -14,21 +14,14 @@ import {
   runEventsCollection,
   type LoggedRunEvent,
 } from '../../db/run-events';
-import { insertRun, markStepCompleted, markStepRunning, newRunDoc, recordRunOutcome } from '../../db/runs';
-import { actionStep, testSnapshot } from '../helpers/snapshots';
+import { markStepCompleted, markStepRunning, recordRunOutcome } from '../../db/runs';
+import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 
 describe('run event log', () => {
   const database = useTestDb();
 
-  const newRun = async () => {
-    const runId = uniqueId('run_');
-    await insertRun(
-      database.db,
-      newRunDoc({ snapshot: testSnapshot(runId, [actionStep('a')]), namespace: 'default', taskQueue: 'q' }),
-    );
-    return runId;
-  };
+  const newRun = () => insertTestRun(database.db, uniqueId('run_'), [actionStep('a')]);
   /** Every document up to the counter, skips included. */
   const readAll = async (runId: string) => {
     const counter = (await readEventCounter(database.db, runId))!.counter;

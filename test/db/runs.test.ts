@@ -10,7 +10,7 @@ import {
   runsCollection,
   setStepProgress,
 } from '../../db/runs';
-import { actionStep, agentStep, testSnapshot } from '../helpers/snapshots';
+import { actionStep, agentStep, insertTestRun, testSnapshot } from '../helpers/snapshots';
 import { useTestDb } from '../helpers/stack';
 import { runEventsCollection } from '../../db/run-events';
 
@@ -63,16 +63,8 @@ describe('runs projection', () => {
     expect(run?.steps.map((s) => s.status)).toEqual(['failed', 'skipped']);
   });
   /** A run of three action steps a, b, c, none started. */
-  const insertLine = async (runId: string) => {
-    await runsCollection(database.db).insertOne(
-      newRunDoc({
-        snapshot: testSnapshot(runId, [actionStep('a'), actionStep('b'), actionStep('c')]),
-        namespace: 'default',
-        taskQueue: 'q',
-      }),
-    );
-    return runId;
-  };
+  const insertLine = (runId: string) =>
+    insertTestRun(database.db, runId, [actionStep('a'), actionStep('b'), actionStep('c')]);
 
   it('records a line of pure steps in one write: each step completed with its input, the events in line order', async () => {
     const runId = await insertLine('run_projection_line');

@@ -4,6 +4,8 @@
  */
 import type { ActionStepSnapshot, AgentStepSnapshot, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
 import type { ActionType } from '../../temporal/contract/action-types';
+import type { Db } from 'mongodb';
+import { insertRun, newRunDoc } from '../../db/runs';
 
 const common = {
   template_id: 'tpl_x',
@@ -32,4 +34,10 @@ export function testSnapshot(runId: string, steps: StepSnapshot[], fields: Parti
     steps,
     ...fields,
   };
+}
+
+/** Stores a new run of `steps` (queued, none started) under `runId`, as the API would; returns the id. */
+export async function insertTestRun(db: Db, runId: string, steps: StepSnapshot[]): Promise<string> {
+  await insertRun(db, newRunDoc({ snapshot: testSnapshot(runId, steps), namespace: 'default', taskQueue: 'q' }));
+  return runId;
 }
