@@ -115,6 +115,11 @@ export const configSchema = z.object({
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   /**
+   * Activity tasks a worker may take straight back from Temporal when it completes a workflow task that scheduled
+   * them (eager dispatch, temporal/create-worker.ts), skipping the task queue; 0 turns it off.
+   */
+  WORKER_EAGER_ACTIVITIES: z.coerce.number().int().min(0).max(1000).default(20),
+  /**
    * Temporal's per-promise stack traces in the workflow threads, for the `__stack_trace` query (the Web UI's "Stack
    * Trace" tab): off by default, they cost about a quarter of the worker's CPU per run (temporal/workflow-threads.ts).
    */

@@ -38,6 +38,9 @@ export async function startTemporal(opts: TemporalServerOptions, log: Log): Prom
   }
   if (opts.uiCodecEndpoint && !opts.headless) args.push('--ui-codec-endpoint', opts.uiCodecEndpoint);
   for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  // Workers take the activity tasks their workflow task scheduled straight back (WORKER_EAGER_ACTIVITIES); said
+  // here, not left to the server's default.
+  args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   const proc = startProcess({ name: 'temporal', command: bin, args, logFile: opts.logFile });
   opts.onSpawn?.(proc);
   await stopOnFailure(

@@ -180,6 +180,11 @@ describe('workflow graphs on the real stack', () => {
   });
 
   it('maps 20 e-mails with concurrency 5: 20 deliveries, 20 distinct Message-IDs, results in item order', async () => {
+    // Each workflow task's items are taken straight back by the worker (eager dispatch, more than the SDK's 3).
+    expect(g.worker.worker.options.maxEagerActivityReservationsPerWorkflowTask).toBe(
+      g.api.config.WORKER_EAGER_ACTIVITIES,
+    );
+    expect(g.api.config.WORKER_EAGER_ACTIVITIES).toBeGreaterThanOrEqual(5);
     const before = g.smtp.messages.length;
     const customers = Array.from({ length: 20 }, (_, i) => ({ email: `c${i}@example.test`, name: `C${i}` }));
     const { runId, status } = await run(
