@@ -305,6 +305,53 @@ describeEmbedded('the embedded server plans queries on indexes (devstack/mongo)'
     expect(await indexed.find({ code: 'A' }).toArray()).toEqual([expect.objectContaining({ _id: 'code_none_1' })]);
   });
 
+  it('projects top-level fields as mongod does, and leaves the stored documents whole', async () => {
+    const db = client.db('planner_projection');
+    const things = db.collection<Doc>('things');
+    const stored: Doc = {
+      _id: 'p1',
+      owner_id: 'u1',
+      snapshot: { steps: [{ id: 's1', config: { deep: [1, 2, { x: 'y' }] } }] },
+      status: 'completed',
+      steps: [{ id: 's1', status: 'completed' }],
+      created_at: DAYS[0]!,
+    };
+    await things.insertOne({ ...stored });
+    const { snapshot: _dropped, ...withoutSnapshot } = stored;
+    void _dropped;
+    const only = (keys: string[]) => Object.fromEntries(Object.entries(stored).filter(([k]) => keys.includes(k)));
+    const cases: [Document, Document][] = [
+      [{ snapshot: 0 }, withoutSnapshot],
+      [{ snapshot: false, _id: 0 }, only(['owner_id', 'status', 'steps', 'created_at'])],
+      [{ _id: 1 }, only(['_id'])],
+      [{ status: 1, steps: 1 }, only(['_id', 'status', 'steps'])],
+      [{ _id: 0, status: true, missing: 1 }, only(['status'])],
+      // A path stays the library's.
+      [{ 'snapshot.steps': 1 }, { _id: 'p1', snapshot: stored.snapshot }],
+    ];
+    for (const [projection, expected] of cases) {
+      const found = await things.find({ owner_id: 'u1' }, { projection }).toArray();
+      expect({ projection, found }).toEqual({ projection, found: [expected] });
+      // The same through the `_id` fast path.
+      expect({ projection, found: await things.findOne({ _id: 'p1' }, { projection }) }).toEqual({
+        projection,
+        found: expected,
+      });
+    }
+    // Field order is the document's (mongod's), not the projection's.
+    expect(Object.keys((await things.findOne({ _id: 'p1' }, { projection: { steps: 1, status: 1 } }))!)).toEqual([
+      '_id',
+      'status',
+      'steps',
+    ]);
+    expect(await things.findOne({ _id: 'p1' })).toEqual(stored);
+    const mixed = await things
+      .find({}, { projection: { status: 1, snapshot: 0 } })
+      .toArray()
+      .catch((e: unknown) => e);
+    expect(mixed).toBeInstanceOf(MongoServerError);
+  });
+
   it('drops a collection and a database with their indexes, and makes them again', async () => {
     const db = client.db('planner_drop');
     const things = db.collection<Doc>('things');
