@@ -79,7 +79,12 @@ export async function b0Calibration(ctx: BenchContext): Promise<Row> {
  * B1 times the start alone, and each sample then waits (untimed) for its run to finish, so that no sample is measured
  * while the run started by the one before is still at work: Stepwise starts the Temporal execution just behind its
  * answer, and without the wait that start would land on the next sample — of the other arm, as often as not.
+ * It measures after B1_WARMUP untimed rounds: B1 is the first row to reach the API and the database, and their
+ * compilers were still speeding starts up well past the first 5 (blocks of 20 rounds: p50 15, 10, 7.9, 8.1, 6.8, 6.4,
+ * 6.8, 5.7 ms, while the bare arm's, whose client B0 has warmed and whose server compiles nothing, stayed at 4.3-6.5).
  */
+const B1_WARMUP = 100;
+
 export async function b1StartPath(ctx: BenchContext): Promise<Row> {
   const settled = async <T>(start: () => Promise<T>, finish: (started: T) => Promise<unknown>): Promise<number> => {
     let started: T | undefined;
@@ -99,6 +104,7 @@ export async function b1StartPath(ctx: BenchContext): Promise<Row> {
         () => bareStart(ctx, 3),
         (handle) => handle.result(),
       ),
+    B1_WARMUP,
   );
   const sa = summarize(a);
   const sb = summarize(b);
