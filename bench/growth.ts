@@ -61,8 +61,8 @@ async function settle(ctx: BenchContext): Promise<number> {
 
 /**
  * Queries of a phase interleaved in rotating order, `warmup` rounds discarded; p50 and friends per query. The warm-up
- * is long because in a whole run these queries' paths are new to the database's compiler when the small phase begins:
- * with 20 rounds the small phase read slower than the large one (every row 0.45-0.68x in one run).
+ * is long because in a whole run these queries' paths are new to the database's compiler when the small phase begins
+ * (with 20 rounds one run read every row 0.45-0.68x: the small phase slower than the large one).
  */
 async function measure(ctx: BenchContext, queries: Query[], warmup = WARMUP_ROUNDS): Promise<Phase> {
   const paths = new Map<string, string>();
