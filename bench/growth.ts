@@ -225,7 +225,7 @@ export async function b11Growth(ctx: BenchContext): Promise<Row[]> {
     transcripts: await transcriptsOf(db).estimatedDocumentCount(),
   };
   log(`large phase: ${JSON.stringify(stored)}`);
-  // The database server compacts and writes out after a bulk load: measured once it is quiet, as it would be.
+  // The database server writes out for a while after a bulk load: measured once it is quiet, as it would be.
   log(`stack quiet after ${await settle(ctx)} s`);
   const large = await measure(ctx, queries);
   const largeShapes = await measure(ctx, statusQueries(shapes), 50);

@@ -71,8 +71,14 @@ public class IndexedH2Backend extends H2Backend {
 
   @Override
   public void close() {
-    if (!store.isClosed()) store.compactFile(COMPACT_ON_CLOSE_MS);
-    super.close();
+    try {
+      if (!store.isClosed()) store.compactFile(COMPACT_ON_CLOSE_MS);
+    } catch (RuntimeException e) {
+      // The data is whole without it: the close below still writes out what is unsaved.
+      System.err.println("compacting on close failed: " + e);
+    } finally {
+      super.close();
+    }
   }
 
   @Override
