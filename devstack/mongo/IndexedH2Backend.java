@@ -289,7 +289,7 @@ public class IndexedH2Backend extends H2Backend {
       long narrowest = Long.MAX_VALUE;
       for (int i = 0; i < sizes.length; i++) {
         OrderedIndex.Plan plan = plans.get(i);
-        sizes[i] = plan.index().positions(plan).limit(ESTIMATE_CAP).count();
+        sizes[i] = plan.index().countUpTo(plan, ESTIMATE_CAP);
         narrowest = Math.min(narrowest, sizes[i]);
       }
       long bound = Math.max(narrowest * 4, NARROW_SLACK);

@@ -268,6 +268,19 @@ public class OrderedIndex extends Index<Object> {
 
   /** The documents' positions in the plan's ranges, in its walk direction. */
   Stream<Object> positions(Plan plan) {
+    return positions(plan, plan.sort < 0);
+  }
+
+  /**
+   * How many entries the plan's ranges hold, counted up to `cap`, always forwards: a backward step in a skip list is a
+   * search from its head (log n key comparisons), and a count needs no order. Counted backwards, the estimates of a
+   * run search grew with the stored runs (B11: +0.3-0.8 ms a query at 100 000 runs).
+   */
+  long countUpTo(Plan plan, long cap) {
+    return positions(plan, false).limit(cap).count();
+  }
+
+  private Stream<Object> positions(Plan plan, boolean backwards) {
     return plan.prefixes.stream().flatMap(prefix -> {
       List<Object> low = new ArrayList<>(prefix);
       List<Object> high = new ArrayList<>(prefix);
@@ -285,7 +298,7 @@ public class OrderedIndex extends Index<Object> {
       Key to = new Key(high.toArray(), highBound);
       if (from.compareTo(to) > 0) return Stream.empty();
       NavigableMap<Key, Object> range = entries.subMap(from, true, to, true);
-      return (plan.sort < 0 ? range.descendingMap() : range).values().stream();
+      return (backwards ? range.descendingMap() : range).values().stream();
     });
   }
 
