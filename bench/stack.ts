@@ -30,6 +30,11 @@ export interface BenchStack {
   /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
   codecKeys: string;
   pids: { api: number; worker: number; bareWorker: number; database: number };
+  /**
+   * Starts another API process, as the first but on database `dbName` of the same server (B11 reads two data sets
+   * side by side); it stops with the stack.
+   */
+  addApi(name: string, dbName: string): Promise<{ url: string; pid: number }>;
   stop(): Promise<void>;
 }
 
@@ -96,7 +101,13 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       RATE_LIMIT_IP_PER_MINUTE: '100000000',
       ...extraEnv,
     };
-    const spawnTs = (name: string, file: string, args: string[] = [], profile = false) => {
+    const spawnTs = (
+      name: string,
+      file: string,
+      args: string[] = [],
+      profile = false,
+      envOverride: NodeJS.ProcessEnv = {},
+    ) => {
       const [cmd, base] = tsx(file);
       const prof =
         profile && opts.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${path.join(opts.profileDir, name)}`] : [];
@@ -104,7 +115,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
         name,
         command: cmd,
         args: [...prof, ...base, ...args],
-        env,
+        env: { ...env, ...envOverride },
         logFile: path.join(dir, `${name}.log`),
       });
       started.push(proc);
@@ -136,6 +147,13 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       database,
       codecKeys,
       pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid, database: mongo.process.pid },
+      addApi: async (name, otherDb) => {
+        const port = await freePort();
+        const proc = spawnTs(name, 'api/server.ts', [], false, { MONGODB_DB: otherDb, API_PORT: String(port) });
+        const url = `http://127.0.0.1:${port}`;
+        await waitFor(name, () => ok(`${url}/readyz`), { timeoutMs: 90_000, intervalMs: 200 });
+        return { url, pid: proc.pid };
+      },
       stop: async () => {
         await database.close();
         await stop();
