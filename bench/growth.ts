@@ -191,11 +191,12 @@ export async function b11Growth(ctx: BenchContext): Promise<Row[]> {
     },
     {
       // A derived status: stored in-flight statuses ($in of three), then told apart by the steps. The workflow has
-      // none in flight, so this walks every one of its runs unless the plan narrows by status.
+      // none in flight, so this walks every one of its runs unless the plan narrows by status (it does: as many
+      // samples as the others; with 20, its ratio of the same data on both sides read 0.98-1.18x).
       id: 'B11e',
       what: 'run search: GET /runs?status=running&workflow_id=… (none in flight) first page',
       path: async () => `/api/v1/runs?status=running&workflow_id=${workflowId}`,
-      samples: 20,
+      samples: 150,
     },
   ];
 
