@@ -175,8 +175,8 @@ export const runsOf = (db: Db) => db.collection<RunDoc>('runs');
 export const transcriptsOf = (db: Db) => db.collection<TranscriptDoc>('transcripts');
 
 /**
- * Copies every document of every collection of `from` into `to` (indexes made first, as the API makes them): the
- * small data set B11 reads beside the large one, on the same server.
+ * Copies every document of every collection of `from` into `to` (indexes made first, as the API makes them): B11's
+ * two copies of its small data set, on the same server, one of which then grows.
  */
 export async function copyDatabase(from: Db, to: Db, batch = 1000): Promise<number> {
   await ensureIndexes(to);

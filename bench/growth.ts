@@ -10,8 +10,8 @@
  * It fills the database, so it runs last.
  */
 import { newId } from '../db/ids';
-import { ApiClient } from './api-client';
 import type { RunDoc } from '../db/runs';
+import { ApiClient } from './api-client';
 import type { BenchContext, Row } from './arms';
 import {
   bulkInsert,
@@ -47,7 +47,7 @@ interface Query {
   what: string;
   /** Path of the request; the second page's is taken from the first page's Link header of each API. */
   path: (api: ApiClient) => Promise<string>;
-  /** Samples per phase (a query that walks many documents takes fewer). */
+  /** Samples per phase and side (the reads by run size take fewer). */
   samples: number;
 }
 
