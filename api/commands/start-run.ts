@@ -3,7 +3,8 @@
  * limit), start the Temporal workflow (workflow id = run id), confirm. Order matters for "no record left claiming a
  * run exists": the record is created `queued` first (so a crash after the start still leaves a findable run) and
  * removed again when the limit or an unreachable Temporal refuses it. While Temporal answers, the start itself goes
- * on behind the answer (./execution-starts.ts).
+ * on behind the answer (./execution-starts.ts). A workflow this process has started before is started from what that
+ * start read, read again while the run is recorded (./recent-sources.ts): one round trip less, nothing stale.
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -16,17 +17,17 @@ import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
-import { ConcurrentRunsExceededError, ConflictError, NotFoundError, UnprocessableError } from '../errors';
+import { ApiError, ConcurrentRunsExceededError, ConflictError, NotFoundError, UnprocessableError } from '../errors';
 import type { ExecutionStarts } from './execution-starts';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
-import { buildSnapshot, MAX_SNAPSHOT_BYTES, type SnapshotSources } from '../../runtime/runs/snapshot';
-import { loadSnapshotSources, type PrefetchedTemplates } from '../../runtime/runs/snapshot-sources';
+import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
+import { loadSnapshotSources, type LoadedSources } from '../../runtime/runs/snapshot-sources';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import { withTraceId } from '../../runtime/run-trace';
-import type { TemplateHints } from './template-hints';
+import { sameSources, type RecentSources, type StartSources } from './recent-sources';
 
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
 const STALE_START_MS = 30_000;
@@ -44,8 +45,8 @@ export interface StartRunDeps {
   /** Starts the runs' Temporal executions, before or just behind the answer (./execution-starts.ts). */
   starts: ExecutionStarts;
   apiMetrics?: ApiMetrics;
-  /** Lets a start read the workflow and its templates in one round trip (./template-hints.ts). */
-  templateHints?: TemplateHints;
+  /** What this process's last start of each workflow read, to start from at once (./recent-sources.ts). */
+  recentSources?: RecentSources;
 }
 
 export interface StartRunRequest {
@@ -57,7 +58,10 @@ export interface StartRunRequest {
   idempotencyKey: string | undefined;
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
-  /** Takes one run start from the caller's budget (429 when spent); called once the workflow is found. */
+  /**
+   * Takes one run start from the caller's budget (429 when spent); called once the workflow is found (or known to this
+   * process from an earlier start).
+   */
   chargeRunStart?: () => Promise<void>;
 }
 
@@ -69,15 +73,118 @@ export interface StartedRun {
 }
 
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
-  // The templates the workflow used last time are read alongside it; loadSnapshotSources checks they still suffice.
-  const hinted = deps.templateHints?.get(req.workflowId);
-  const [workflow, prefetched] = await Promise.all([
-    findWorkflow(deps.db, req.ownerId, req.workflowId),
-    hinted ? findVisibleTemplates(deps.db, req.ownerId, hinted) : undefined,
-  ]);
-  if (!workflow) throw new NotFoundError(`workflow ${req.workflowId} not found`);
+  // A request with an idempotency key waits for its claim first anyway: it reads the workflow as stored.
+  const recent = req.idempotencyKey === undefined ? deps.recentSources?.get(req.ownerId, req.workflowId) : undefined;
+  if (!recent) return startFromStored(deps, req);
   await req.chargeRunStart?.();
-  const launch: LaunchRequest = {
+  // Charged already; when the workflow changed since (or is gone), the start begins again from what is stored now.
+  return (await startFromRecent(deps, req, recent)) ?? startFromStored(deps, { ...req, chargeRunStart: undefined });
+}
+
+/** A start from the workflow, its templates and sub-workflows as read now. */
+async function startFromStored(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
+  const stored = await readStartSources(deps, req.ownerId, req.workflowId);
+  if (!stored) throw new NotFoundError(`workflow ${req.workflowId} not found`);
+  await req.chargeRunStart?.();
+  return launchRun(deps, launchRequestOf(req), {
+    prepare: async (runId, now) => {
+      // Checked here rather than before: an idempotent replay answers as the first request was answered.
+      if (!stored.loaded.ok) throw new UnprocessableError(stored.loaded.problem, 'workflow_invalid');
+      const read = {
+        workflow: stored.workflow,
+        sources: stored.loaded.sources,
+        templateIds: stored.loaded.templateIds,
+      };
+      deps.recentSources?.remember(req.ownerId, read);
+      return prepareRun(deps, req, read, runId, now);
+    },
+    again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
+  });
+}
+
+/**
+ * A start built from what the workflow's last start in this process read (./recent-sources.ts), read again while the
+ * run is recorded. Undefined when that is no longer what is stored, or when it refuses the start (what is stored may
+ * not): the caller then starts from what is stored.
+ */
+async function startFromRecent(
+  deps: StartRunDeps,
+  req: StartRunRequest,
+  recent: StartSources,
+): Promise<StartedRun | undefined> {
+  try {
+    return await launchRun(deps, launchRequestOf(req), {
+      prepare: async (runId, now) => prepareRun(deps, req, recent, runId, now),
+      recheck: async () => {
+        const stored = await readStartSources(deps, req.ownerId, req.workflowId);
+        if (!stored?.loaded.ok) return false;
+        const { sources, templateIds } = stored.loaded;
+        return sameSources(recent, { workflow: stored.workflow, sources, templateIds });
+      },
+      again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
+    });
+  } catch (err) {
+    if (!(err instanceof StaleSourcesError)) throw err;
+    deps.recentSources?.forget(req.workflowId);
+    return undefined;
+  }
+}
+
+/** What a start reads: the owner's workflow (null: none such) and the sources its runs are built from, as stored. */
+async function readStartSources(
+  deps: StartRunDeps,
+  ownerId: string,
+  workflowId: string,
+): Promise<{ workflow: WorkflowDoc; loaded: LoadedSources } | null> {
+  // The templates the workflow used last time are read alongside it; loadSnapshotSources checks they still suffice.
+  const hinted = deps.recentSources?.templateIdsOf(workflowId);
+  const [workflow, prefetched] = await Promise.all([
+    findWorkflow(deps.db, ownerId, workflowId),
+    hinted ? findVisibleTemplates(deps.db, ownerId, hinted) : undefined,
+  ]);
+  if (!workflow) return null;
+  const loaded = await loadSnapshotSources(
+    deps.db,
+    ownerId,
+    workflow,
+    deps.config.SUBWORKFLOW_MAX_DEPTH,
+    hinted && prefetched ? { ids: hinted, templates: prefetched } : undefined,
+  );
+  return { workflow, loaded };
+}
+
+/** The run's snapshot from `read`, once the input and the callback URL pass. */
+function prepareRun(
+  deps: StartRunDeps,
+  req: StartRunRequest,
+  read: StartSources,
+  runId: string,
+  now: Date,
+): PreparedRun {
+  const { workflow, sources } = read;
+  const input = req.input ?? {};
+  deps.inputValidators.check(workflow, input);
+  const callbackUrl = req.callbackUrl ?? workflow.config.callback_url;
+  // Checked again at start: HTTP_ALLOWED_HOSTS may have changed since the workflow was saved.
+  checkCallbackUrl(
+    callbackUrl,
+    deps.config.HTTP_ALLOWED_HOSTS,
+    req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
+  );
+  const snapshot = buildSnapshot({
+    runId,
+    workflow,
+    sources,
+    input,
+    config: deps.config,
+    now,
+    ...(callbackUrl !== undefined ? { callbackUrl } : {}),
+  });
+  return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
+}
+
+function launchRequestOf(req: StartRunRequest): LaunchRequest {
+  return {
     ...req,
     // A callback URL is hashed only when given, so keys claimed by requests without one keep their hash.
     requestHash: hashRequest({
@@ -86,36 +193,6 @@ export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promis
       ...(req.callbackUrl !== undefined ? { callback_url: req.callbackUrl } : {}),
     }),
   };
-  return launchRun(deps, launch, {
-    prepare: async (runId, now) => {
-      const input = req.input ?? {};
-      deps.inputValidators.check(workflow, input);
-      const callbackUrl = req.callbackUrl ?? workflow.config.callback_url;
-      // Checked again at start: HTTP_ALLOWED_HOSTS may have changed since the workflow was saved.
-      checkCallbackUrl(
-        callbackUrl,
-        deps.config.HTTP_ALLOWED_HOSTS,
-        req.callbackUrl !== undefined ? 'callback_url' : 'config.callback_url',
-      );
-      const sources = await sourcesOr422(
-        deps,
-        req.ownerId,
-        workflow,
-        hinted && prefetched ? { ids: hinted, templates: prefetched } : undefined,
-      );
-      const snapshot = buildSnapshot({
-        runId,
-        workflow,
-        sources,
-        input,
-        config: deps.config,
-        now,
-        ...(callbackUrl !== undefined ? { callbackUrl } : {}),
-      });
-      return { snapshot, timeoutSeconds: workflow.config.timeout_seconds };
-    },
-    again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
-  });
 }
 
 /** A run start as endpoint 7 and rerun share it: who asks, with which key, and a hash of what they asked. */
@@ -137,6 +214,12 @@ export interface PreparedRun {
 export interface LaunchSteps {
   /** Builds the run's snapshot (the run id is new); may refuse with an ApiError. */
   prepare(runId: string, now: Date): Promise<PreparedRun>;
+  /**
+   * Reads what prepare() built from again, while the run is being recorded: false when it is no longer what is stored.
+   * The record is then removed and the launch throws StaleSourcesError, as it does when prepare() (or the snapshot's
+   * size) refuses: the caller starts again from what is stored. Without it, prepare() read what is stored.
+   */
+  recheck?(): Promise<boolean>;
   /** Idempotent work once the run is recorded and within the limits, before Temporal starts it (and on a retry). */
   beforeStart?(doc: RunDoc): Promise<void>;
   /** Idempotent work once the run is acknowledged (recorded and admitted; and on a retry). */
@@ -157,12 +240,8 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     if (existing) return replay(deps, req, existing, steps);
   }
   const now = new Date();
-  const prepared = await steps.prepare(newId('run'), now);
+  const prepared = await prepareWithinLimits(steps, now);
   const { snapshot } = prepared;
-  const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
-  if (bytes > MAX_SNAPSHOT_BYTES) {
-    throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
-  }
   if (key !== undefined) {
     // Exactly one of concurrent duplicates gets the claim; the others answer from it.
     const claim = await claimKey(deps.db, {
@@ -192,7 +271,12 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
   const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
   if (early) doc.start_pending_at = now;
   try {
-    await insertRun(deps.db, doc);
+    // A failed re-read counts as a change: the start then begins again, and reads (and fails) as any other would.
+    const [, current] = await Promise.all([insertRun(deps.db, doc), steps.recheck?.().catch(() => false) ?? true]);
+    if (!current) {
+      await removeUnstarted(deps, doc);
+      throw new StaleSourcesError();
+    }
     await refuseBeyondConcurrentLimit(deps, doc);
     await steps.beforeStart?.(doc);
     if (!early) await deps.starts.startNow(doc, snapshot, { removeOnFailure: true });
@@ -206,17 +290,29 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
   return accepted(req, doc);
 }
 
-/** The run's sources as they are now; a workflow that can no longer run is a 422 naming the step. */
-async function sourcesOr422(
-  deps: StartRunDeps,
-  ownerId: string,
-  workflow: WorkflowDoc,
-  prefetched?: PrefetchedTemplates,
-): Promise<SnapshotSources> {
-  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH, prefetched);
-  if (!loaded.ok) throw new UnprocessableError(loaded.problem, 'workflow_invalid');
-  deps.templateHints?.remember(workflow._id, loaded.templateIds);
-  return loaded.sources;
+/** prepare() and the snapshot's size limit. With a recheck, what they refuse may be refused by stale sources. */
+async function prepareWithinLimits(steps: LaunchSteps, now: Date): Promise<PreparedRun> {
+  try {
+    const prepared = await steps.prepare(newId('run'), now);
+    const bytes = Buffer.byteLength(JSON.stringify(prepared.snapshot), 'utf8');
+    if (bytes > MAX_SNAPSHOT_BYTES) {
+      throw new UnprocessableError(
+        `the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`,
+        'too_large',
+      );
+    }
+    return prepared;
+  } catch (err) {
+    if (steps.recheck && err instanceof ApiError) throw new StaleSourcesError();
+    throw err;
+  }
+}
+
+/** A launch from sources that are (or may be) no longer those stored; nothing of it is left recorded. */
+export class StaleSourcesError extends Error {
+  constructor() {
+    super('the run was prepared from sources that have changed since');
+  }
 }
 
 /**
@@ -226,8 +322,13 @@ async function sourcesOr422(
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
   if (await holdsConcurrentSlot(deps.db, doc, limit)) return;
-  await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
+  await removeUnstarted(deps, doc);
   throw new ConcurrentRunsExceededError(limit, CONCURRENT_RETRY_AFTER_SECONDS);
+}
+
+/** Removes a run's record that Temporal has not heard of (a refused start). */
+async function removeUnstarted(deps: StartRunDeps, doc: RunDoc): Promise<void> {
+  await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
 }
 
 function accepted(req: Pick<LaunchRequest, 'baseUrl'>, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {

@@ -1,23 +1,37 @@
 /**
- * The start path reads a workflow and the templates it used last time together (api/commands/template-hints.ts) and
- * records Temporal's run id after answering. Neither may let a start use what is no longer there: an edited workflow
- * starts with its new templates, a deleted template is a 422 naming the step, and the run id does get recorded.
+ * The start path starts a workflow this process started before from what that start read, and reads it again while
+ * the run is recorded (api/commands/recent-sources.ts); it reads a workflow and the templates it used last time
+ * together, and records Temporal's run id after answering. None of it may let a start use what is no longer there:
+ * an edit made since — through this process or another — is in the next run's snapshot, a deleted workflow is a 404
+ * and a deleted template a 422 naming the step, with no run left recorded, and the run id does get recorded.
  */
+import { MongoClient, type CommandStartedEvent, type CommandSucceededEvent } from 'mongodb';
+import { Registry } from 'prom-client';
+import request from 'supertest';
+import { createApp } from '../../api/app';
 import { runsCollection } from '../../db/runs';
 import { templatesCollection } from '../../db/templates';
+import { workflowsCollection } from '../../db/workflows';
+import type { ActionStepSnapshot, WorkflowStepSnapshot } from '../../temporal/contract/run';
 import { expectError } from '../helpers/api';
-import { startTestApi, type TestApi } from '../helpers/stack';
+import { silentLogger, startTestApi, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { createWorkflow, insertTemplate, startRun } from '../helpers/workflows';
 
 let api: TestApi;
+/** A second API process on the same database: edits made through it are unknown to the first. */
+let other: TestApi;
 let user: TestUser;
 
 beforeAll(async () => {
   api = await startTestApi();
+  other = await startTestApi(api.config);
   user = await createTestUser(api.database.db);
 });
-afterAll(() => api?.close());
+afterAll(async () => {
+  await other?.close();
+  await api?.close();
+});
 
 const transformStep = (id: string, templateId: string) => ({
   id,
@@ -65,5 +79,146 @@ describe('starting a run after the workflow or its templates changed', () => {
       if (recorded === null) await new Promise((r) => setTimeout(r, 20));
     }
     expect(recorded).toBe(described.runId);
+  });
+});
+
+describe('starting a workflow this process started before, after a change made elsewhere', () => {
+  const runsOf = (workflowId: string) => runsCollection(api.database.db).countDocuments({ workflow_id: workflowId });
+  const stepsOf = async (runId: string) =>
+    (await runsCollection(api.database.db).findOne({ _id: runId }))!.snapshot.steps;
+
+  it('uses the workflow as edited through another API process', async () => {
+    const t = await insertTemplate(api.database.db, user.id, { step_type: 'action', action_type: 'transform' });
+    const workflowId = await createWorkflow(api, user, { name: 'edited', steps: [transformStep('s1', t._id)] });
+    await startRun(api, user, workflowId);
+    const patched = await other.http
+      .patch(`/api/v1/workflows/${workflowId}`)
+      .set(user.auth)
+      .send({ steps: [{ ...transformStep('s1', t._id), config: { expression: 'data.n', data: '{{input}}' } }] });
+    expect(patched.status).toBe(200);
+
+    const steps = await stepsOf(await startRun(api, user, workflowId));
+    expect((steps[0] as ActionStepSnapshot).config.expression).toBe('data.n');
+    // The start that met the edit left no record of its own behind.
+    expect(await runsOf(workflowId)).toBe(2);
+  });
+
+  it('uses a template and a sub-workflow as they are now', async () => {
+    const t = await insertTemplate(api.database.db, user.id, {
+      step_type: 'action',
+      action_type: 'transform',
+      config: { expression: 'data', data: '{{input}}' },
+    });
+    const child = await createWorkflow(api, user, { name: 'child', steps: [transformStep('c1', t._id)] });
+    const parentId = await createWorkflow(api, user, {
+      name: 'parent',
+      steps: [
+        { id: 'p1', template_id: t._id },
+        { id: 'sub', workflow_id: child, input: { x: 1 } },
+      ],
+    });
+    await startRun(api, user, parentId);
+    await templatesCollection(api.database.db).updateOne(
+      { _id: t._id },
+      { $set: { 'config.expression': 'data.x', updated_at: new Date() } },
+    );
+    let steps = await stepsOf(await startRun(api, user, parentId));
+    expect((steps[0] as ActionStepSnapshot).config.expression).toBe('data.x');
+
+    await workflowsCollection(api.database.db).updateOne(
+      { _id: child },
+      { $set: { name: 'child renamed', updated_at: new Date() } },
+    );
+    steps = await stepsOf(await startRun(api, user, parentId));
+    expect((steps[1] as WorkflowStepSnapshot).workflow.workflow_name).toBe('child renamed');
+    expect(await runsOf(parentId)).toBe(3);
+  });
+
+  it('answers 404 for a workflow deleted through another API process, and records nothing', async () => {
+    const t = await insertTemplate(api.database.db, user.id, { step_type: 'action', action_type: 'transform' });
+    const workflowId = await createWorkflow(api, user, { name: 'deleted', steps: [transformStep('s1', t._id)] });
+    await startRun(api, user, workflowId);
+    expect((await other.http.delete(`/api/v1/workflows/${workflowId}`).set(user.auth)).status).toBe(200);
+
+    const res = await api.http.post(`/api/v1/workflows/${workflowId}/run`).set(user.auth).send({});
+    expectError(res, 404, workflowId);
+    expect(await runsOf(workflowId)).toBe(1);
+  });
+
+  it('checks the input against the input schema as it is now, both ways', async () => {
+    const t = await insertTemplate(api.database.db, user.id, { step_type: 'action', action_type: 'transform' });
+    const schema = (field: string) => ({
+      type: 'object',
+      properties: { [field]: { type: 'string' } },
+      required: [field],
+    });
+    const workflowId = await createWorkflow(api, user, {
+      name: 'schema',
+      steps: [transformStep('s1', t._id)],
+      config: { input_schema: schema('email') },
+    });
+    const useSchema = async (field: string) => {
+      const res = await other.http
+        .patch(`/api/v1/workflows/${workflowId}`)
+        .set(user.auth)
+        .send({ config: { input_schema: schema(field) } });
+      expect(res.status).toBe(200);
+    };
+    await startRun(api, user, workflowId, { email: 'a@example.com' });
+
+    // The schema this process read last accepts this input; the stored one refuses it.
+    await useSchema('name');
+    const refused = await api.http
+      .post(`/api/v1/workflows/${workflowId}/run`)
+      .set(user.auth)
+      .send({ input: { email: 'a@example.com' } });
+    expectError(refused, 400, 'input.name');
+    // And the other way round: the schema read last (now `name`) refuses it, the stored one accepts it.
+    await useSchema('email');
+    await startRun(api, user, workflowId, { email: 'b@example.com' });
+    expect(await runsOf(workflowId)).toBe(2);
+  });
+
+  it('reads an unchanged workflow while the run is being recorded, not before', async () => {
+    // An API process of its own, on a client that reports each command as it starts and as it succeeds.
+    const monitored = new MongoClient(api.config.MONGODB_URI, { monitorCommands: true });
+    await monitored.connect();
+    const app = createApp({
+      config: api.config,
+      db: monitored.db(api.config.MONGODB_DB),
+      temporal: api.temporal,
+      logger: silentLogger,
+      metrics: new Registry(),
+    });
+    const events: string[] = [];
+    const name = (e: CommandStartedEvent) => `${e.commandName} ${String(e.command[e.commandName])}`;
+    const names = new Map<number, string>();
+    monitored.on('commandStarted', (e: CommandStartedEvent) => {
+      names.set(e.requestId, name(e));
+      events.push(`started ${name(e)}`);
+    });
+    monitored.on('commandSucceeded', (e: CommandSucceededEvent) => events.push(`done ${names.get(e.requestId)}`));
+    try {
+      const t = await insertTemplate(api.database.db, user.id, { step_type: 'action', action_type: 'transform' });
+      const workflowId = await createWorkflow(api, user, { name: 'recent', steps: [transformStep('s1', t._id)] });
+      const start = async () => {
+        events.length = 0;
+        const res = await request(app.callback()).post(`/api/v1/workflows/${workflowId}/run`).set(user.auth).send({});
+        expect(res.status).toBe(202);
+        const at = (event: string) => events.indexOf(event);
+        return { insert: at('started insert runs'), workflowRead: at('done find workflows') };
+      };
+      // First start in this process: the workflow is read, then the run recorded.
+      const first = await start();
+      expect(first.workflowRead).toBeGreaterThanOrEqual(0);
+      expect(first.workflowRead).toBeLessThan(first.insert);
+      // Next start: the run is recorded from what the first read, and the workflow read again alongside.
+      const next = await start();
+      expect(next.insert).toBeGreaterThanOrEqual(0);
+      expect(next.workflowRead).toBeGreaterThan(next.insert);
+      expect(await runsOf(workflowId)).toBe(2);
+    } finally {
+      await monitored.close();
+    }
   });
 });
