@@ -215,9 +215,10 @@ export interface LaunchSteps {
   /** Builds the run's snapshot (the run id is new); may refuse with an ApiError. */
   prepare(runId: string, now: Date): Promise<PreparedRun>;
   /**
-   * Reads what prepare() built from again, while the run is being recorded: false when it is no longer what is stored.
-   * The record is then removed and the launch throws StaleSourcesError, as it does when prepare() (or the snapshot's
-   * size) refuses: the caller starts again from what is stored. Without it, prepare() read what is stored.
+   * Reads what prepare() builds from again (called as the launch begins, awaited once the run is recorded): false when
+   * it is no longer what is stored. The record is then removed and the launch throws StaleSourcesError, as it does
+   * when prepare() (or the snapshot's size) refuses: the caller starts again from what is stored. Without it,
+   * prepare() uses what was read for this request.
    */
   recheck?(): Promise<boolean>;
   /** Idempotent work once the run is recorded and within the limits, before Temporal starts it (and on a retry). */
@@ -240,6 +241,9 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     if (existing) return replay(deps, req, existing, steps);
   }
   const now = new Date();
+  // Read again from the start: the reads overlap the preparing and the insert. A failed read counts as a change (the
+  // start then begins again, and reads, and fails, as any other would).
+  const current = steps.recheck?.().catch(() => false);
   const prepared = await prepareWithinLimits(steps, now);
   const { snapshot } = prepared;
   if (key !== undefined) {
@@ -271,9 +275,8 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
   const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
   if (early) doc.start_pending_at = now;
   try {
-    // A failed re-read counts as a change: the start then begins again, and reads (and fails) as any other would.
-    const [, current] = await Promise.all([insertRun(deps.db, doc), steps.recheck?.().catch(() => false) ?? true]);
-    if (!current) {
+    const [, unchanged] = await Promise.all([insertRun(deps.db, doc), current ?? true]);
+    if (!unchanged) {
       await removeUnstarted(deps, doc);
       throw new StaleSourcesError();
     }
