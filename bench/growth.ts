@@ -277,6 +277,7 @@ export async function b11Growth(ctx: BenchContext): Promise<Row[]> {
   log(`stack quiet after ${await quiet()} s`);
   const [largePhase, smallPhase] = await measure(ctx, apis, queries);
   const [largeShapes, smallShapes] = await measure(ctx, apis, statusQueries(shapes), 50);
+  for (const api of apis) api.close();
 
   const ms = (s: Summary) => `p50 ${round(s.p50, 1)} ms`;
   const growth = (label: string) =>

@@ -72,6 +72,7 @@ async function main(): Promise<void> {
       const out = await bench(ctx, { llm: llm.server, sink });
       rows.push(...(Array.isArray(out) ? out : [out]));
     }
+    ctx.api.close();
     await ctx.temporal.connection.close();
   } finally {
     await stack.stop();

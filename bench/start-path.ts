@@ -150,6 +150,7 @@ async function measure(temporalAddress: string, mongoUri: string, runs: number):
       .padStart(7)} ms      the rest (HTTP, validation, snapshot, encryption, the event loop)\n`,
   );
 
+  api.close();
   server.close();
   await connection.close();
   await monitored.close();
