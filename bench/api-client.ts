@@ -71,6 +71,14 @@ export class ApiClient {
    * Waits on the status endpoint until the run is terminal (long polls that answer at the end, as the bare arm's
    * result() does); throws unless it completed.
    */
+  async waitForCompletion(runId: string): Promise<void> {
+    for (;;) {
+      const { status } = await this.status(runId, 10, 'end');
+      if (status === 'completed') return;
+      if (['failed', 'cancelled', 'timed_out'].includes(status)) throw new Error(`run ${runId} ended ${status}`);
+    }
+  }
+
   /** Ends the kept connections (the bench's API processes are stopped after it). */
   close(): void {
     this.agent.destroy();
@@ -107,13 +115,5 @@ export class ApiClient {
       req.on('error', reject);
       req.end(text);
     });
-  }
-
-  async waitForCompletion(runId: string): Promise<void> {
-    for (;;) {
-      const { status } = await this.status(runId, 10, 'end');
-      if (status === 'completed') return;
-      if (['failed', 'cancelled', 'timed_out'].includes(status)) throw new Error(`run ${runId} ended ${status}`);
-    }
   }
 }
