@@ -14,7 +14,7 @@ import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
 import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findVisibleTemplates } from '../../db/templates';
-import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
 import { ApiError, ConcurrentRunsExceededError, ConflictError, NotFoundError, UnprocessableError } from '../errors';
@@ -22,7 +22,7 @@ import type { ExecutionStarts } from './execution-starts';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
-import { loadSnapshotSources, type LoadedSources } from '../../runtime/runs/snapshot-sources';
+import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
@@ -89,14 +89,9 @@ async function startFromStored(deps: StartRunDeps, req: StartRunRequest): Promis
   return launchRun(deps, launchRequestOf(req), {
     prepare: async (runId, now) => {
       // Checked here rather than before: an idempotent replay answers as the first request was answered.
-      if (!stored.loaded.ok) throw new UnprocessableError(stored.loaded.problem, 'workflow_invalid');
-      const read = {
-        workflow: stored.workflow,
-        sources: stored.loaded.sources,
-        templateIds: stored.loaded.templateIds,
-      };
-      deps.recentSources?.remember(req.ownerId, read);
-      return prepareRun(deps, req, read, runId, now);
+      if ('problem' in stored) throw new UnprocessableError(stored.problem, 'workflow_invalid');
+      deps.recentSources?.remember(req.ownerId, stored);
+      return prepareRun(deps, req, stored, runId, now);
     },
     again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
   });
@@ -117,9 +112,7 @@ async function startFromRecent(
       prepare: async (runId, now) => prepareRun(deps, req, recent, runId, now),
       recheck: async () => {
         const stored = await readStartSources(deps, req.ownerId, req.workflowId);
-        if (!stored?.loaded.ok) return false;
-        const { sources, templateIds } = stored.loaded;
-        return sameSources(recent, { workflow: stored.workflow, sources, templateIds });
+        return stored !== null && !('problem' in stored) && sameSources(recent, stored);
       },
       again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
     });
@@ -130,12 +123,15 @@ async function startFromRecent(
   }
 }
 
-/** What a start reads: the owner's workflow (null: none such) and the sources its runs are built from, as stored. */
+/**
+ * What a start reads: the owner's workflow and the sources its runs are built from, as stored; null when the owner
+ * has no such workflow, a problem naming the step when it can no longer run.
+ */
 async function readStartSources(
   deps: StartRunDeps,
   ownerId: string,
   workflowId: string,
-): Promise<{ workflow: WorkflowDoc; loaded: LoadedSources } | null> {
+): Promise<StartSources | { problem: string } | null> {
   // The templates the workflow used last time are read alongside it; loadSnapshotSources checks they still suffice.
   const hinted = deps.recentSources?.templateIdsOf(workflowId);
   const [workflow, prefetched] = await Promise.all([
@@ -150,7 +146,7 @@ async function readStartSources(
     deps.config.SUBWORKFLOW_MAX_DEPTH,
     hinted && prefetched ? { ids: hinted, templates: prefetched } : undefined,
   );
-  return { workflow, loaded };
+  return loaded.ok ? { workflow, sources: loaded.sources, templateIds: loaded.templateIds } : loaded;
 }
 
 /** The run's snapshot from `read`, once the input and the callback URL pass. */
@@ -312,7 +308,7 @@ async function prepareWithinLimits(steps: LaunchSteps, now: Date): Promise<Prepa
 }
 
 /** A launch from sources that are (or may be) no longer those stored; nothing of it is left recorded. */
-export class StaleSourcesError extends Error {
+class StaleSourcesError extends Error {
   constructor() {
     super('the run was prepared from sources that have changed since');
   }
