@@ -1,7 +1,7 @@
 /**
  * Worker entrypoint: connects to Temporal and MongoDB, runs the run workflow and its activities, and serves its own
- * /livez and /readyz (and the Stepwise /metrics) on WORKER_HEALTH_PORT, and the Temporal SDK's metrics on
- * WORKER_TEMPORAL_METRICS_PORT. SIGTERM/SIGINT drain in-flight activities within the grace time (the SDK installs
+ * /livez and /readyz (and the Stepwise /metrics, and the run starts the API hands over) on WORKER_HEALTH_PORT, and the
+ * Temporal SDK's metrics on WORKER_TEMPORAL_METRICS_PORT. SIGTERM/SIGINT drain in-flight activities within the grace time (the SDK installs
  * those signal handlers).
  */
 import { NativeConnection } from '@temporalio/worker';
@@ -15,6 +15,7 @@ import { createWorker } from './create-worker';
 import { createExpressionEvaluator } from './expressions/evaluator';
 import { evaluatorOptions } from './expressions/limits';
 import { createWorkerHealthServer } from './health-server';
+import { createRunStarter } from './run-starts';
 import { installTemporalRuntime } from './telemetry-runtime';
 import { startTracing } from '../runtime/tracing';
 import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
   const expressions = createExpressionEvaluator(evaluatorOptions(config));
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
+  const workerMetrics = createWorkerMetrics(metrics);
   const worker = await createWorker({
     config,
     db: database.db,
@@ -48,12 +50,19 @@ async function main(): Promise<void> {
     connection: connection!,
     workflowBundlePath,
     expressions,
-    metrics: createWorkerMetrics(metrics),
+    metrics: workerMetrics,
     tracing,
   });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
-    const health = createWorkerHealthServer({ state: () => worker.getState(), metrics });
+    const startRun = createRunStarter({
+      config,
+      db: database.db,
+      logger,
+      connection: connection!,
+      metrics: workerMetrics,
+    });
+    const health = createWorkerHealthServer({ state: () => worker.getState(), metrics, startRun });
     health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
     health.unref();
   }

@@ -8,20 +8,18 @@
  * to answer (at boot, after a start failed), a start waits for Temporal before answering: an outage is a 503 with
  * nothing half-written, as the contract asks.
  */
-import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import { loadedSnapshot, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
 import type { RunSnapshot } from '../../temporal/contract/run';
 import { deriveOutcome } from '../../temporal/contract/run-state';
-import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../temporal/contract/search-attributes';
-import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
+import { START_DEADLINE_MS, startRunExecution } from '../../runtime/runs/start-execution';
 import { ServiceUnavailableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
+import type { WorkerStarts } from './worker-starts';
 
-/** How long Temporal gets to accept a start before it counts as unreachable. */
-export const START_DEADLINE_MS = 5_000;
 /** An acknowledged run still unstarted after this long was left behind by its start: the sweep starts it. */
 export const SWEEP_AFTER_MS = 2 * START_DEADLINE_MS;
 /** A start behind an answer still unanswered after this long means Temporal is slow or away: stop answering early. */
@@ -35,6 +33,8 @@ export interface ExecutionStartDeps {
   db: Db;
   temporal: Client;
   logger: Logger;
+  /** Set when WORKER_START_URL is: starts are handed to that worker first. */
+  workerStarts?: WorkerStarts;
 }
 
 /** Starts executions for one API process, remembering whether Temporal answered its last start. */
@@ -107,35 +107,13 @@ export class ExecutionStarts {
 }
 
 /**
- * Starts the execution (idempotent by workflow id: a second start of the same run finds the first) and records
- * Temporal's run id. A run cancelled while its start was under way has its execution cancelled at once.
+ * Starts the execution (idempotent by workflow id: a second start of the same run finds the first), through the worker
+ * when one takes starts (./worker-starts.ts), and records Temporal's run id. A run cancelled while its start was under
+ * way has its execution cancelled at once.
  */
 export async function startExecution(deps: ExecutionStartDeps, doc: RunDoc, snapshot: RunSnapshot): Promise<void> {
-  let temporalRunId: string;
-  try {
-    const handle = await deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      deps.temporal.workflow.start(RUN_WORKFLOW_TYPE, {
-        workflowId: doc._id,
-        taskQueue: doc.temporal.task_queue,
-        args: [snapshot],
-        ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) } : {}),
-        memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
-        // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs. It renders both
-        // as markdown, where an id's underscores could turn into emphasis (`wf_ab_` → wf<em>ab</em>): ids are code.
-        staticSummary: doc.workflow_name,
-        staticDetails: `Stepwise workflow \`${doc.workflow_id}\`, run \`${doc._id}\``,
-        typedSearchAttributes: [
-          { key: workflowIdKey, value: doc.workflow_id },
-          { key: ownerIdKey, value: doc.owner_id },
-          { key: workflowNameKey, value: doc.workflow_name },
-        ],
-      }),
-    );
-    temporalRunId = handle.firstExecutionRunId;
-  } catch (err) {
-    if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    temporalRunId = (await deps.temporal.workflow.getHandle(doc._id).describe()).runId;
-  }
+  const temporalRunId =
+    (await deps.workerStarts?.start(doc._id)) ?? (await startRunExecution(deps.temporal, doc, snapshot)).temporalRunId;
   // Not awaited: the run exists in Temporal now, and nothing depends on this record of its run id being written
   // before the answer (a retried request or the sweep finds the execution by its workflow id; read-repair asks
   // Temporal).
@@ -150,11 +128,6 @@ export async function startExecution(deps: ExecutionStartDeps, doc: RunDoc, snap
       if (run && run.status === 'cancelled') await deps.temporal.workflow.getHandle(doc._id).cancel();
     })
     .catch(() => undefined);
-}
-
-/** What is left of the run's time limit when its execution starts (at least a second: Temporal then times it out). */
-function remainingMs(deadline: Date): number {
-  return Math.max(1_000, deadline.getTime() - Date.now());
 }
 
 /** Temporal refused an acknowledged run's start for good (not an outage): the run fails with the reason. */

@@ -1,8 +1,9 @@
 /**
  * The Stepwise metrics the worker counts (prom-client), each at exactly one place: runs finished (the outcome
  * write that turns the run terminal), action-step and agent-turn attempts, classified attempt failures, model calls
- * and tokens, tool calls, SSRF refusals. Labels are low-cardinality by construction: never a user, run or step id.
- * The Temporal SDK's own worker metrics come from its Runtime (temporal/telemetry-runtime.ts), not from here.
+ * and tokens, tool calls, SSRF refusals, run starts taken over from the API. Labels are low-cardinality by
+ * construction: never a user, run or step id. The Temporal SDK's own worker metrics come from its Runtime
+ * (temporal/telemetry-runtime.ts), not from here.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { boundedLabel } from './bounded-label';
@@ -36,6 +37,8 @@ export interface WorkerMetrics {
   toolCall(tool: string, outcome: ToolOutcome): void;
   /** A URL refused by the SSRF guard (url_refused), by where it came from. */
   ssrfRefusal(via: 'action' | 'tool'): void;
+  /** A run start the API handed to this worker, made; `eager` when Temporal gave its first workflow task back. */
+  runStartTaken(eager: boolean): void;
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
@@ -101,6 +104,12 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     name: 'stepwise_ssrf_refusals_total',
     help: 'Outbound URLs refused by the SSRF guard, by origin (action step or agent tool)',
     labelNames: ['via'] as const,
+    registers,
+  });
+  const startsTaken = new Counter({
+    name: 'stepwise_run_starts_taken_total',
+    help: 'Run starts the API handed to this worker, by whether Temporal started them eagerly (first task given back)',
+    labelNames: ['eager'] as const,
     registers,
   });
   // Children are looked up once per label combination and reused: no label object per event on the hot path.
@@ -170,6 +179,9 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     },
     ssrfRefusal(via) {
       (via === 'action' ? viaAction : viaTool).inc();
+    },
+    runStartTaken(eager) {
+      startsTaken.labels(eager ? 'true' : 'false').inc();
     },
   };
 }

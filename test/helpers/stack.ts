@@ -159,6 +159,8 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
 
 export interface TestWorker {
   worker: Worker;
+  /** The worker's connection (a client on it can start workflows eagerly, temporal/run-starts.ts). */
+  connection: NativeConnection;
   /** Shuts the worker down and waits for run() to return. */
   stop(): Promise<void>;
 }
@@ -179,6 +181,7 @@ export async function startTestWorker(config: Config, database: Database): Promi
   const running = worker.run();
   return {
     worker,
+    connection,
     async stop() {
       if (worker.getState() === 'RUNNING') worker.shutdown();
       await running;
