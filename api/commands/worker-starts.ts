@@ -46,10 +46,6 @@ export class WorkerStarts {
     }
   }
 
-  close(): void {
-    this.agent.destroy();
-  }
-
   private post(url: URL): Promise<{ status: number; body: string }> {
     return new Promise((resolve, reject) => {
       const req = http.request(url, { method: 'POST', agent: this.agent, timeout: HAND_OFF_TIMEOUT_MS }, (res) => {
