@@ -12,7 +12,7 @@ export interface WorkerHealthDeps {
   /** Only the state is read; a function so tests can drive it. */
   state: () => ReturnType<Worker['getState']>;
   metrics: Registry;
-  /** Takes the starts the API hands over; without it, POST /runs/<id>/start is a 404. */
+  /** Takes the starts the API hands over; without it, POST /runs/<id>/start is refused like any other POST. */
   startRun?: StartRecordedRun;
 }
 
