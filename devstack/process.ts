@@ -120,15 +120,30 @@ export function isPortOpen(port: number, host = '127.0.0.1'): Promise<boolean> {
   });
 }
 
-/** A port the OS says is free right now on 127.0.0.1. */
+/**
+ * A port the OS says is free right now on 127.0.0.1, held back from other processes' "any free port" for a while.
+ *
+ * Linux hands out ports for bind(:0) at random, so a port merely closed again can go to the next process that asks,
+ * such as the Temporal dev server picking its internal ports, before the server meant for it binds it. So the port
+ * is left in TIME_WAIT (a connection to it, closed from the listening side first): the OS skips it for bind(:0) for
+ * about a minute, while a server binding it by number (every server here sets SO_REUSEADDR) still can. The Temporal
+ * CLI picks its own ports the same way.
+ */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    const server = net.createServer();
+    const server = net.createServer((accepted) => accepted.destroy());
     server.unref();
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
+      const client = net.connect({ port, host: '127.0.0.1' });
+      client.once('error', reject);
+      // The listening side closed first, so its end of the connection is the one left in TIME_WAIT.
+      client.once('end', () => {
+        client.destroy();
+        server.close(() => resolve(port));
+      });
+      client.resume();
     });
   });
 }

@@ -26,6 +26,8 @@ interface DevRun {
   exited: Promise<number | null>;
   /** Every process of the stack seen so far (the dev process, its children and theirs). */
   seen: ProcInfo[];
+  /** The stack's log folder: its tails go into the error when the stack stops on its own. */
+  logsDir?: string;
 }
 
 const runs: DevRun[] = [];
@@ -46,6 +48,7 @@ function startDev(env: Record<string, string>): DevRun {
     output: () => output,
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
     seen: [],
+    logsDir: env.DEV_STATE_DIR && path.join(env.DEV_STATE_DIR, 'logs'),
   };
   runs.push(run);
   return run;
@@ -57,12 +60,25 @@ async function waitUntilRunning(run: DevRun): Promise<void> {
   await waitFor(
     'npm run dev to print its URLs',
     () => {
-      if (exitCode !== undefined) throw new Error(`dev exited early (code ${exitCode}):\n${run.output()}`);
+      if (exitCode !== undefined)
+        throw new Error(`dev exited early (code ${exitCode}):\n${run.output()}${logTails(run.logsDir)}`);
       return run.output().includes('Press Ctrl-C to stop.');
     },
     { timeoutMs: 180_000, intervalMs: 200 },
   );
   run.seen = processTree(run.pid);
+}
+
+/** The last lines of every log the stack wrote: the test's folder is gone by the time anyone reads CI's output. */
+function logTails(logsDir: string | undefined): string {
+  if (!logsDir || !fs.existsSync(logsDir)) return '';
+  return fs
+    .readdirSync(logsDir)
+    .map((file) => {
+      const lines = fs.readFileSync(path.join(logsDir, file), 'utf8').trimEnd().split('\n');
+      return `\n--- ${file} (last lines) ---\n${lines.slice(-30).join('\n')}`;
+    })
+    .join('');
 }
 
 /** SIGINT to the group, then: exit code 0, and no process of the stack left, by pid or by process group. */
