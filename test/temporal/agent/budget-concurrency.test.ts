@@ -192,6 +192,37 @@ describe('run budgets under concurrency', () => {
     expect(budgetOf(status)).toMatchObject({ model_calls_used: 2, tokens_used: 30 });
   });
 
+  it("a map that goes on after a failed item counts that item's calls", async () => {
+    // The item `stuck` keeps asking for tools: with max_turns 1 it fails (turn_limit) after one call.
+    const script = llm.script(uniqueId('gpt-test-'), (req) =>
+      JSON.stringify(req.body.messages).includes('stuck')
+        ? { toolCalls: [{ name: 'calculator', args: { expression: '1+1' } }], usage: { input: 10, output: 5 } }
+        : { text: 'ok', usage: { input: 10, output: 5 } },
+    );
+    const template = await insertAgentTemplate(api, user, { model: `openai:${script.model}`, max_turns: 1 });
+    const status = await runToEnd(
+      {
+        name: 'map going on',
+        steps: [
+          {
+            id: 'each',
+            template_id: template._id,
+            input: '{{map.item}}',
+            retry: { max_attempts: 1 },
+            map: { over: '{{input.items}}', concurrency: 1, on_item_error: 'continue' },
+          },
+        ],
+      },
+      { items: ['a', 'stuck', 'c'] },
+    );
+
+    expect(status.status).toBe('completed');
+    expect(JSON.stringify((status.outputs.each as unknown[])[1])).toContain('turn_limit');
+    expect(script.requests.length).toBe(3);
+    expect(stepUsage(status, 'each')).toEqual({ llm_calls: 3, input_tokens: 30, output_tokens: 15 });
+    expect(budgetOf(status)).toMatchObject({ model_calls_used: 3, tokens_used: 45 });
+  });
+
   it('a failed sub-workflow passes the usage of its calls to its parent', async () => {
     const script = llm.script(uniqueId('gpt-test-'), (_req, n) =>
       n === 1 ? { status: 400, message: 'bad request' } : { text: 'ok', usage: { input: 10, output: 5 } },
