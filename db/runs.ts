@@ -699,7 +699,7 @@ export async function markStepFailed(
   runId: string,
   stepId: string,
   error: StepError,
-  opts: { final: boolean; attempt?: number },
+  opts: { final: boolean; attempt?: number; usage?: Usage },
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = opts.final
@@ -715,12 +715,14 @@ export async function markStepFailed(
         error,
         ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
         ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
+        ...(opts.usage ? { usage: opts.usage } : {}),
       },
       { change },
     );
   }
   const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
   if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
+  if (opts.usage) set['steps.$.usage'] = opts.usage;
   if (opts.final) {
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;
@@ -880,7 +882,8 @@ export async function recordRunEnd(
     completed_at: at,
   };
   const arrayFilters: Record<string, unknown>[] = [];
-  setStepUpdates(outcome.stepUpdates ?? [], set, arrayFilters, at);
+  const max: Record<string, number> = {};
+  setStepUpdates(outcome.stepUpdates ?? [], set, arrayFilters, at, 's', max);
   if (outcome.status !== 'completed') {
     // Map items and loop iterations still open end with the run (a completed run has none open). Closed before the
     // run turns terminal, so no reader ever sees an ended run with items still running; a late write from an item's
@@ -890,7 +893,7 @@ export async function recordRunEnd(
   // The document as written comes back, so the end is logged from it without reading it again.
   const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
-    { $set: set, $inc: { event_seq: 1 } },
+    { $set: set, $inc: { event_seq: 1 }, ...(Object.keys(max).length > 0 ? { $max: max } : {}) },
     {
       ...(arrayFilters.length > 0 ? { arrayFilters } : {}),
       returnDocument: 'after',
@@ -997,6 +1000,7 @@ function setStepUpdates(
   arrayFilters: Record<string, unknown>[],
   at: Date,
   name = 's',
+  max: Record<string, number> = {},
 ): void {
   updates.forEach((u, i) => {
     const step = `steps.$[${name}${i}]`;
@@ -1004,6 +1008,13 @@ function setStepUpdates(
     if (u.error !== undefined) set[`${step}.error`] = u.error;
     if (u.skip_reason !== undefined) set[`${step}.skip_reason`] = u.skip_reason;
     if (u.status === 'failed') set[`${step}.completed_at`] = at;
+    // The workflow's count of the step's calls; $max: a model call's own progress write may have counted one more
+    // (its answer arrived as the step was stopped), and usage never goes down.
+    if (u.usage) {
+      max[`${step}.usage.llm_calls`] = u.usage.llm_calls;
+      max[`${step}.usage.input_tokens`] = u.usage.input_tokens;
+      max[`${step}.usage.output_tokens`] = u.usage.output_tokens;
+    }
     arrayFilters.push({ [`${name}${i}.id`]: u.id });
   });
 }

@@ -18,6 +18,10 @@ export interface AgentStepContext {
   ownerId: string;
   /** The run's spending so far, shared by all its agent steps (the loop adds each call and checks the budget). */
   spend: RunSpend;
+  /** Called with each answered call's usage: the run counts every step's calls, also of steps that fail. */
+  onCall?: (usage: Usage) => void;
+  /** In a sub-workflow's run: each call is reserved at the top-level run too (temporal/workflows/budget-share.ts). */
+  shared?: SharedBudget;
   /** The model call activity records the step's start and completion (CallModelInput.project). */
   projectInActivity?: boolean;
   /** With projectInActivity: the run's outcome should the step complete, when nothing else is left to run. */
@@ -32,6 +36,14 @@ export interface RunSpend {
   budget?: RunBudget;
   model_calls: number;
   tokens: number;
+}
+
+/** The top-level run's budget, as a sub-workflow's run reaches it. */
+export interface SharedBudget {
+  /** Reserves the call `key` there: null when granted, else why it was refused. */
+  reserve(key: string): Promise<string | null>;
+  /** What the reserved call `key` used; `released`: it failed without an answer, and the call is given back. */
+  settle(key: string, tokens: number, released: boolean): Promise<void>;
 }
 
 /** What an agent step hands back to the run workflow. */

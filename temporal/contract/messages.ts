@@ -1,8 +1,9 @@
 /**
  * Messages of the run workflow: the approval update sent by `POST /workflows/runs/:runId/approve` and a progress
- * query for operators. Cancellation uses Temporal's own workflow cancellation. Workflow-safe: definitions only.
+ * query for operators, and the budget signals between a sub-workflow's run and the top-level run whose budget it spends
+ * (temporal/workflows/budget-share.ts). Cancellation uses Temporal's own workflow cancellation. Workflow-safe: definitions only.
  */
-import { defineQuery, defineUpdate } from '@temporalio/workflow';
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunStatus, StepStatus } from './run';
 
 /** A human decision on a waiting `approval` step. */
@@ -36,3 +37,27 @@ export const progressQuery = defineQuery<RunProgress>('progress');
 
 /** ApplicationFailure type of an approval rejection (the run fails with reason `rejected`). */
 export const REJECTED_FAILURE_TYPE = 'approval_rejected';
+
+/** A sub-workflow's run asks the top-level run to reserve one model call; `key` names the call (idempotent by it). */
+export interface BudgetReserveRequest {
+  key: string;
+  /** The run (workflow id) that waits for the answer. */
+  reply_to: string;
+}
+
+/** The top-level run's answer: granted, or why not (the budget_exceeded message). */
+export interface BudgetGrant {
+  key: string;
+  refused: string | null;
+}
+
+/** What a reserved call used: its tokens, or `released` when it failed without an answer (the call is given back). */
+export interface BudgetSettlement {
+  key: string;
+  tokens: number;
+  released: boolean;
+}
+
+export const budgetReserveSignal = defineSignal<[BudgetReserveRequest]>('budget_reserve');
+export const budgetGrantSignal = defineSignal<[BudgetGrant]>('budget_grant');
+export const budgetSettleSignal = defineSignal<[BudgetSettlement]>('budget_settle');

@@ -134,6 +134,11 @@ export interface RunSnapshot {
   /** Set on a sub-workflow's run: the run and execution that started it, and how deep it is (1 = a child). */
   parent?: { run_id: string; exec_id: string; depth: number };
   /**
+   * Set on a sub-workflow's run: the top-level run whose budget it spends. Each of its model calls is reserved there
+   * first (temporal/workflows/budget-share.ts). Absent in children started before shared budgets: they spend a slice.
+   */
+  budget_root?: string;
+  /**
    * Where the run's completion webhook goes (temporal/workflows/webhook.ts). Null or absent (snapshots from before
    * webhooks, sub-workflow runs): no webhook.
    */

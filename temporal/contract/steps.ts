@@ -83,7 +83,8 @@ export type StepEvent =
   | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
   | { kind: 'skipped'; reason: string }
   /** A failure the run goes on after (`on_error: continue`, or a map item with `on_item_error: continue`). */
-  | { kind: 'failed'; error: StepError }
+  /** `usage`: the calls the execution made before it failed (absent in older histories). */
+  | { kind: 'failed'; error: StepError; usage?: Usage }
   /** A sub-workflow execution started its child run (Temporal's run id of it, so read-repair knows it started). */
   | { kind: 'child'; child_run_id: string; temporal_run_id?: string };
 
@@ -99,7 +100,8 @@ export interface RunOutcome {
   status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
   error: RunError | null;
   /** Steps whose status changes with the end of the run (the one that stopped it, those never reached). */
-  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null; skip_reason?: string }[];
+  /** `usage`: the calls a step ending with the run made (the workflow's count; never lowers a stored one). */
+  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null; skip_reason?: string; usage?: Usage }[];
 }
 
 export interface OutcomeRequest {

@@ -10,17 +10,28 @@
  * `output_schema`, an answer that does not validate gets one extra repair turn; a second miss fails the step with
  * reason `invalid_output`.
  *
- * Budget: before each model call the run's budget (summed over all its steps, see ./budget.ts) must allow it, and
- * a call that pushes the run's tokens over the budget fails the step with reason `budget_exceeded`.
+ * Budget: before each model call the run's budget (summed over all its steps, see ./budget.ts) must allow it and
+ * the call is reserved — at the top-level run too for a sub-workflow's run (./budget-share.ts); a call that fails
+ * gives its reservation back, and a call that pushes the run's tokens over the budget fails the step with reason
+ * `budget_exceeded`.
  *
  * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
  */
-import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
-import { assertBudgetAllowsCall, recordCall, tokensLeft } from './budget';
+import {
+  assertBudgetAllowsCall,
+  BUDGET_RESERVATIONS,
+  budgetExceeded,
+  recordCall,
+  releaseCall,
+  reserveCall,
+  settleCall,
+  tokensLeft,
+} from './budget';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -55,8 +66,21 @@ export async function runAgentStep(
   let repairsUsed = 0;
 
   for (let turn = 1; ; turn++) {
-    assertBudgetAllowsCall(ctx.spend, usage);
-    const result = await callModel({
+    // Runs recorded before reservations checked here and counted after the call; they replay that way.
+    const reserving = ctx.spend.budget !== undefined && patched(BUDGET_RESERVATIONS);
+    const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
+    if (reserving) {
+      // Synchronous up to here: no other branch or item of the run can take the same call.
+      reserveCall(ctx.spend, usage);
+      const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
+      if (refused !== null) {
+        releaseCall(ctx.spend);
+        throw budgetExceeded(refused, ctx.spend, usage);
+      }
+    } else {
+      assertBudgetAllowsCall(ctx.spend, usage);
+    }
+    const call = callModel({
       ...common,
       owner_id: ctx.ownerId,
       timeout_ms: timeoutMs,
@@ -88,12 +112,26 @@ export async function runAgentStep(
             }
           : undefined,
     });
+    const result = reserving
+      ? await call.catch(async (err: unknown) => {
+          // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
+          releaseCall(ctx.spend);
+          await ctx.shared?.settle(key, 0, true);
+          throw err;
+        })
+      : await call;
     seq = result.next_seq;
     repair = undefined;
     usage.llm_calls += 1;
     usage.input_tokens += result.usage.input_tokens;
     usage.output_tokens += result.usage.output_tokens;
-    recordCall(ctx.spend, result.usage, usage);
+    ctx.onCall?.({ llm_calls: 1, input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens });
+    if (reserving) {
+      await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
+      settleCall(ctx.spend, result.usage, usage);
+    } else {
+      recordCall(ctx.spend, result.usage, usage);
+    }
 
     switch (result.kind) {
       case 'final':

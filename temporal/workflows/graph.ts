@@ -104,9 +104,11 @@ export class Graph {
             if (step.on_error === 'continue' && !stop) {
               record.output = { error: { reason: error.reason, message: error.message, ...codeOf(error) } };
               try {
+                const used = this.env.stepUsage(step.id);
                 await this.env.project(step.id, {
                   kind: 'failed',
                   error: { reason: error.reason, message: error.message },
+                  ...(used ? { usage: used } : {}),
                 });
               } catch (projectErr) {
                 // Only a cancellation gets here (projection writes are best effort).

@@ -106,8 +106,10 @@ export async function runMap(
   for (const s of settled) if (s.status === 'rejected') throw s.reason;
   // Item results are JSON (OutputRefs are JSON objects too); the projection resolves and stores them as one value.
   const list = results as unknown as JsonValue;
-  const stored = await env.project(step.id, { kind: 'completed', output: list, usage });
-  return { output: stored ?? list, usage };
+  // Every call of every item, failed items included (`usage` sums only the items that completed).
+  const used = env.stepUsage(step.id) ?? usage;
+  const stored = await env.project(step.id, { kind: 'completed', output: list, usage: used });
+  return { output: stored ?? list, usage: used };
 }
 
 /**

@@ -2,7 +2,7 @@
  * What every part of one run's orchestration shares: the snapshot, the run's spending, the approvals waiting, and
  * the projection writes. Built once by runWorkflow (./run.ts); the graph, step and repeat modules take it.
  */
-import type { RunSpend } from '../contract/agent';
+import type { RunSpend, SharedBudget } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
 import type { OutputRef, RunError, RunSnapshot, Usage } from '../contract/run';
 import type { RunOutcome, StepEvent } from '../contract/steps';
@@ -15,6 +15,12 @@ export interface RunEnv {
   spend: RunSpend;
   /** LLM usage of the whole run (summed into the result). */
   usage: Usage;
+  /** In a sub-workflow's run (started with a budget_root): its calls are reserved at the top-level run too. */
+  shared?: SharedBudget;
+  /** Counts calls as they are made, by step (of any execution of it): what a step used however it ends. */
+  tally(execId: string, usage: Usage): void;
+  /** The calls a step (all its executions) has made so far, or undefined when it made none. */
+  stepUsage(stepId: string): Usage | undefined;
   approvals: Approvals;
   /** A projection write; best effort (read-repair catches up). Returns what `completed` stored, else null. */
   project(execId: string, event: StepEvent): Promise<JsonValue | OutputRef | null>;

@@ -29,7 +29,8 @@ import { deriveOutcome, deriveRunStatus } from '../contract/run-state';
 import { RUN_FAILED_FAILURE_TYPE, type RunOutcome, type StepEvent } from '../contract/steps';
 import { Approvals } from './approvals';
 import { Graph } from './graph';
-import type { RunEnv } from './run-env';
+import { addUsage, type RunEnv } from './run-env';
+import { serveSharedBudget, shareBudgetWith } from './budget-share';
 import { startWebhookDelivery } from './webhook';
 
 /** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the API's read-repair. */
@@ -64,12 +65,22 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
       return null;
     }
   };
+  const tallies = new Map<string, Usage>();
+  serveSharedBudget(spend);
   const env: RunEnv = {
     runId,
     snapshot,
     spend,
     usage,
     approvals,
+    ...(snapshot.budget_root ? { shared: shareBudgetWith(snapshot.budget_root, runId) } : {}),
+    tally: (execId, add) => {
+      const stepId = parseExecutionId(execId)?.stepId ?? execId;
+      const sum = tallies.get(stepId) ?? { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
+      addUsage(sum, add);
+      tallies.set(stepId, sum);
+    },
+    stepUsage: (stepId) => tallies.get(stepId),
     project: (execId: string, event: StepEvent) =>
       bestEffort(`${execId} ${event.kind}`, () => projection.projectStep({ run_id: runId, step_id: execId, event })),
     recordOutcome: async (outcome: RunOutcome) => {
@@ -113,8 +124,20 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   );
 
   const stop = await graph.run();
+  // A step that ends with the run keeps the calls it made (a map's items, a failed sub-workflow's run).
+  const withUsage = (outcome: RunOutcome): RunOutcome => ({
+    ...outcome,
+    ...(outcome.stepUpdates
+      ? {
+          stepUpdates: outcome.stepUpdates.map((u) => {
+            const used = u.status === 'completed' ? undefined : tallies.get(u.id);
+            return used ? { ...u, usage: used } : u;
+          }),
+        }
+      : {}),
+  });
   if (stop?.kind === 'cancelled') {
-    const outcome = deriveOutcome(stepStates(), { kind: 'cancelled' });
+    const outcome = withUsage(deriveOutcome(stepStates(), { kind: 'cancelled' }));
     ended = outcome.status;
     // The webhook of a cancelled run is delivered too: starting it must survive the cancellation being handled.
     await CancellationScope.nonCancellable(async () => {
@@ -124,7 +147,7 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     throw stop.cause;
   }
   if (stop?.kind === 'failed') {
-    const outcome = deriveOutcome(stepStates(), { kind: 'failed', error: stop.error });
+    const outcome = withUsage(deriveOutcome(stepStates(), { kind: 'failed', error: stop.error }));
     ended = outcome.status;
     // Not cancellable: a cancellation arriving now must not leave the failure unrecorded (nor undelivered).
     await CancellationScope.nonCancellable(async () => {
@@ -135,6 +158,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
       `step "${stop.error.step_id}" failed: ${stop.error.message}`,
       RUN_FAILED_FAILURE_TYPE,
       stop.error,
+      // The second detail: every call the run made, for a parent whose sub-workflow step this run is.
+      runUsage(tallies),
     );
   }
 
@@ -145,8 +170,16 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   await CancellationScope.nonCancellable(() => startWebhookDelivery(snapshot, runId, outcome.status));
   const outputs = graph.outputs();
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;
-  const result: RunResult = { outputs: small ? outputs : {}, usage, steps: graph.statuses() };
+  // Every call the run made, also those of steps that failed and went on (`usage` sums the completed steps).
+  const result: RunResult = { outputs: small ? outputs : {}, usage: runUsage(tallies), steps: graph.statuses() };
   // A sub-workflow's parent needs its outputs whatever their size: they go to the blob store, by reference.
   if (!small && snapshot.parent) result.outputs_ref = await storeRunOutputs({ run_id: runId, outputs });
   return result;
+}
+
+/** The calls of every step of the run. */
+function runUsage(tallies: ReadonlyMap<string, Usage>): Usage {
+  const sum: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
+  for (const used of tallies.values()) addUsage(sum, used);
+  return sum;
 }

@@ -71,6 +71,8 @@ export async function runOnce(
         stepId: execId,
         ownerId: env.snapshot.owner_id,
         spend: env.spend,
+        onCall: (used) => env.tally(execId, used),
+        ...(env.shared ? { shared: env.shared } : {}),
         ...(inActivity ? { projectInActivity: true, ...(outcome ? { outcome } : {}) } : {}),
       });
       if (!done.projected) {

@@ -7,6 +7,7 @@ import {
   ApplicationFailure,
   ChildWorkflowFailure,
   isCancellation,
+  patched,
   proxyLocalActivities,
   startChild,
 } from '@temporalio/workflow';
@@ -14,9 +15,16 @@ import type { Activities } from '../activities';
 import { childRunId } from '../contract/exec-id';
 import type { JsonObject } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
-import { type RunError, type RunResult, type RunSnapshot, type WorkflowStepSnapshot } from '../contract/run';
+import {
+  type RunError,
+  type RunResult,
+  type RunSnapshot,
+  type Usage,
+  type WorkflowStepSnapshot,
+} from '../contract/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../contract/search-attributes';
 import { RUN_FAILED_FAILURE_TYPE } from '../contract/steps';
+import { BUDGET_RESERVATIONS } from './budget';
 import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
 const { prepareChildRun } = proxyLocalActivities<Activities>({
@@ -51,6 +59,9 @@ export async function runSubWorkflow(
   }
   const id = childRunId(env.runId, execId);
   const budget = env.spend.budget;
+  // The child reserves each call at the top-level run (./budget-share.ts). Children started before that spent a
+  // slice and were counted when they ended; they replay that way.
+  const sharing = budget !== undefined && patched(BUDGET_RESERVATIONS);
   const snapshot: RunSnapshot = {
     run_id: id,
     workflow_id: step.workflow.workflow_id,
@@ -58,7 +69,8 @@ export async function runSubWorkflow(
     owner_id: env.snapshot.owner_id,
     input,
     steps: step.workflow.steps,
-    // The child spends from what the parent has left; its usage is added to the parent's when it ends.
+    // The child's own limit: what the parent had left when it started (the top-level run's count is the one that
+    // holds across concurrent children).
     ...(budget
       ? {
           budget: {
@@ -70,6 +82,7 @@ export async function runSubWorkflow(
     created_at: new Date().toISOString(),
     ...(env.snapshot.limits ? { limits: env.snapshot.limits } : {}),
     parent: { run_id: env.runId, exec_id: execId, depth },
+    ...(sharing ? { budget_root: env.snapshot.budget_root ?? env.runId } : {}),
   };
   const verdict = await prepareChildRun({
     snapshot,
@@ -96,11 +109,17 @@ export async function runSubWorkflow(
   try {
     result = (await handle.result()) as RunResult;
   } catch (err) {
+    // A failed child's calls count for this step all the same (the child's failure carries them).
+    const used = childUsageOf(err);
+    if (used) env.tally(execId, used);
     throw asStepFailure(err, step.workflow.workflow_name, id);
   }
-  // The run's budget counts the child's calls; its usage reaches the run's total through this step's result.
-  env.spend.model_calls += result.usage.llm_calls;
-  env.spend.tokens += result.usage.input_tokens + result.usage.output_tokens;
+  env.tally(execId, result.usage);
+  if (!sharing) {
+    // A child from before shared budgets: the run's budget counts its calls once it has ended.
+    env.spend.model_calls += result.usage.llm_calls;
+    env.spend.tokens += result.usage.input_tokens + result.usage.output_tokens;
+  }
   const output = result.outputs_ref ?? (result.outputs as unknown as JsonObject);
   const stored = await env.project(execId, { kind: 'completed', output, usage: result.usage });
   return { output: stored ?? output, usage: result.usage };
@@ -122,4 +141,13 @@ function asStepFailure(err: unknown, name: string, id: string): unknown {
     message: `sub-workflow "${name}" (run ${id}) failed${where}: ${why}`,
     ...(detail?.reason ? { code: detail.reason } : {}),
   });
+}
+
+/** The calls a failed child run made: its failure's second detail (absent from runs before it). */
+function childUsageOf(err: unknown): Usage | undefined {
+  if (!(err instanceof ChildWorkflowFailure)) return undefined;
+  const cause = err.cause;
+  if (!(cause instanceof ApplicationFailure) || cause.type !== RUN_FAILED_FAILURE_TYPE) return undefined;
+  const used = cause.details?.[1] as Usage | undefined;
+  return used && typeof used.llm_calls === 'number' ? used : undefined;
 }

@@ -67,6 +67,10 @@ SCENARIOS['projected-over-budget'] = {
   agent: { workflow_config: { budget: { max_tokens: 10 } } },
 };
 
+// Recorded since each model call is reserved before it is made (patch `budget-reservations`): the same budget stop,
+// with the patch's marker in the history.
+SCENARIOS['reserved-budget-exceeded'] = SCENARIOS['budget-exceeded']!;
+
 async function record(): Promise<void> {
   const llm = await startLlmServer();
   // Without payload encryption, so the committed histories read (and can be tampered with) as plain JSON.
