@@ -1441,7 +1441,7 @@ export interface paths {
     put?: never;
     /**
      * Start the runs the schedule would have started in a past time range
-     * @description At most 100 runs for an interval spec; `overlap` defaults to allow_all so each fire is a run.
+     * @description At most 100 fires in the range (counted by Temporal, cron or interval); `overlap` defaults to allow_all so each fire is a run.
      */
     post: {
       parameters: {
