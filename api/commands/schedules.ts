@@ -220,8 +220,9 @@ export async function countTemporalFires(
 }
 
 /**
- * The spec as Temporal compiled it: cron strings turned into structured calendars or intervals. Read raw, not through
- * the SDK's describe, which reads a weekday range ending in 7 (Sunday) as ending at its start.
+ * The spec as Temporal compiled it: cron strings turned into structured calendars or intervals. Read raw rather than
+ * through the SDK's describe: the numbers Temporal's own matcher reads (the SDK turns months and weekdays into names),
+ * and any field left uncompiled stays visible.
  */
 export async function describeCompiledSpec(
   deps: ScheduleCommandDeps,
