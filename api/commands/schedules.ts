@@ -4,6 +4,7 @@
  * recent actions; MongoDB (db/schedules.ts) holds ownership. Errors are mapped here: Temporal unreachable → 503, a
  * spec Temporal refuses → 400 naming the field, a Schedule missing on Temporal's side → 404.
  */
+import { randomBytes } from 'node:crypto';
 import {
   ScheduleNotFoundError,
   type Client,
@@ -232,6 +233,25 @@ export async function describeCompiledSpec(
     deps.temporal.workflowService.describeSchedule({ namespace: deps.temporal.options.namespace, scheduleId }),
   );
   return answer.schedule?.spec ?? {};
+}
+
+/**
+ * A spec as Temporal compiles it, read from a paused scratch Schedule that is deleted at once: a changed spec is
+ * checked before the live Schedule takes it, so a refused one never fires and nothing has to be put back. (A scratch
+ * left by a crash is paused and never fires.)
+ */
+export async function compileSpecApart(
+  deps: ScheduleCommandDeps,
+  doc: ScheduleDoc,
+  workflow: ScheduledWorkflow,
+): Promise<temporal.api.schedule.v1.IScheduleSpec> {
+  const scratch: ScheduleDoc = { ...doc, _id: `${doc._id}-check-${randomBytes(9).toString('base64url')}` };
+  await createTemporalSchedule(deps, scratch, workflow, { paused: true, note: 'checking a spec; deleted at once' });
+  try {
+    return await describeCompiledSpec(deps, scratch._id);
+  } finally {
+    await deleteTemporalSchedule(deps, scratch._id).catch(() => undefined);
+  }
 }
 
 /** Deletes the Temporal Schedule; one already gone counts as deleted. */

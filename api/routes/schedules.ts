@@ -22,6 +22,7 @@ import {
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import {
   backfillTemporalSchedule,
+  compileSpecApart,
   countTemporalFires,
   createTemporalSchedule,
   deleteTemporalSchedule,
@@ -204,14 +205,11 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     };
     checkInterval(next.spec);
     inputValidators.check(workflow, next.input);
-    await updateTemporalSchedule(temporal, next, workflow);
     if (body.spec?.cron !== undefined) {
-      const problem = tooFrequent(await describeCompiledSpec(temporal, next._id), minInterval, Date.now());
-      if (problem) {
-        await updateTemporalSchedule(temporal, before, workflow); // back to what it was
-        throw new BadRequestError(problem, 'invalid_field');
-      }
+      const problem = tooFrequent(await compileSpecApart(temporal, next, workflow), minInterval, Date.now());
+      if (problem) throw new BadRequestError(problem, 'invalid_field');
     }
+    await updateTemporalSchedule(temporal, next, workflow);
     const updated = await updateOwnSchedule(deps.db, userId(ctx), next._id, {
       spec: next.spec,
       input: next.input,

@@ -500,6 +500,8 @@ describe('schedules under tighter limits', () => {
       cron: ['0 3 * * 1', '2 3 * * 1', '0 3 * * 2'],
       jitter_seconds: 600,
     });
+    // The refused spec is checked apart: the live Temporal Schedule was never changed, not even for a moment.
+    expect((await g.api.temporal.schedule.getHandle(id).describe()).info.lastUpdatedAt).toBeUndefined();
   }, 60_000);
 
   it('beyond USER_MAX_CONCURRENT_RUNS a scheduled run is recorded failed (concurrent_runs_exceeded)', async () => {
