@@ -179,7 +179,7 @@ export const configSchema = z.object({
   HOOKS_MAX_PER_WORKFLOW: z.coerce.number().int().positive().max(1000).default(10),
   /**
    * Schedules (Temporal Schedules, POST /api/v1/workflows/:id/schedules): how many one user may have, and the
-   * shortest gap between two fires an interval or cron spec may ask for (each fire is a run).
+   * shortest gap between two fires an interval or cron spec may ask for (each fire is a run), jitter not counted.
    */
   SCHEDULES_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(20),
   SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),

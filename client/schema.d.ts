@@ -800,15 +800,15 @@ export interface paths {
     put?: never;
     /**
      * Deliver to an inbound webhook: start a run with the body as input (no API key)
-     * @description The body (a JSON object) is the run input, checked against the workflow’s input_schema. A signed hook needs Standard Webhooks headers (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>` with the hook’s secret; the timestamp within 5 minutes). A repeated `Idempotency-Key` (or, signed, `webhook-id`) answers with the first run. Unknown and disabled hooks: 404. Rate limited per hook (HOOK_RATE_LIMIT_PER_MINUTE).
+     * @description The body (a JSON object) is the run input, checked against the workflow’s input_schema. A signed hook needs Standard Webhooks headers (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>` with the hook’s secret; the timestamp within 5 minutes). A repeated `webhook-id` (signed) or `Idempotency-Key` (unsigned) answers with the first run. Unknown and disabled hooks: 404. Rate limited per hook (HOOK_RATE_LIMIT_PER_MINUTE).
      */
     post: {
       parameters: {
         query?: never;
         header?: {
-          /** @description Drops a repeated delivery (wins over webhook-id). */
+          /** @description Unsigned hooks: drops a repeated delivery. Ignored by signed hooks (it is not signed). */
           'Idempotency-Key'?: string;
-          /** @description Signed hooks: the message id (also the duplicate key). */
+          /** @description Signed hooks: the message id, their only duplicate key. */
           'webhook-id'?: string;
           /** @description Signed hooks: `v1,<base64 HMAC-SHA256>`. */
           'webhook-signature'?: string;
@@ -1441,7 +1441,7 @@ export interface paths {
     put?: never;
     /**
      * Start the runs the schedule would have started in a past time range
-     * @description At most 100 runs for an interval spec; `overlap` defaults to allow_all so each fire is a run.
+     * @description At most 100 fires in the range (counted by Temporal, cron or interval); `overlap` defaults to allow_all so each fire is a run.
      */
     post: {
       parameters: {

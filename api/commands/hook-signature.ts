@@ -2,8 +2,8 @@
  * Verifies a Standard Webhooks signature on an inbound delivery (https://www.standardwebhooks.com): headers
  * `webhook-id`, `webhook-timestamp` (unix seconds) and `webhook-signature` (one or more space-separated `v1,<base64>`),
  * signed content `<id>.<timestamp>.<raw body>`, HMAC-SHA256 with the secret's bytes. A timestamp outside the tolerance
- * is refused whatever the signature, so a captured delivery cannot be replayed later; within it, the message id is
- * the delivery's idempotency key, so a replay starts no second run.
+ * is refused whatever the signature, so a captured delivery cannot be replayed later; within it, the signed message
+ * id is the delivery's only idempotency key (api/routes/hooks.ts), so a replay starts no second run.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { signWebhook } from '../../temporal/webhooks/signature';

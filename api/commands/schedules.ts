@@ -4,6 +4,7 @@
  * recent actions; MongoDB (db/schedules.ts) holds ownership. Errors are mapped here: Temporal unreachable → 503, a
  * spec Temporal refuses → 400 naming the field, a Schedule missing on Temporal's side → 404.
  */
+import { randomBytes } from 'node:crypto';
 import {
   ScheduleNotFoundError,
   type Client,
@@ -13,6 +14,8 @@ import {
   type ScheduleOverlapPolicy,
   type ScheduleSpec,
 } from '@temporalio/client';
+import { msNumberToTs } from '@temporalio/common/lib/time';
+import type { temporal } from '@temporalio/proto';
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import {
@@ -196,6 +199,61 @@ export async function backfillTemporalSchedule(
   );
 }
 
+/**
+ * How many fires of the schedule fall in a range, as Temporal computes them (its own cron reading, time zone, start
+ * and end). Temporal stops counting at a thousand or so, which is all a bound on backfills needs.
+ */
+export async function countTemporalFires(
+  deps: ScheduleCommandDeps,
+  scheduleId: string,
+  range: { start: Date; end: Date },
+): Promise<number> {
+  const answer = await call(deps, scheduleId, () =>
+    deps.temporal.workflowService.listScheduleMatchingTimes({
+      namespace: deps.temporal.options.namespace,
+      scheduleId,
+      // A backfill takes a fire at its very start; the matching times begin after it.
+      startTime: msNumberToTs(range.start.getTime() - 1000),
+      endTime: msNumberToTs(range.end.getTime()),
+    }),
+  );
+  return answer.startTime?.length ?? 0;
+}
+
+/**
+ * The spec as Temporal compiled it: cron strings turned into structured calendars or intervals. Read raw rather than
+ * through the SDK's describe: the numbers Temporal's own matcher reads (the SDK turns months and weekdays into names),
+ * and any field left uncompiled stays visible.
+ */
+export async function describeCompiledSpec(
+  deps: ScheduleCommandDeps,
+  scheduleId: string,
+): Promise<temporal.api.schedule.v1.IScheduleSpec> {
+  const answer = await call(deps, scheduleId, () =>
+    deps.temporal.workflowService.describeSchedule({ namespace: deps.temporal.options.namespace, scheduleId }),
+  );
+  return answer.schedule?.spec ?? {};
+}
+
+/**
+ * A spec as Temporal compiles it, read from a paused scratch Schedule that is deleted at once: a changed spec is
+ * checked before the live Schedule takes it, so a refused one never fires and nothing has to be put back. (A scratch
+ * left by a crash is paused and never fires.)
+ */
+export async function compileSpecApart(
+  deps: ScheduleCommandDeps,
+  doc: ScheduleDoc,
+  workflow: ScheduledWorkflow,
+): Promise<temporal.api.schedule.v1.IScheduleSpec> {
+  const scratch: ScheduleDoc = { ...doc, _id: `${doc._id}-check-${randomBytes(9).toString('base64url')}` };
+  await createTemporalSchedule(deps, scratch, workflow, { paused: true, note: 'checking a spec; deleted at once' });
+  try {
+    return await describeCompiledSpec(deps, scratch._id);
+  } finally {
+    await deleteTemporalSchedule(deps, scratch._id).catch(() => undefined);
+  }
+}
+
 /** Deletes the Temporal Schedule; one already gone counts as deleted. */
 export async function deleteTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string): Promise<void> {
   try {
@@ -203,26 +261,6 @@ export async function deleteTemporalSchedule(deps: ScheduleCommandDeps, schedule
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }
-}
-
-/**
- * SCHEDULE_MIN_INTERVAL_SECONDS for a cron spec: the smallest gap between the next fire times Temporal computed
- * (its own cron reading, time zones and DST included), less the jitter, which only moves fires later. Null when fine.
- */
-export function tooFrequent(
-  description: ScheduleDescription,
-  spec: ScheduleSpecDoc,
-  minSeconds: number,
-): string | null {
-  const times = description.info.nextActionTimes.map((t) => t.getTime());
-  const jitterMs = (spec.jitter_seconds ?? 0) * 1000;
-  for (let i = 1; i < times.length; i++) {
-    const gap = (times[i] as number) - (times[i - 1] as number) + jitterMs;
-    if (gap < minSeconds * 1000) {
-      return `spec.cron: fires ${Math.round(gap / 1000)} s apart; at least ${minSeconds} s (SCHEDULE_MIN_INTERVAL_SECONDS)`;
-    }
-  }
-  return null;
 }
 
 /**

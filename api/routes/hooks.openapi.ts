@@ -14,14 +14,14 @@ import {
 
 const tags = ['hooks'];
 const signedHeaders = z.strictObject({
-  'webhook-id': z.string().optional().meta({ description: 'Signed hooks: the message id (also the duplicate key).' }),
+  'webhook-id': z.string().optional().meta({ description: 'Signed hooks: the message id, their only duplicate key.' }),
   'webhook-timestamp': z.string().optional().meta({ description: 'Signed hooks: unix seconds, within 5 minutes.' }),
   'webhook-signature': z.string().optional().meta({ description: 'Signed hooks: `v1,<base64 HMAC-SHA256>`.' }),
   'Idempotency-Key': z
     .string()
     .max(500)
     .optional()
-    .meta({ description: 'Drops a repeated delivery (wins over webhook-id).' }),
+    .meta({ description: 'Unsigned hooks: drops a repeated delivery. Ignored by signed hooks (it is not signed).' }),
 });
 
 export const hooksPaths: ZodOpenApiPathsObject = {
@@ -88,7 +88,7 @@ export const hooksPaths: ZodOpenApiPathsObject = {
       description:
         'The body (a JSON object) is the run input, checked against the workflow’s input_schema. A signed hook ' +
         'needs Standard Webhooks headers (HMAC-SHA256 over `<webhook-id>.<webhook-timestamp>.<body>` with the ' +
-        'hook’s secret; the timestamp within 5 minutes). A repeated `Idempotency-Key` (or, signed, `webhook-id`) ' +
+        'hook’s secret; the timestamp within 5 minutes). A repeated `webhook-id` (signed) or `Idempotency-Key` (unsigned) ' +
         'answers with the first run. Unknown and disabled hooks: 404. Rate limited per hook (HOOK_RATE_LIMIT_PER_MINUTE).',
       requestParams: { path: hookIdParams, header: signedHeaders },
       requestBody: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },

@@ -5,7 +5,7 @@
  *
  * The public endpoint answers the same 404 for an unknown, disabled or malformed id (it reveals nothing else), checks
  * the signature before anything else of the request, then takes from the hook's own rate budget. Duplicates are
- * dropped by the start's idempotency: the `Idempotency-Key` header, else a signed delivery's `webhook-id`.
+ * dropped by the start's idempotency (see `duplicateKey`).
  */
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
@@ -63,9 +63,19 @@ function baseUrl(deps: RouteDeps, ctx: Context): string {
   return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
 }
 
-/** The delivery's duplicate key, folded to a fixed length (the start's keys are at most 200 visible characters). */
-function deliveryKey(hookId: string, key: string): string {
-  return `hook:${createHash('sha256').update(`${hookId}\0${key}`).digest('base64url')}`;
+/**
+ * The start's idempotency key of a delivery, or undefined when it has none. A signed hook goes by the signed
+ * `webhook-id` alone: any other header can be added, changed or dropped by whoever replays a captured delivery
+ * within the timestamp tolerance, and would make it a new run. An unsigned hook authenticates nothing, so the sender's
+ * `Idempotency-Key` only spares an honest sender's retries. The two live apart (`\0` cannot occur in a header), so a
+ * key sent to a hook while it was unsigned never answers for a signed delivery after a rotation. Folded to a fixed
+ * length: the start's keys are at most 200 visible characters.
+ */
+function duplicateKey(hook: HookDoc, ctx: Context): string | undefined {
+  const key = hook.secret ? ctx.get('webhook-id') : ctx.get('Idempotency-Key');
+  if (!key) return undefined;
+  const scoped = hook.secret ? `${hook._id}\0${key}` : `${hook._id}\0unsigned\0${key}`;
+  return `hook:${createHash('sha256').update(scoped).digest('base64url')}`;
 }
 
 export function hookRoutes(deps: RouteDeps): Router {
@@ -176,14 +186,13 @@ export function hookRoutes(deps: RouteDeps): Router {
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
       throw new BadRequestError('the body must be a JSON object (it becomes the run input)', 'invalid_field');
     }
-    const duplicateOf = ctx.get('Idempotency-Key') || (hook.secret ? ctx.get('webhook-id') : '');
     const started = await startRun(
       { ...deps, inputValidators, recentSources },
       {
         ownerId: hook.owner_id,
         workflowId: hook.workflow_id,
         input: (body as Record<string, never> | undefined) ?? {},
-        idempotencyKey: duplicateOf ? deliveryKey(hook._id, duplicateOf) : undefined,
+        idempotencyKey: duplicateKey(hook, ctx),
         baseUrl: baseUrl(deps, ctx),
       },
     );

@@ -107,7 +107,9 @@ export const schedulesPaths: ZodOpenApiPathsObject = {
     post: {
       tags,
       summary: 'Start the runs the schedule would have started in a past time range',
-      description: 'At most 100 runs for an interval spec; `overlap` defaults to allow_all so each fire is a run.',
+      description:
+        'At most 100 fires in the range (counted by Temporal, cron or interval); `overlap` defaults to allow_all so ' +
+        'each fire is a run.',
       security: BEARER,
       requestParams: { path: scheduleIdParams },
       requestBody: jsonRequest(backfillScheduleBody),

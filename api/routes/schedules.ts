@@ -22,17 +22,20 @@ import {
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import {
   backfillTemporalSchedule,
+  compileSpecApart,
+  countTemporalFires,
   createTemporalSchedule,
   deleteTemporalSchedule,
+  describeCompiledSpec,
   describeTemporalSchedule,
   pauseTemporalSchedule,
   resumeTemporalSchedule,
-  tooFrequent,
   triggerTemporalSchedule,
   updateTemporalSchedule,
   type ScheduleCommandDeps,
 } from '../commands/schedules';
 import { createInputValidators } from '../commands/input-validators';
+import { tooFrequent } from '../commands/schedule-gaps';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
@@ -100,7 +103,10 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     if (!schedule) throw new NotFoundError(`schedule ${id} not found`);
     return schedule;
   };
-  /** An interval below the minimum is refused before Temporal hears of it (a cron's gaps need Temporal's reading). */
+  /**
+   * An interval below the minimum is refused before Temporal hears of it, whatever the jitter (which delays each fire,
+   * not the rate). A cron's gaps are read from Temporal's compiled form of it (commands/schedule-gaps.ts).
+   */
   const checkInterval = (spec: ScheduleSpecDoc) => {
     if (spec.interval && spec.interval.every_seconds < minInterval) {
       throw new BadRequestError(
@@ -169,7 +175,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     await createTemporalSchedule(temporal, doc, workflow, { paused: paused || checkCron, note: body.note });
     try {
       if (checkCron) {
-        const problem = tooFrequent(await describeTemporalSchedule(temporal, doc._id), spec, minInterval);
+        const problem = tooFrequent(await describeCompiledSpec(temporal, doc._id), minInterval, Date.now());
         if (problem) throw new BadRequestError(problem, 'invalid_field');
       }
       await insertSchedule(deps.db, doc);
@@ -199,14 +205,11 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     };
     checkInterval(next.spec);
     inputValidators.check(workflow, next.input);
-    await updateTemporalSchedule(temporal, next, workflow);
     if (body.spec?.cron !== undefined) {
-      const problem = tooFrequent(await describeTemporalSchedule(temporal, next._id), next.spec, minInterval);
-      if (problem) {
-        await updateTemporalSchedule(temporal, before, workflow); // back to what it was
-        throw new BadRequestError(problem, 'invalid_field');
-      }
+      const problem = tooFrequent(await compileSpecApart(temporal, next, workflow), minInterval, Date.now());
+      if (problem) throw new BadRequestError(problem, 'invalid_field');
     }
+    await updateTemporalSchedule(temporal, next, workflow);
     const updated = await updateOwnSchedule(deps.db, userId(ctx), next._id, {
       spec: next.spec,
       input: next.input,
@@ -255,8 +258,8 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     const start = new Date(body.start_at);
     const end = new Date(body.end_at);
     if (end.getTime() > Date.now()) throw new BadRequestError('end_at: must be in the past', 'invalid_field');
-    const every = doc.spec.interval?.every_seconds;
-    if (every !== undefined && (end.getTime() - start.getTime()) / 1000 / every > MAX_BACKFILL_RUNS) {
+    // Counted by Temporal for cron and interval specs alike, before the backfill is asked for.
+    if ((await countTemporalFires(temporal, doc._id, { start, end })) > MAX_BACKFILL_RUNS) {
       throw new BadRequestError(`end_at: the range holds more than ${MAX_BACKFILL_RUNS} runs`, 'invalid_field');
     }
     await backfillTemporalSchedule(temporal, doc._id, { start, end, overlap: body.overlap ?? 'allow_all' });

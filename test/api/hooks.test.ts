@@ -79,6 +79,20 @@ describe('inbound webhooks', () => {
     const again = await deliver(hook, body, headers);
     expect(again.status).toBe(202);
     expect((again.body as { data: { run_id: string } }).data.run_id).toBe(runId);
+    // `Idempotency-Key` is not signed: added or changed, the same signed message is still the same delivery.
+    for (const key of ['replay-1', 'replay-2']) {
+      const replay = await deliver(hook, body, { ...headers, 'Idempotency-Key': key });
+      expect(replay.status).toBe(202);
+      expect((replay.body as { data: { run_id: string } }).data.run_id).toBe(runId);
+    }
+    // ... and removed: a message first sent with a key is the same delivery without it.
+    const keyed = signed(hook.secret!, body);
+    const withKey = await deliver(hook, body, { ...keyed, 'Idempotency-Key': 'replay-3' });
+    expect(withKey.status).toBe(202);
+    const secondRun = (withKey.body as { data: { run_id: string } }).data.run_id;
+    expect(secondRun).not.toBe(runId);
+    const withoutKey = await deliver(hook, body, keyed);
+    expect((withoutKey.body as { data: { run_id: string } }).data.run_id).toBe(secondRun);
 
     const refused = async (headers: Record<string, string>, sent: unknown = body) => {
       const r = await deliver(hook, sent, headers);
@@ -92,7 +106,7 @@ describe('inbound webhooks', () => {
     await refused(signed(hook.secret!, body, uniqueId('msg'), Math.floor(Date.now() / 1000) - 3600)); // stale
     await refused(signed('whsec_' + Buffer.alloc(32, 7).toString('base64'), body)); // another secret
     const runs = await g.api.http.get(`/api/v1/runs?workflow_id=${wf}`).set(g.user.auth);
-    expect((runs.body as { data: unknown[] }).data).toHaveLength(1);
+    expect((runs.body as { data: unknown[] }).data).toHaveLength(2);
 
     // Rotation: the old secret stops working, the new one works.
     const rotated = await g.api.http.post(`/api/v1/workflows/${wf}/hooks/${hook.id}/rotate-secret`).set(g.user.auth);
@@ -111,6 +125,10 @@ describe('inbound webhooks', () => {
     expect(first.status).toBe(202);
     const repeat = await deliver(hook, { ticket: 'A' }, { 'Idempotency-Key': 'order-1' });
     expect(repeat.body.data.run_id).toBe(first.body.data.run_id);
+    // An unsigned hook has nothing signed to go by: `webhook-id` alone does not make deliveries duplicates.
+    const byId = await deliver(hook, { ticket: 'A' }, { 'webhook-id': 'msg-1' });
+    const byIdAgain = await deliver(hook, { ticket: 'A' }, { 'webhook-id': 'msg-1' });
+    expect(byIdAgain.body.data.run_id).not.toBe(byId.body.data.run_id);
     // The workflow's input_schema applies; the body must be an object.
     expect((await deliver(hook, { nope: 1 })).status).toBe(400);
     expect((await deliver(hook, [1, 2])).status).toBe(400);
@@ -136,6 +154,24 @@ describe('inbound webhooks', () => {
     // Deleting the workflow disables its hooks.
     await g.api.http.delete(`/api/v1/workflows/${wf}`).set(g.user.auth).expect(200);
     expect((await deliver(hook, { ticket: 'C' })).status).toBe(404);
+  }, 60_000);
+
+  it("a hook made signed by rotation: an unsigned delivery's Idempotency-Key does not stand for a signed webhook-id", async () => {
+    const wf = await echoWorkflow();
+    const hook = await create(wf, { signed: false });
+    // Anyone who knew the unsigned URL could have sent this, picking the key a signed sender will use later.
+    const planted = await deliver(hook, { ticket: 'planted' }, { 'Idempotency-Key': 'msg-7' });
+    expect(planted.status).toBe(202);
+    const rotated = await g.api.http.post(`/api/v1/workflows/${wf}/hooks/${hook.id}/rotate-secret`).set(g.user.auth);
+    const secret = (rotated.body as { data: HookBody }).data.secret!;
+    const body = { ticket: 'real' };
+    const res = await deliver(hook, body, signed(secret, body, 'msg-7'));
+    oas.check(res);
+    expect(res.status).toBe(202);
+    const runId = (res.body as { data: { run_id: string } }).data.run_id;
+    expect(runId).not.toBe(planted.body.data.run_id);
+    const done = await waitForStatus(g.api, g.user, runId, isTerminal);
+    expect(done).toMatchObject({ status: 'completed', outputs: { echo: 'real' } });
   }, 60_000);
 
   it('answers a burst of 200 deliveries with 202 or 429, never a 5xx', async () => {

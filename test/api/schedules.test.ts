@@ -200,6 +200,32 @@ describe('schedules', () => {
     expect(future.status).toBe(400);
   }, 120_000);
 
+  it('a backfill of a cron spec is bounded by the runs it would start, as an interval is', async () => {
+    const wf = await echoWorkflow();
+    const s = await create(wf, { spec: { cron: '* * * * *' }, input: { n: 3 }, paused: true });
+    const minute = Math.floor(Date.now() / 60_000) * 60_000 - 3 * 3_600_000;
+    // Two hours of a per-minute cron: 120 runs, refused before Temporal hears of it.
+    const tooMany = await post(s.id, 'backfill', {
+      start_at: new Date(minute).toISOString(),
+      end_at: new Date(minute + 2 * 3_600_000).toISOString(),
+    });
+    expect(tooMany.status).toBe(400);
+    expect((tooMany.body as { error: string }).error).toMatch(/^end_at: the range holds more than 100 runs/);
+    // Three fires (minute+30 s … minute+150 s): taken.
+    const few = await post(s.id, 'backfill', {
+      start_at: new Date(minute + 30_000).toISOString(),
+      end_at: new Date(minute + 210_000).toISOString(),
+    });
+    expect(few.status).toBe(202);
+    const runs = await poll(
+      () => runsOf(s.id),
+      (r) => r.length >= 3 && r.every((x) => isTerminal(x as never)),
+      'backfilled runs',
+    );
+    expect(runs).toHaveLength(3);
+    expect((await get(s.id)).counts.runs_started).toBe(3);
+  }, 120_000);
+
   it('overlap skip: while a long run is going, fires are skipped and no second run starts', async () => {
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('long'),
@@ -426,6 +452,56 @@ describe('schedules under tighter limits', () => {
     expect(res.status).toBe(400);
     expect((res.body as { error: string }).error).toMatch(/spec\.cron: fires 60 s apart; at least 120 s/);
     expect(await schedulesCollection(g.api.database.db).countDocuments({ workflow_id: wf })).toBe(0);
+  }, 60_000);
+
+  it('the minimum gap holds whatever the jitter and for every entry of a cron list, on create and on change', async () => {
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('often'),
+      steps: [{ id: 'echo', template_id: g.tpl.transform._id, config: { expression: '1' } }],
+    });
+    const refused = async (spec: Record<string, unknown>, gap: RegExp) => {
+      const res = await g.api.http.post(`/api/v1/workflows/${wf}/schedules`).set(g.user.auth).send({ spec });
+      oas.check(res);
+      expect(res.status).toBe(400);
+      expect((res.body as { error: string }).error).toMatch(gap);
+    };
+    // Jitter only moves each fire by a random delay: a per-minute or per-second cron still fires that often.
+    await refused({ cron: '* * * * *', jitter_seconds: 120 }, /spec\.cron: fires 60 s apart; at least 120 s/);
+    await refused({ cron: '* * * * * * *', jitter_seconds: 3600 }, /spec\.cron: fires 1 s apart/);
+    // Daily, except every minute in June: the next fire times (all daily) do not show it.
+    await refused({ cron: ['0 3 * * *', '* * * 6 *'] }, /spec\.cron: fires 60 s apart/);
+    // Every second from 2030 on (7 fields: seconds first, year last).
+    await refused({ cron: ['0 3 * * *', '* * * * * * 2030-2035'] }, /spec\.cron: fires 1 s apart/);
+    // Two entries a minute apart across midnight.
+    await refused({ cron: ['59 23 * * *', '0 0 * * *'] }, /spec\.cron: fires 60 s apart/);
+    // An @every entry beside another entry can fall any distance from its fires.
+    await refused({ cron: ['@every 3600s', '30 * * * *'] }, /spec\.cron: an @every entry/);
+    await refused({ cron: '@every 30s' }, /spec\.cron: fires 30 s apart/);
+    expect(await schedulesCollection(g.api.database.db).countDocuments({ workflow_id: wf })).toBe(0);
+
+    // Accepted: entries that never come closer than 120 s, and a jitter on a spec that is fine without it.
+    const ok = await g.api.http
+      .post(`/api/v1/workflows/${wf}/schedules`)
+      .set(g.user.auth)
+      .send({ spec: { cron: ['0 3 * * 1', '2 3 * * 1', '0 3 * * 2'], jitter_seconds: 600 }, paused: true });
+    oas.check(ok);
+    expect(ok.status).toBe(201);
+    const id = (ok.body as { data: ScheduleBody }).data.id;
+    // A change to a list with a frequent entry is refused and leaves the schedule as it was.
+    const patched = await g.api.http
+      .patch(`/api/v1/schedules/${id}`)
+      .set(g.user.auth)
+      .send({ spec: { cron: ['0 3 * * 1', '*/1 * 29 2 *'] } });
+    oas.check(patched);
+    expect(patched.status).toBe(400);
+    expect((patched.body as { error: string }).error).toMatch(/spec\.cron: fires 60 s apart/);
+    const after = await g.api.http.get(`/api/v1/schedules/${id}`).set(g.user.auth);
+    expect((after.body as { data: ScheduleBody }).data.spec).toEqual({
+      cron: ['0 3 * * 1', '2 3 * * 1', '0 3 * * 2'],
+      jitter_seconds: 600,
+    });
+    // The refused spec is checked apart: the live Temporal Schedule was never changed, not even for a moment.
+    expect((await g.api.temporal.schedule.getHandle(id).describe()).info.lastUpdatedAt).toBeUndefined();
   }, 60_000);
 
   it('beyond USER_MAX_CONCURRENT_RUNS a scheduled run is recorded failed (concurrent_runs_exceeded)', async () => {
