@@ -138,6 +138,21 @@ describe('CLI runs start/get/cancel, workflows list, agents list against the rea
     expect(limited.out).toHaveLength(4); // the header and three rows
     expect(limited.err.join('\n')).toContain('--limit');
 
+    // The README's template example, applied with the CLI as it says, is then listed.
+    const applied = await cli(
+      'agents',
+      'apply',
+      '-f',
+      path.join(__dirname, '../../docs/examples/page-summarizer.yaml'),
+    );
+    expect(applied.code).toBe(0);
+    const web = json<{ name: string; system: boolean; default_tools: string[] }>(
+      (await cli('agents', 'list', '--tag', 'web', '--json')).out,
+    );
+    expect(web).toContainEqual(
+      expect.objectContaining({ name: 'Page summarizer', system: false, default_tools: ['http_fetch'] }),
+    );
+
     const agents = await cli('agents', 'list', '--step-type', 'action');
     expect(agents.code).toBe(0);
     expect(agents.out[0]).toMatch(/^ID\s+NAME\s+TYPE\s+MODEL\s+OWNER$/);
