@@ -33,7 +33,12 @@ export function runLines(run: RunStatusBody, now: number): string[] {
   const tokens = run.usage ? run.usage.input_tokens + run.usage.output_tokens : 0;
   const lines = [
     `${run.run_id}  ${run.workflow_name}  ${run.status}`,
-    `workflow ${run.workflow_id}  created ${run.created_at ?? '-'}  duration ${since(run.created_at, run.completed_at, now)}  tokens ${tokens}`,
+    [
+      `workflow ${run.workflow_id}`,
+      `created ${run.created_at ?? '-'}`,
+      `duration ${since(run.created_at, run.completed_at, now)}`,
+      `tokens ${tokens}`,
+    ].join('  '),
   ];
   if (run.error) {
     const at = run.error.step_id ? ` (step ${run.error.step_id})` : '';
@@ -54,8 +59,8 @@ export function runLines(run: RunStatusBody, now: number): string[] {
     lines.push('', 'outputs:');
     for (const [id, value] of outputs) {
       const text = JSON.stringify(value) ?? 'null';
-      const shown = text.length > OUTPUT_SHOWN_CHARS ? `${text.slice(0, OUTPUT_SHOWN_CHARS)}… (--json for all)` : text;
-      lines.push(`  ${id}: ${shown}`);
+      const cut = text.length > OUTPUT_SHOWN_CHARS;
+      lines.push(`  ${id}: ${cut ? `${text.slice(0, OUTPUT_SHOWN_CHARS)}… (--json for all)` : text}`);
     }
   }
   return lines;

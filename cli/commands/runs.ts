@@ -1,6 +1,7 @@
 /**
- * `runs list|watch|rerun` (and `start|get|cancel`, ./run-control.ts): a user's commands over the HTTP API, acting with their API key (not the database: the API
- * is what enforces owner isolation, and the same commands work against a remote Stepwise).
+ * `runs list|watch|rerun` (and `start|get|cancel`, ./run-control.ts): a user's commands over the HTTP API, acting
+ * with their API key (not the database: the API is what enforces owner isolation, and the same commands work against
+ * a remote Stepwise).
  */
 import type { Command } from 'commander';
 import { RUN_STATUSES, type RunSearchItem } from '../api-types';

@@ -1,9 +1,9 @@
 /**
  * The Stepwise metrics the worker counts (prom-client), each at exactly one place: scheduled runs started (their
- * first activity), runs finished (the outcome write that turns the run terminal), action-step and agent-turn attempts, classified attempt failures, model calls
- * and tokens, tool calls, SSRF refusals, run starts taken over from the API. Labels are low-cardinality by
- * construction: never a user, run or step id. The Temporal SDK's own worker metrics come from its Runtime
- * (temporal/telemetry-runtime.ts), not from here.
+ * first activity), runs finished (the outcome write that turns the run terminal), action-step and agent-turn attempts,
+ * classified attempt failures, model calls and tokens, tool calls, SSRF refusals, run starts taken over from the API.
+ * Labels are low-cardinality by construction: never a user, run or step id. The Temporal SDK's own worker metrics
+ * come from its Runtime (temporal/telemetry-runtime.ts), not from here.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { boundedLabel } from './bounded-label';
