@@ -8,7 +8,7 @@ import './state';
 import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
-import { httpMetrics } from './middleware/http-metrics';
+import { httpMetrics, routePatternOf } from './middleware/http-metrics';
 import { requestSpan } from './middleware/request-span';
 import { requestContext } from './middleware/request-context';
 import { corsPolicy, securityHeaders } from './middleware/security-headers';
@@ -21,11 +21,12 @@ export function createApp(deps: ApiDeps): Koa {
   // Errors are answered by errorMiddleware; Koa's default handler would only print them to stderr.
   app.silent = true;
   const apiMetrics = createApiMetrics(deps.metrics);
+  const router = rootRouter({ ...deps, apiMetrics });
   // Outermost, so the request's own log line and everything below it carry the trace.
   if (deps.tracer) app.use(requestSpan(deps.tracer));
   app.use(requestContext(deps.logger));
   // Outside the error mapping: it sees the final status and X-Error-Code of every answer.
-  app.use(httpMetrics(apiMetrics));
+  app.use(httpMetrics(apiMetrics, routePatternOf(router)));
   // Before the error mapping, so every answer (errors and 404s included) carries the headers.
   app.use(securityHeaders());
   app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
@@ -36,7 +37,6 @@ export function createApp(deps: ApiDeps): Koa {
   const corsMiddleware = corsPolicy(deps.config);
   if (corsMiddleware) app.use(corsMiddleware);
   for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
-  const router = rootRouter({ ...deps, apiMetrics });
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -11,18 +11,24 @@ import { CliError } from './errors';
 import {
   approvalDecided,
   approvalItem,
+  cancelRequested,
   hookItem,
   runSearchItem,
   runStarted,
   runStatusBody,
   scheduleItem,
+  templateItem,
+  workflowItem,
   type ApprovalDecided,
   type ApprovalItem,
+  type CancelRequested,
   type HookItem,
   type RunSearchItem,
   type RunStarted,
   type RunStatusBody,
   type ScheduleItem,
+  type TemplateItem,
+  type WorkflowItem,
 } from './api-types';
 
 /** An error answer of the API: the server's message, its status and its stable code (`X-Error-Code`). */
@@ -55,6 +61,12 @@ export interface RunSearchFilter {
 }
 
 type Query = Record<string, string | string[] | undefined>;
+
+/** GET /api/v1/agents filters, named as in the query string. */
+export interface TemplateFilter {
+  step_type?: 'agent' | 'action';
+  tag?: string;
+}
 
 /** A schedule's create body, as the document states it. */
 export type ScheduleBody = NonNullable<
@@ -239,6 +251,46 @@ export class ApiClient {
   async runStatus(runId: string): Promise<RunStatusBody> {
     const answer = this.http.GET('/api/v1/workflows/runs/{runId}/status', { params: { path: { runId } } });
     return (await this.unwrap('GET …/status', answer, runStatusBody)).data;
+  }
+
+  /** POST /workflows/:id/run with `{input}`; the same Idempotency-Key and input start one run. */
+  async startRun(
+    workflowId: string,
+    opts: { input?: Record<string, unknown>; idempotencyKey?: string },
+  ): Promise<RunStarted> {
+    const answer = this.http.POST('/api/v1/workflows/{id}/run', {
+      params: {
+        path: { id: workflowId },
+        header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {},
+      },
+      // The server checks the input against the workflow's input schema.
+      body: opts.input === undefined ? {} : { input: opts.input },
+    });
+    return (await this.unwrap('POST …/run', answer, runStarted)).data;
+  }
+
+  async cancelRun(runId: string): Promise<CancelRequested> {
+    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/cancel', { params: { path: { runId } } });
+    return (await this.unwrap('POST …/cancel', answer, cancelRequested)).data;
+  }
+
+  workflows(max: number): Promise<WorkflowItem[]> {
+    return this.list(
+      'GET /workflows',
+      workflowItem,
+      (page) => this.http.GET('/api/v1/workflows', { params: { query: page } }),
+      max,
+    );
+  }
+
+  /** System templates and the caller's own, oldest first (system ones first). */
+  templates(filter: TemplateFilter, max: number): Promise<TemplateItem[]> {
+    return this.list(
+      'GET /agents',
+      templateItem,
+      (page) => this.http.GET('/api/v1/agents', { params: { query: { ...filter, ...page } } }),
+      max,
+    );
   }
 
   async rerun(runId: string, opts: { fromStep?: string; idempotencyKey?: string }): Promise<RunStarted> {

@@ -44,11 +44,21 @@ export const runStatusBody = z.looseObject({
       usage,
       started_at: z.string().nullable(),
       completed_at: z.string().nullable(),
+      // Optional: `runs get` shows them; a watch needs neither.
+      error: z.looseObject({ reason: z.string(), message: z.string() }).nullable().optional(),
     }),
   ),
   error: runError.nullable(),
+  created_at: z.string().optional(),
+  completed_at: z.string().nullable().optional(),
+  usage: usage.optional(),
+  outputs: z.record(z.string(), z.unknown()).optional(),
 });
 export type RunStatusBody = z.infer<typeof runStatusBody>;
+
+/** 202 of POST …/runs/:runId/cancel. */
+export const cancelRequested = z.looseObject({ run_id: z.string(), cancel_requested: z.literal(true) });
+export type CancelRequested = z.infer<typeof cancelRequested>;
 
 /** An item of GET /api/v1/approvals. */
 export const approvalItem = z.looseObject({
@@ -163,9 +173,19 @@ export const workflowItem = z.looseObject({
   description: z.string().nullable(),
   steps: z.array(z.looseObject({ id: z.string() })),
   config: z.looseObject({}),
+  updated_at: z.string().optional(),
 });
 export type WorkflowItem = z.infer<typeof workflowItem>;
 
 /** A template as GET /api/v1/agents/:id presents it. */
-export const templateItem = z.looseObject({ id: z.string(), name: z.string(), system: z.boolean() });
+export const templateItem = z.looseObject({
+  id: z.string(),
+  name: z.string(),
+  system: z.boolean(),
+  // Optional: `agents list` shows them; definitions as code needs none.
+  step_type: z.enum(['agent', 'action']).optional(),
+  action_type: z.string().nullable().optional(),
+  model: z.string().nullable().optional(),
+  tags: z.array(z.string()).optional(),
+});
 export type TemplateItem = z.infer<typeof templateItem>;

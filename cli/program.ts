@@ -5,6 +5,7 @@
 import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
+import { registerAgentList, registerWorkflowList } from './commands/catalog';
 import { registerDefinitionCommands } from './commands/definitions';
 import { registerHookCommands } from './commands/hooks';
 import { registerScheduleCommands } from './commands/schedules';
@@ -26,6 +27,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerApprovalCommands(program, ctx);
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
-  registerDefinitionCommands(program, ctx);
+  const { workflows, agents } = registerDefinitionCommands(program, ctx);
+  registerWorkflowList(workflows, ctx);
+  registerAgentList(agents, ctx);
   return program;
 }

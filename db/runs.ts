@@ -1042,6 +1042,11 @@ const ENDED_PROJECTION = {
   'steps.usage': 1,
   'steps.action_type': 1,
   'steps.kind': 1,
+  // The step attempts of `delay` and `approval` are counted from these when the run ends
+  // (temporal/activities/projection.ts).
+  'steps.started_at': 1,
+  'steps.completed_at': 1,
+  'steps.reused_from_run_id': 1,
   created_at: 1,
   completed_at: 1,
   parent_run_id: 1,

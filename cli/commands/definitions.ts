@@ -11,7 +11,9 @@ import { withApiFlags } from './api-flags';
 type ApplyFlags = ApiFlags & { file: string; dryRun?: boolean };
 type ExportFlags = ApiFlags & { json?: boolean };
 
-export function registerDefinitionCommands(program: Command, ctx: CliContext): void {
+/** Returns the `workflows` and `agents` groups, for the commands beside definitions as code (./catalog.ts). */
+export function registerDefinitionCommands(program: Command, ctx: CliContext): Record<'workflows' | 'agents', Command> {
+  const groups: Partial<Record<'workflows' | 'agents', Command>> = {};
   const kinds = [
     {
       command: 'workflows',
@@ -33,7 +35,8 @@ export function registerDefinitionCommands(program: Command, ctx: CliContext): v
   for (const kind of kinds) {
     const group = program
       .command(kind.command)
-      .description(`your ${kind.noun}s as code, through the API (--api-key or STEPWISE_API_KEY)`);
+      .description(`your ${kind.noun}s, listed and as code, through the API (--api-key or STEPWISE_API_KEY)`);
+    groups[kind.command] = group;
     withApiFlags(group.command('apply'))
       .description(
         `create or update ${kind.noun}s by name from a YAML or JSON file (one, a list, or several YAML documents); ` +
@@ -52,4 +55,5 @@ export function registerDefinitionCommands(program: Command, ctx: CliContext): v
         ctx.io.out(formatDefinition(await kind.export(ctx.api(flags), id), flags.json ?? false));
       });
   }
+  return { workflows: groups.workflows!, agents: groups.agents! };
 }

@@ -1,6 +1,7 @@
 /**
- * `runs list|watch|rerun`: a user's commands over the HTTP API, acting with their API key (not the database: the API
- * is what enforces owner isolation, and the same commands work against a remote Stepwise).
+ * `runs list|watch|rerun` (and `start|get|cancel`, ./run-control.ts): a user's commands over the HTTP API, acting
+ * with their API key (not the database: the API is what enforces owner isolation, and the same commands work against
+ * a remote Stepwise).
  */
 import type { Command } from 'commander';
 import { RUN_STATUSES, type RunSearchItem } from '../api-types';
@@ -8,8 +9,8 @@ import type { CliContext, ApiFlags } from '../context';
 import { CliError } from '../errors';
 import { formatTable } from '../table';
 import { formatDuration } from '../watch/render';
-import { watchRun } from '../watch/follow';
 import { withApiFlags } from './api-flags';
+import { registerRunControlCommands, watchAndExit } from './run-control';
 
 interface ListFlags extends ApiFlags {
   status?: string;
@@ -63,17 +64,10 @@ export function runRows(runs: RunSearchItem[]): string[] {
   );
 }
 
-/** Follows a run and sets the exit code: 0 when it completed, 1 when it failed, was cancelled or timed out. */
-async function watchAndExit(ctx: CliContext, flags: ApiFlags, runId: string, json: boolean): Promise<void> {
-  const end = await watchRun(ctx.api(flags), ctx.io, runId, { json });
-  if (end.status !== 'completed') {
-    if (!json) ctx.io.err(`run ${runId} ${end.status}${end.message ? `: ${end.message}` : ''}`);
-    ctx.exitCode = 1;
-  }
-}
-
 export function registerRunCommands(program: Command, ctx: CliContext): void {
   const runs = program.command('runs').description('your runs, through the API (--api-key or STEPWISE_API_KEY)');
+
+  registerRunControlCommands(runs, ctx);
 
   withApiFlags(runs.command('list'))
     .description('your runs across all workflows, newest first')

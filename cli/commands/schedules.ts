@@ -6,29 +6,15 @@ import type { Command } from 'commander';
 import type { ScheduleBody } from '../api-client';
 import type { ScheduleItem } from '../api-types';
 import type { ApiFlags, CliContext } from '../context';
-import { CliError } from '../errors';
 import { formatTable } from '../table';
 import { withApiFlags } from './api-flags';
+import { parseInput } from './run-input';
 
 const SCHEDULES_MAX = 1000;
 
 function specText(s: ScheduleItem): string {
   const when = s.spec.cron ? s.spec.cron.join(' | ') : `every ${s.spec.interval?.every_seconds ?? '?'} s`;
   return s.spec.time_zone ? `${when} (${s.spec.time_zone})` : when;
-}
-
-function parseInput(text: string | undefined): Record<string, unknown> | undefined {
-  if (text === undefined) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    throw new CliError('--input: not JSON (give a JSON object, e.g. \'{"team":"ops"}\')');
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new CliError('--input: give a JSON object');
-  }
-  return value as Record<string, unknown>;
 }
 
 export function registerScheduleCommands(program: Command, ctx: CliContext): void {

@@ -124,6 +124,8 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
           status: 'waiting',
+          // An approval has no step.started: its wait is its run time, from the moment it began waiting.
+          startedAt: r.startedAt ?? time(event.at),
           note: 'waiting for approval',
         })),
       };

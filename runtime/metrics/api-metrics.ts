@@ -6,6 +6,7 @@
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import type { RunKind } from './run-kind';
+import { runsStartedCounter } from './runs-started';
 
 const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -33,12 +34,7 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
     buckets: HTTP_BUCKETS,
     registers,
   });
-  const started = new Counter({
-    name: 'stepwise_runs_started_total',
-    help: 'Top-level runs accepted (workflow started in Temporal), by workflow kind',
-    labelNames: ['kind'] as const,
-    registers,
-  });
+  const runStarted = runsStartedCounter(registry);
   const replays = new Counter({
     name: 'stepwise_idempotent_replays_total',
     help: 'Run starts answered from an earlier request with the same Idempotency-Key',
@@ -54,7 +50,6 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
     help: 'Status reads that compared a quiet or overdue run with Temporal (read-repair)',
     registers,
   });
-  const startedBy = { agent: started.labels('agent'), action_only: started.labels('action_only') };
   // The labelled series of each request kind, looked up by one string instead of prom-client hashing the labels on
   // every request; bounded like the series themselves (methods × route patterns × statuses × error codes).
   const series = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
@@ -69,9 +64,7 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
       s.count.inc();
       s.latency.observe(seconds);
     },
-    runStarted(kind) {
-      startedBy[kind].inc();
-    },
+    runStarted,
     idempotentReplay() {
       replays.inc();
     },

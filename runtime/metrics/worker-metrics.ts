@@ -1,13 +1,14 @@
 /**
- * The Stepwise metrics the worker counts (prom-client), each at exactly one place: runs finished (the outcome
- * write that turns the run terminal), action-step and agent-turn attempts, classified attempt failures, model calls
- * and tokens, tool calls, SSRF refusals, run starts taken over from the API. Labels are low-cardinality by
- * construction: never a user, run or step id. The Temporal SDK's own worker metrics come from its Runtime
- * (temporal/telemetry-runtime.ts), not from here.
+ * The Stepwise metrics the worker counts (prom-client), each at exactly one place: scheduled runs started (their
+ * first activity), runs finished (the outcome write that turns the run terminal), action-step and agent-turn attempts,
+ * classified attempt failures, model calls and tokens, tool calls, SSRF refusals, run starts taken over from the API.
+ * Labels are low-cardinality by construction: never a user, run or step id. The Temporal SDK's own worker metrics
+ * come from its Runtime (temporal/telemetry-runtime.ts), not from here.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
 import { boundedLabel } from './bounded-label';
 import type { RunKind } from './run-kind';
+import { runsStartedCounter } from './runs-started';
 
 /** Seconds; runs span sub-second action-only flows to hour-long agent runs. */
 const RUN_BUCKETS = [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600];
@@ -21,9 +22,14 @@ export type AttemptOutcome = 'completed' | 'failed';
 export type ToolOutcome = 'ok' | 'error' | 'denied';
 
 export interface WorkerMetrics {
+  /** A scheduled run recorded by its first activity (the API counts the runs it starts itself). */
+  runStarted(kind: RunKind): void;
   /** `reason`: the run error's reason (`budget_exceeded`, `timeout`, …), `none` for a completed run. */
   runFinished(kind: RunKind, status: string, reason: string, seconds: number | null): void;
-  /** One attempt of a step's activity: an action step's execution, or one model call of an agent step. */
+  /**
+   * One attempt of a step: an action step's execution (`delay` and `approval`, which the workflow performs itself,
+   * counted once when the run ends), or one model call of an agent step.
+   */
   stepAttempt(kind: 'action' | 'agent', actionType: string, outcome: AttemptOutcome, seconds: number): void;
   /** A failed attempt, by its classified reason; `final` when Temporal will not retry it. */
   stepFailure(reason: string, final: boolean): void;
@@ -43,6 +49,7 @@ export interface WorkerMetrics {
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
   const registers = [registry];
+  const runStarted = runsStartedCounter(registry);
   const runsFinished = new Counter({
     name: 'stepwise_runs_finished_total',
     help: 'Top-level runs that reached a terminal status, by status, error reason and workflow kind',
@@ -145,6 +152,7 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
   const viaTool = ssrf.labels('tool');
 
   return {
+    runStarted,
     runFinished(kind, status, reason, seconds) {
       runsFinished.labels(kind, status, reason).inc();
       if (seconds !== null) runDuration.labels(kind, status).observe(seconds);

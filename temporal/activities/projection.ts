@@ -35,12 +35,31 @@ function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
-/** One read of the fields the run metrics label by; a failed read costs the sample, never the outcome. */
-/** Counts a top-level run's end, from the document its terminal write returned (no read of its own). */
+/**
+ * Counts a run's end, from the document its terminal write returned (no read of its own): the run itself when it is
+ * top-level, and the step attempts of its `delay` and `approval` steps, sub-workflow runs included.
+ */
 function countRunFinished(metrics: WorkerMetrics, run: EndedRun): void {
+  countBuiltinAttempts(metrics, run);
   if (run.parent_run_id) return;
   const seconds = run.completed_at ? (run.completed_at.getTime() - run.created_at.getTime()) / 1000 : null;
   metrics.runFinished(runKindOf(run.steps), run.status, run.error?.reason ?? 'none', seconds);
+}
+
+/**
+ * `delay` and `approval` run in the workflow itself, with no activity to count their attempt: each is counted once,
+ * from its stored start and end, by the write that ends the run (one place, no extra command per step). A map's
+ * items or a loop's iterations of one of them count as the one step; a step a rerun reused did not run here.
+ */
+function countBuiltinAttempts(metrics: WorkerMetrics, run: EndedRun): void {
+  for (const step of run.steps) {
+    if (step.action_type !== 'delay' && step.action_type !== 'approval') continue;
+    if ((step.status !== 'completed' && step.status !== 'failed') || step.reused_from_run_id) continue;
+    // A step refused before it started (an invalid rendered config) failed in no time.
+    const seconds =
+      step.started_at && step.completed_at ? (step.completed_at.getTime() - step.started_at.getTime()) / 1000 : 0;
+    metrics.stepAttempt('action', step.action_type, step.status, seconds);
+  }
 }
 
 /** Records the run's end; counted by the write that turned the run terminal (a retried write records nothing). */

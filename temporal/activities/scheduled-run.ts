@@ -9,6 +9,8 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { insertRun, loadedSnapshot, newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import { runKindOf } from '../../runtime/metrics/run-kind';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
 import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
@@ -33,7 +35,7 @@ function isDuplicateKey(err: unknown): boolean {
   return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
-export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
+export function createScheduledRunActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
   const record = async (req: ScheduledRunRequest, snapshot: RunSnapshot, now: Date): Promise<void> => {
     const doc: RunDoc = {
       ...newRunDoc({
@@ -148,6 +150,10 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config }) {
       await record(req, snapshot, now);
       const refused = await refuseBeyondConcurrentLimit(req, now);
       if (refused) return refused;
+      // Counted here, as the API counts the runs it starts, so that started minus finished stays the runs in flight.
+      // A refused run is counted neither started nor finished; a retry that finds the run recorded does not count it
+      // again (at most once: a crash between the write and this line loses one count rather than doubling one).
+      deps.metrics.runStarted(runKindOf(snapshot.steps));
       return { ok: true, snapshot };
     },
   };

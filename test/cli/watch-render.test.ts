@@ -59,6 +59,25 @@ describe('runs watch: the state folded from events', () => {
     expect(progress(state)).toEqual({ done: 0, total: 3 });
     expect(displayStatus(state)).toBe('waiting');
   });
+
+  it('times an approval from the start of its wait (it has no step.started), not from its decision', () => {
+    const e = (at: number, type: string, extra: object = {}) =>
+      runEvent.parse({
+        seq: at,
+        type,
+        run_id: RUN_ID,
+        at: new Date(at * 1000).toISOString(),
+        exec_id: 'gate',
+        step_id: 'gate',
+        ...extra,
+      });
+    const waiting = fold([e(4, 'step.waiting')]);
+    expect(row(waiting, 'gate')?.startedAt).toBe(4000);
+    const decided = fold([e(100, 'step.completed', { output: { approved: true } })], waiting);
+    const gate = row(decided, 'gate')!;
+    expect(formatDuration(gate.endedAt! - gate.startedAt!)).toBe('1m36s');
+    expect(renderFrame(decided, frameOpts).join('\n')).toMatch(/gate\s+completed\s+1m36s/);
+  });
 });
 
 describe('runs watch: rendering', () => {

@@ -17,6 +17,7 @@ import { createApp } from '../../api/app';
 import { startSweeping } from '../../api/commands/execution-starts';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
+import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createExpressionEvaluator } from '../../temporal/expressions/evaluator';
 import { evaluatorOptions } from '../../temporal/expressions/limits';
 import { createDataConverter } from '../../temporal/codec/data-converter';
@@ -165,8 +166,15 @@ export interface TestWorker {
   stop(): Promise<void>;
 }
 
-/** A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`. */
-export async function startTestWorker(config: Config, database: Database): Promise<TestWorker> {
+/**
+ * A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`; `metrics`: the worker metrics
+ * a test scrapes (a private registry otherwise).
+ */
+export async function startTestWorker(
+  config: Config,
+  database: Database,
+  opts: { metrics?: WorkerMetrics } = {},
+): Promise<TestWorker> {
   quietTemporalRuntime();
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
   const expressions = createExpressionEvaluator(evaluatorOptions(config));
@@ -177,6 +185,7 @@ export async function startTestWorker(config: Config, database: Database): Promi
     connection,
     workflowBundlePath: required('STEPWISE_TEST_BUNDLE'),
     expressions,
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   const running = worker.run();
   return {
