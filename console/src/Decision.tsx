@@ -1,6 +1,7 @@
-/** Approve or reject a waiting approval step, with a comment (POST …/runs/:runId/approve). */
+/** Approve or reject a waiting approval step, with a comment (POST …/runs/:runId/approve); what it asks; its decision. */
 import { useId, useState, type FormEvent } from 'react';
 import { errorMessage, post } from './api';
+import { formatDate } from './format';
 
 export function DecisionForm({
   runId,
@@ -75,5 +76,41 @@ export function DecisionForm({
         </p>
       )}
     </form>
+  );
+}
+
+/** What an approval asks, read from its rendered input (its config); null when the run did not record it. */
+export function approvalRequest(input: unknown): { message: string; instructions: string | null } | null {
+  if (typeof input !== 'object' || input === null) return null;
+  const { message, instructions } = input as { message?: unknown; instructions?: unknown };
+  if (typeof message !== 'string') return null;
+  return { message, instructions: typeof instructions === 'string' ? instructions : null };
+}
+
+/**
+ * An approved step's decision in words. `decided_by` is a user id, and only a run's owner may decide its approvals
+ * (POST …/approve acts for the caller on the caller's runs), while the console shows only the caller's runs: so the
+ * decider is the signed-in user, "you" (docs/decisions/0070-approval-decider-shown-as-you.md).
+ */
+export function DecisionSummary({ output }: { output: unknown }) {
+  if (typeof output !== 'object' || output === null) return null;
+  const { approved, comment, decided_by, decided_at } = output as {
+    approved?: unknown;
+    comment?: unknown;
+    decided_by?: unknown;
+    decided_at?: unknown;
+  };
+  if (typeof approved !== 'boolean') return null;
+  return (
+    <span data-testid="decision-summary">
+      {approved ? 'Approved' : 'Rejected'}
+      {typeof decided_by === 'string' ? ' by you' : ''}
+      {typeof decided_at === 'string' ? `, ${formatDate(decided_at)}` : ''}
+      {typeof comment === 'string' && comment !== '' && (
+        <>
+          : <q>{comment}</q>
+        </>
+      )}
+    </span>
   );
 }

@@ -1,5 +1,6 @@
 /** Small shared pieces of presentation: dates, durations, numbers, JSON, status badges and error messages. */
 import type { ReactNode } from 'react';
+import { StatusMark } from './status-mark';
 
 export function formatDate(iso: string | null): string {
   if (!iso) return '—';
@@ -73,25 +74,11 @@ export function statusText(status: string): string {
 export function StatusBadge({ status }: { status: string }) {
   return (
     <span className={`badge status-${status}`} data-testid="status" data-status={status}>
-      <span aria-hidden="true" className="badge-mark">
-        {STATUS_SYMBOL[status] ?? '•'}
-      </span>
+      <StatusMark status={status} className="badge-mark" />
       {statusText(status)}
     </span>
   );
 }
-
-export const STATUS_SYMBOL: Record<string, string> = {
-  queued: '○',
-  pending: '○',
-  running: '▶',
-  waiting: '⏸',
-  completed: '✓',
-  failed: '✕',
-  skipped: '–',
-  cancelled: '⊘',
-  timed_out: '⏱',
-};
 
 export function ErrorNote({ error }: { error: string | null }) {
   if (!error) return null;

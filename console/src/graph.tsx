@@ -3,9 +3,10 @@
  * one node with their item/iteration counts; a step's edges come from `depends_on` (absent: the step before it).
  * Status shows as colour, symbol and text; skipped steps are greyed and dashed. Nodes are buttons (Tab, Enter).
  */
-import { useMemo, type KeyboardEvent } from 'react';
+import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type RefObject } from 'react';
 import dagre, { type EdgeLabel, type GraphLabel, type NodeLabel } from '@dagrejs/dagre';
-import { STATUS_SYMBOL, statusText } from './format';
+import { statusText } from './format';
+import { StatusMark } from './status-mark';
 import type { ExecutionCounts, WorkflowStep } from './types';
 
 export interface GraphNode {
@@ -40,9 +41,9 @@ interface Laid {
   height: number;
 }
 
-function layout(nodes: readonly GraphNode[]): Laid {
+function layout(nodes: readonly GraphNode[], rankdir: 'LR' | 'TB'): Laid {
   const g = new dagre.graphlib.Graph<GraphLabel, NodeLabel, EdgeLabel>();
-  g.setGraph({ rankdir: 'LR', nodesep: 22, ranksep: 56, marginx: 12, marginy: 12 });
+  g.setGraph({ rankdir, nodesep: 22, ranksep: rankdir === 'LR' ? 56 : 34, marginx: 12, marginy: 12 });
   g.setDefaultEdgeLabel(() => ({}));
   const known = new Set(nodes.map((n) => n.id));
   for (const n of nodes) g.setNode(n.id, { width: W, height: n.counts ? H_COUNTS : H });
@@ -78,6 +79,32 @@ function countsLine(c: ExecutionCounts, repeat: 'map' | 'loop' | null | undefine
   return `${repeat === 'loop' ? 'iterations' : 'items'}: ${parts.join(', ')}`;
 }
 
+/** The content width of `ref`'s element, followed as it resizes (null before the first measurement). */
+function useContentWidth(ref: RefObject<HTMLElement | null>): number | null {
+  const [width, setWidth] = useState<number | null>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    if (!el) return;
+    setWidth(el.clientWidth);
+    const observer = new ResizeObserver(() => setWidth(el.clientWidth));
+    observer.observe(el);
+    return () => observer.disconnect();
+  }, [ref]);
+  return width;
+}
+
+/**
+ * Left to right when that fits the width at hand; otherwise top to bottom when that fits (a long chain becomes a
+ * column, scrolled vertically if it must); otherwise the narrower of the two, scrolled inside its frame. Scaling down
+ * instead would make the 12.5 px labels unreadable long before a long chain fits.
+ */
+function fitLayout(nodes: readonly GraphNode[], width: number | null): Laid {
+  const across = layout(nodes, 'LR');
+  if (width === null || across.width <= width) return across;
+  const down = layout(nodes, 'TB');
+  return down.width < across.width ? down : across;
+}
+
 export function StepGraph({
   nodes,
   selected,
@@ -89,7 +116,9 @@ export function StepGraph({
   onSelect?: (id: string) => void;
   label: string;
 }) {
-  const laid = useMemo(() => layout(nodes), [nodes]);
+  const frame = useRef<HTMLDivElement>(null);
+  const width = useContentWidth(frame);
+  const laid = useMemo(() => fitLayout(nodes, width), [nodes, width]);
   const key = (id: string) => (e: KeyboardEvent) => {
     if (e.key === 'Enter' || e.key === ' ') {
       e.preventDefault();
@@ -97,7 +126,7 @@ export function StepGraph({
     }
   };
   return (
-    <div className="graph-scroll">
+    <div className="graph-scroll" ref={frame}>
       <svg
         className="graph"
         role="group"
@@ -128,7 +157,6 @@ export function StepGraph({
           const left = x - W / 2;
           const top = y - h / 2;
           const kind = node.repeat ? ` · ${node.repeat}` : '';
-          const statusLine = node.status ? `${STATUS_SYMBOL[node.status] ?? '•'} ${statusText(node.status)}` : '';
           return (
             <g
               key={node.id}
@@ -149,16 +177,20 @@ export function StepGraph({
               <title>{node.when ? `${node.id} — when ${node.when}` : node.id}</title>
               <rect width={W} height={h} rx={8} className="node-box" />
               <text x={12} y={21} className="node-title">
-                {clip(node.id, 22)}
+                {/* The kind shortens the id, not the box's edge: the full id is in the title. */}
+                {clip(node.id, 22 - kind.length)}
                 <tspan className="node-kind">{kind}</tspan>
               </text>
               <text x={12} y={38} className="node-sub">
                 {clip(node.when ? `if ${node.when}` : node.subtitle, 30)}
               </text>
-              {statusLine && (
-                <text x={12} y={56} className="node-status">
-                  {statusLine}
-                </text>
+              {node.status && (
+                <>
+                  <StatusMark status={node.status} className="node-mark" x={12} y={46} size={11} testId="status-mark" />
+                  <text x={28} y={56} className="node-status">
+                    {statusText(node.status)}
+                  </text>
+                </>
               )}
               {node.counts && (
                 <text x={12} y={74} className="node-counts">

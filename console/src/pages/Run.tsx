@@ -4,7 +4,6 @@
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
 import { ApiError, errorMessage, get, post } from '../api';
-import { DecisionForm } from '../Decision';
 import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
@@ -12,6 +11,7 @@ import { useInterval, useLoad } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
 import { ACTIVE_RUN_STATUSES, type RunView, type StartedRun, type Workflow } from '../types';
 import { StepPanel } from './StepPanel';
+import { WaitingBox } from './Waiting';
 
 /** At most one status read per this interval while events pour in (the last event always gets its read). */
 const THROTTLE_MS = 400;
@@ -131,13 +131,6 @@ export function RunPage({ runId }: { runId: string }) {
     query.get('step') ?? data.error?.step_id ?? data.steps.find((s) => s.status === 'waiting')?.id ?? null;
   const selected = data.steps.find((s) => s.id === selectedId) ?? null;
   const select = (id: string) => navigate(`/runs/${runId}?step=${encodeURIComponent(id)}`, { replace: true });
-  const waiting = data.steps.flatMap((s) =>
-    s.executions
-      ? s.executions.shown.filter((e) => e.status === 'waiting').map((e) => e.exec_id)
-      : s.status === 'waiting'
-        ? [s.id]
-        : [],
-  );
 
   return (
     <main id="main" className="run-page" data-testid="run-page" data-run-id={data.run_id} data-status={data.status}>
@@ -202,14 +195,7 @@ export function RunPage({ runId }: { runId: string }) {
           </a>
         </Field>
       </dl>
-      {waiting.length > 0 && (
-        <section className="card waiting" aria-labelledby="waiting-title">
-          <h2 id="waiting-title">Waiting for a decision</h2>
-          {waiting.map((id) => (
-            <DecisionForm key={id} runId={data.run_id} stepId={id} onDecided={run.reload} />
-          ))}
-        </section>
-      )}
+      <WaitingBox run={data} onDecided={run.reload} />
       <div className="run-body">
         <section className="card" aria-labelledby="graph-title">
           <h2 id="graph-title">

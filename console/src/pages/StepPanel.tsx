@@ -4,7 +4,7 @@
  */
 import { useState } from 'react';
 import { errorMessage, getPage } from '../api';
-import { DecisionForm } from '../Decision';
+import { DecisionForm, DecisionSummary } from '../Decision';
 import {
   ErrorNote,
   Field,
@@ -51,6 +51,11 @@ export function StepPanel({
         </Field>
         {step.when && <Field label="Condition">{step.when}</Field>}
         {step.skip_reason && <Field label="Skipped because">{step.skip_reason}</Field>}
+        {step.action_type === 'approval' && step.status === 'completed' && !step.executions && (
+          <Field label="Decision">
+            <DecisionSummary output={step.output} />
+          </Field>
+        )}
         <Field label="Attempts">{step.attempts}</Field>
         <Field label="Started">{formatDate(step.started_at)}</Field>
         <Field label="Completed">{formatDate(step.completed_at)}</Field>
@@ -151,6 +156,11 @@ function Output({ step, run }: { step: RunStep; run: RunView }) {
   return <Json value={step.output} label={`Output of ${step.id}`} />;
 }
 
+/** `each[3]` → `[3]`, `retry#2` → `#2`: the panel's heading already names the step. */
+function shortExecId(stepId: string, execId: string): string {
+  return execId.startsWith(stepId) && execId.length > stepId.length ? execId.slice(stepId.length) : execId;
+}
+
 function Executions({ run, step, onChanged }: { run: RunView; step: RunStep; onChanged: () => void }) {
   const ex = step.executions;
   const [more, setMore] = useState<StepExecution[]>([]);
@@ -177,38 +187,43 @@ function Executions({ run, step, onChanged }: { run: RunView; step: RunStep; onC
         {c.total} total · {c.completed} completed · {c.running} running · {c.waiting} waiting · {c.failed} failed ·{' '}
         {c.skipped} skipped · {c.pending} pending
       </p>
-      <table className="compact">
-        <thead>
-          <tr>
-            <th scope="col">{step.repeat === 'loop' ? 'Iteration' : 'Item'}</th>
-            <th scope="col">Status</th>
-            <th scope="col">Attempts</th>
-            <th scope="col">Output or error</th>
-          </tr>
-        </thead>
-        <tbody>
-          {rows.map((e) => (
-            <tr key={e.exec_id} data-testid="execution-row" data-status={e.status}>
-              <td className="mono">{e.exec_id}</td>
-              <td>
-                <StatusBadge status={e.status} />
-              </td>
-              <td>{e.attempts}</td>
-              <td>
-                {e.error ? (
-                  <span className="error-text">
-                    {e.error.reason}: {e.error.message}
-                  </span>
-                ) : e.status === 'waiting' ? (
-                  <DecisionForm runId={run.run_id} stepId={e.exec_id} onDecided={onChanged} />
-                ) : (
-                  <code className="clip">{e.output === null ? '—' : JSON.stringify(e.output)}</code>
-                )}
-              </td>
+      {/* Its own scroll frame: a wide output never pushes the table out of the panel. */}
+      <div className="table-scroll" data-testid="executions-table">
+        <table className="compact executions">
+          <thead>
+            <tr>
+              <th scope="col">{step.repeat === 'loop' ? 'Iteration' : 'Item'}</th>
+              <th scope="col">Status</th>
+              <th scope="col">Attempts</th>
+              <th scope="col">Output or error</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {rows.map((e) => (
+              <tr key={e.exec_id} data-testid="execution-row" data-status={e.status}>
+                <td className="mono" title={e.exec_id}>
+                  {shortExecId(step.id, e.exec_id)}
+                </td>
+                <td>
+                  <StatusBadge status={e.status} />
+                </td>
+                <td>{e.attempts}</td>
+                <td>
+                  {e.error ? (
+                    <span className="error-text">
+                      {e.error.reason}: {e.error.message}
+                    </span>
+                  ) : e.status === 'waiting' ? (
+                    <DecisionForm runId={run.run_id} stepId={e.exec_id} onDecided={onChanged} />
+                  ) : (
+                    <code className="clip">{e.output === null ? '—' : JSON.stringify(e.output)}</code>
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
       <ErrorNote error={error} />
       {next && (
         <button type="button" onClick={() => void loadMore()}>

@@ -5,23 +5,27 @@ import { ErrorNote, formatDate, Json } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useLoad } from '../hooks';
 import { Link } from '../router';
+import { loadStepNames } from '../step-names';
 import type { Workflow } from '../types';
 import { StartForm } from './StartForm';
 
 export function WorkflowPage({ workflowId }: { workflowId: string }) {
   const wf = useLoad((signal) => get<Workflow>(`/workflows/${encodeURIComponent(workflowId)}`, signal), [workflowId]);
   const data = wf.data?.id === workflowId ? wf.data : null;
+  const steps = data?.steps ?? null;
+  const names = useLoad((signal) => (steps ? loadStepNames(steps, signal) : Promise.resolve(null)), [steps]);
   const nodes = useMemo<GraphNode[]>(() => {
     if (!data) return [];
     const deps = dependencies(data.steps);
     return data.steps.map((s) => ({
       id: s.id,
-      subtitle: s.template_id ?? (s.workflow_id ? `workflow ${s.workflow_id}` : ''),
+      // Named as on a run page; the id until the names are read, or when a template is gone.
+      subtitle: names.data?.get(s.id) ?? s.template_id ?? (s.workflow_id ? `workflow ${s.workflow_id}` : ''),
       dependsOn: deps.get(s.id) ?? [],
       when: s.when ?? null,
       repeat: s.map ? 'map' : s.loop ? 'loop' : null,
     }));
-  }, [data]);
+  }, [data, names.data]);
 
   if (!data) {
     return (
@@ -33,7 +37,7 @@ export function WorkflowPage({ workflowId }: { workflowId: string }) {
     );
   }
   return (
-    <main id="main" data-testid="workflow-page">
+    <main id="main" className="workflow-page" data-testid="workflow-page">
       <p className="crumbs">
         <Link to="/workflows">Workflows</Link> / <span className="mono">{data.id}</span>
       </p>
