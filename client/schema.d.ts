@@ -4384,7 +4384,7 @@ export interface paths {
     put?: never;
     /**
      * Rerun an ended run from a step, reusing the recorded outputs of the steps before it
-     * @description A new run of the same snapshot (not the workflow as edited since). The chosen step (default: the first that did not complete), every step that depends on it and every step that had not completed run again; the other completed steps keep their outputs and make no model call, e-mail or HTTP request (`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). `Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.
+     * @description A new run of the same snapshot (not the workflow as edited since). The chosen step (default: the first that did not complete), every step that depends on it and every step that had not completed run again; the other completed steps keep their outputs and make no model call, e-mail or HTTP request (`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). `overrides` changes agent steps (their model) for the new run, to recover from a configuration mistake frozen into the snapshot. `Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.
      */
     post: {
       parameters: {
@@ -4403,6 +4403,20 @@ export interface paths {
           'application/json': {
             /** @description The step to run again, with every step after it (default: the first step that did not complete). Steps that completed before it keep their recorded outputs. */
             from_step?: string;
+            /**
+             * @description By agent step id: what the rerun changes in that step. An overridden step runs again, with every step that depends on it. Recorded on the new run (`rerun_overrides` on its status).
+             * @example {
+             *       "draft": {
+             *         "model": "compat:llama3.2"
+             *       }
+             *     }
+             */
+            overrides?: {
+              [key: string]: {
+                /** @description Replaces the step's model (e.g. after the provider it named was found unconfigured). */
+                model: string;
+              };
+            };
           };
         };
       };
@@ -4418,6 +4432,13 @@ export interface paths {
             'application/json': {
               data: {
                 from_step: string;
+                /** @description The overrides the rerun applied, or null. */
+                overrides: {
+                  [key: string]: {
+                    /** @description Replaces the step's model (e.g. after the provider it named was found unconfigured). */
+                    model: string;
+                  };
+                } | null;
                 rerun_of: string;
                 /** @description Steps whose outputs were taken over. */
                 reused_steps: string[];
@@ -5362,6 +5383,12 @@ export interface components {
       };
       /** @description The run this one reruns (POST …/rerun). */
       rerun_of: string | null;
+      /** @description A rerun's changes to agent steps (their model), by step id; null when none. */
+      rerun_overrides: {
+        [key: string]: {
+          model: string;
+        };
+      } | null;
       /** @description Reruns started from this run, oldest first. */
       reruns: string[];
       run_id: string;

@@ -9,6 +9,7 @@ import {
   approveBody,
   createWorkflowBody,
   rerunBody,
+  rerunOverrides,
   listQuery,
   runIdParams,
   startRunBody,
@@ -190,7 +191,9 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         'that did not complete), every step that depends on it and every step that had not completed run again; ' +
         'the other completed steps keep their outputs and make no model call, e-mail or HTTP request ' +
         '(`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). ' +
-        '`Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.',
+        '`overrides` changes agent steps (their model) for the new run, to recover from a configuration mistake ' +
+        'frozen into the snapshot. `Idempotency-Key` as on a start; 409 while the run has not ended or for a ' +
+        'sub-workflow run.',
       security: BEARER,
       requestParams: { path: runIdParams, header: idempotencyHeader },
       requestBody: { content: { 'application/json': { schema: rerunBody } } },
@@ -202,6 +205,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
             rerun_of: z.string(),
             from_step: z.string(),
             reused_steps: z.array(z.string()).meta({ description: 'Steps whose outputs were taken over.' }),
+            overrides: rerunOverrides.nullable().meta({ description: 'The overrides the rerun applied, or null.' }),
           }),
           { location: "The new run's status URL (as `status_url`)." },
         ),

@@ -149,6 +149,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         ownerId: userId(ctx),
         runId: runIdOr404(ctx, params.runId),
         fromStep: body.from_step,
+        overrides: body.overrides,
         idempotencyKey: idempotencyKey(ctx),
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
         chargeRunStart: () => deps.limits.runStarts(ctx),
