@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dryRunQuery } from './dry-run.schema';
+import { warningsField } from '../commands/model-warnings';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
 import { executionView, runSummaryView, runView } from '../presenters/run';
 import { workflowView } from '../presenters/workflow';
@@ -20,6 +21,8 @@ import {
 } from './workflows.schema';
 
 const tags = ['workflows'];
+/** A written workflow: the stored view, with warnings when it will not run as it stands. */
+const workflowWritten = workflowView.extend({ warnings: warningsField });
 const runTags = ['runs'];
 const deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) });
 const started = z.strictObject({
@@ -63,9 +66,9 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         ...ok(
           200,
           'Dry run: the workflow as it would be stored, without an id (nothing written)',
-          workflowView.omit({ id: true }),
+          workflowView.omit({ id: true }).extend({ warnings: warningsField }),
         ),
-        ...ok(201, 'The stored workflow', workflowView, { location: 'Path of the new workflow.' }),
+        ...ok(201, 'The stored workflow', workflowWritten, { location: 'Path of the new workflow.' }),
         ...errors(400, 401, 413, 415),
       },
     },
@@ -84,7 +87,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       security: BEARER,
       requestParams: { path: workflowIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateWorkflowBody),
-      responses: { ...ok(200, 'The updated workflow', workflowView), ...errors(400, 401, 404, 413, 415) },
+      responses: { ...ok(200, 'The updated workflow', workflowWritten), ...errors(400, 401, 404, 413, 415) },
     },
     delete: {
       tags,
