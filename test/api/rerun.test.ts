@@ -156,6 +156,10 @@ describe('rerun from a failed step', () => {
     const failed = await waitForStatus(g.api, g.user, first, isTerminal);
     expect(failed.status).toBe('failed');
     expect(failed.error).toMatchObject({ step_id: 'draft' });
+    // The step's failure says how to recover this run once a provider is configured.
+    const draftError = failed.steps.find((s) => s.id === 'draft')?.error;
+    expect(draftError?.message).toContain('needs LLM_BASE_URL');
+    expect(draftError?.message).toContain('rerun it with a model override');
 
     const overrides = { draft: { model: `openai:${model.model}` } };
     const res = await rerun(first, { overrides });
