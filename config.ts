@@ -207,6 +207,13 @@ export const configSchema = z.object({
   DEV_TEMPORAL_UI_PORT: port.default(8233),
   DEV_MONGODB_PORT: port.default(27017),
   DEV_CREATE_DEMO_USER: bool.default(true),
+  /**
+   * Dev stack only: where it looks for a local OpenAI-compatible server (`GET <url>/models`) when no model provider is
+   * configured: Ollama, llama.cpp's server, vLLM on their usual ports (devstack/local-llm.ts). Empty: no probe.
+   */
+  DEV_LOCAL_LLM_URLS: csv
+    .pipe(z.array(z.url()))
+    .default(['http://127.0.0.1:11434/v1', 'http://127.0.0.1:8080/v1', 'http://127.0.0.1:8000/v1']),
   /** Dev stack only: folder for its databases (data/), logs (logs/) and the demo key; default .stepwise in the repo. */
   DEV_STATE_DIR: z.string().min(1).optional(),
 });

@@ -170,8 +170,11 @@ export class ApiClient {
     switch (res.status) {
       case 401:
         return new ApiRequestError(
-          `the API refused the key (${tag}): ${said}. Check --api-key / STEPWISE_API_KEY; ` +
-            'an administrator makes keys with: npm run cli -- keys create <user>',
+          // The URL, because a key refused by another stack than the one meant (a dev stack on moved ports, the
+          // default port answered by something else) looks exactly like a bad key.
+          `the API at ${this.base} refused the key (${tag}): ${said}. Check --api-key / STEPWISE_API_KEY, and ` +
+            '--url / STEPWISE_URL if this is not the stack you meant (npm run dev prints the export lines for its ' +
+            'URL and key); an administrator makes keys with: npm run cli -- keys create <user>',
           401,
           code,
         );
@@ -293,13 +296,20 @@ export class ApiClient {
     );
   }
 
-  async rerun(runId: string, opts: { fromStep?: string; idempotencyKey?: string }): Promise<RunStarted> {
+  async rerun(
+    runId: string,
+    opts: { fromStep?: string; idempotencyKey?: string; models?: Record<string, string> },
+  ): Promise<RunStarted> {
+    const models = Object.entries(opts.models ?? {});
     const answer = this.http.POST('/api/v1/workflows/runs/{runId}/rerun', {
       params: {
         path: { runId },
         header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {},
       },
-      body: opts.fromStep === undefined ? {} : { from_step: opts.fromStep },
+      body: {
+        ...(opts.fromStep === undefined ? {} : { from_step: opts.fromStep }),
+        ...(models.length ? { overrides: Object.fromEntries(models.map(([step, model]) => [step, { model }])) } : {}),
+      },
     });
     return (await this.unwrap('POST …/rerun', answer, runStarted)).data;
   }

@@ -157,6 +157,8 @@ export interface paths {
                  * @example 2026-01-31T12:00:00.000Z
                  */
                 updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
               };
               error: null;
             };
@@ -171,7 +173,46 @@ export interface paths {
           };
           content: {
             'application/json': {
-              data: components['schemas']['AgentTemplate'];
+              data: {
+                action_type: ('send_email' | 'http_request' | 'transform' | 'delay' | 'approval') | null;
+                /** @description Action defaults (validated by the action type) or agent settings. */
+                config: {
+                  [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                default_prompt: string;
+                default_tasks: string[];
+                default_tools: string[];
+                egress: components['schemas']['EgressPolicy'];
+                /** @example tpl_x1Y2z3A4b5C6d7E8 */
+                id: string;
+                max_turns: number | null;
+                /** @description `provider:model`; null → the configured default. */
+                model: string | null;
+                name: string;
+                output_schema: {
+                  [key: string]: unknown;
+                } | null;
+                short_description: string | null;
+                /** @enum {string} */
+                step_type: 'agent' | 'action';
+                /** @description System templates are seeded, visible to everyone and read-only. */
+                system: boolean;
+                tags: string[];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
+              };
               error: null;
             };
           };
@@ -457,7 +498,46 @@ export interface paths {
           };
           content: {
             'application/json': {
-              data: components['schemas']['AgentTemplate'];
+              data: {
+                action_type: ('send_email' | 'http_request' | 'transform' | 'delay' | 'approval') | null;
+                /** @description Action defaults (validated by the action type) or agent settings. */
+                config: {
+                  [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                default_prompt: string;
+                default_tasks: string[];
+                default_tools: string[];
+                egress: components['schemas']['EgressPolicy'];
+                /** @example tpl_x1Y2z3A4b5C6d7E8 */
+                id: string;
+                max_turns: number | null;
+                /** @description `provider:model`; null → the configured default. */
+                model: string | null;
+                name: string;
+                output_schema: {
+                  [key: string]: unknown;
+                } | null;
+                short_description: string | null;
+                /** @enum {string} */
+                step_type: 'agent' | 'action';
+                /** @description System templates are seeded, visible to everyone and read-only. */
+                system: boolean;
+                tags: string[];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
+              };
               error: null;
             };
           };
@@ -2430,6 +2510,8 @@ export interface paths {
                  * @example 2026-01-31T12:00:00.000Z
                  */
                 updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
               };
               error: null;
             };
@@ -2444,7 +2526,120 @@ export interface paths {
           };
           content: {
             'application/json': {
-              data: components['schemas']['Workflow'];
+              data: {
+                config: {
+                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
+                  budget?: {
+                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
+                    max_model_calls?: number;
+                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
+                    max_tokens?: number;
+                  };
+                  /**
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+                   * @example https://example.com/hooks/stepwise
+                   */
+                  callback_url?: string;
+                  /** @description JSON Schema the run input must satisfy. */
+                  input_schema?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Default attempt limit of each step (default 3). */
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
+                  step_timeout_seconds?: number;
+                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
+                  timeout_seconds?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                description: string | null;
+                /** @example wf_x1Y2z3A4b5C6d7E8 */
+                id: string;
+                name: string;
+                steps: {
+                  /** @description Merged over the template config (action steps: per action type). */
+                  config?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                  depends_on?: string[];
+                  egress?: components['schemas']['EgressPolicy'];
+                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                  id: string;
+                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                  input?: components['schemas']['__schema5'];
+                  /** @description Repeat the step until a condition holds. */
+                  loop?: {
+                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                    max_iterations: number;
+                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                    until: string;
+                  };
+                  /** @description Run the step once per item of a list. */
+                  map?: {
+                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                    concurrency?: number;
+                    /**
+                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                     * @enum {string}
+                     */
+                    on_item_error?: 'fail' | 'continue';
+                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                    over: string;
+                  };
+                  /** @description Agent steps: overrides max_turns. */
+                  max_turns?: number;
+                  model?: string;
+                  /**
+                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                   * @enum {string}
+                   */
+                  on_error?: 'fail' | 'continue';
+                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                  output_schema?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Agent steps: overrides default_prompt. */
+                  prompt?: string;
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  tasks?: string[];
+                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                  template?: string;
+                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                  template_id?: string;
+                  timeout_seconds?: number;
+                  /** @description Agent steps: overrides default_tools. */
+                  tools?: string[];
+                  /**
+                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                   * @enum {string}
+                   */
+                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                  when?: string;
+                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                  workflow_id?: string;
+                }[];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
+              };
               error: null;
             };
           };
@@ -2812,7 +3007,120 @@ export interface paths {
           };
           content: {
             'application/json': {
-              data: components['schemas']['Workflow'];
+              data: {
+                config: {
+                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
+                  budget?: {
+                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
+                    max_model_calls?: number;
+                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
+                    max_tokens?: number;
+                  };
+                  /**
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+                   * @example https://example.com/hooks/stepwise
+                   */
+                  callback_url?: string;
+                  /** @description JSON Schema the run input must satisfy. */
+                  input_schema?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Default attempt limit of each step (default 3). */
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
+                  step_timeout_seconds?: number;
+                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
+                  timeout_seconds?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                description: string | null;
+                /** @example wf_x1Y2z3A4b5C6d7E8 */
+                id: string;
+                name: string;
+                steps: {
+                  /** @description Merged over the template config (action steps: per action type). */
+                  config?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                  depends_on?: string[];
+                  egress?: components['schemas']['EgressPolicy'];
+                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                  id: string;
+                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                  input?: components['schemas']['__schema5'];
+                  /** @description Repeat the step until a condition holds. */
+                  loop?: {
+                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                    max_iterations: number;
+                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                    until: string;
+                  };
+                  /** @description Run the step once per item of a list. */
+                  map?: {
+                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                    concurrency?: number;
+                    /**
+                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                     * @enum {string}
+                     */
+                    on_item_error?: 'fail' | 'continue';
+                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                    over: string;
+                  };
+                  /** @description Agent steps: overrides max_turns. */
+                  max_turns?: number;
+                  model?: string;
+                  /**
+                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                   * @enum {string}
+                   */
+                  on_error?: 'fail' | 'continue';
+                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                  output_schema?: {
+                    [key: string]: components['schemas']['__schema4'];
+                  };
+                  /** @description Agent steps: overrides default_prompt. */
+                  prompt?: string;
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  tasks?: string[];
+                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                  template?: string;
+                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                  template_id?: string;
+                  timeout_seconds?: number;
+                  /** @description Agent steps: overrides default_tools. */
+                  tools?: string[];
+                  /**
+                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                   * @enum {string}
+                   */
+                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                  when?: string;
+                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                  workflow_id?: string;
+                }[];
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                updated_at: string;
+                /** @description Present only when something written will not work as it stands (e.g. an agent model whose provider is not configured: its runs would fail with `llm_not_configured`). The write itself succeeded. */
+                warnings?: components['schemas']['WriteWarning'][];
+              };
               error: null;
             };
           };
@@ -4384,7 +4692,7 @@ export interface paths {
     put?: never;
     /**
      * Rerun an ended run from a step, reusing the recorded outputs of the steps before it
-     * @description A new run of the same snapshot (not the workflow as edited since). The chosen step (default: the first that did not complete), every step that depends on it and every step that had not completed run again; the other completed steps keep their outputs and make no model call, e-mail or HTTP request (`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). `Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.
+     * @description A new run of the same snapshot (not the workflow as edited since). The chosen step (default: the first that did not complete), every step that depends on it and every step that had not completed run again; the other completed steps keep their outputs and make no model call, e-mail or HTTP request (`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). `overrides` changes agent steps (their model) for the new run, to recover from a configuration mistake frozen into the snapshot. `Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.
      */
     post: {
       parameters: {
@@ -4403,6 +4711,20 @@ export interface paths {
           'application/json': {
             /** @description The step to run again, with every step after it (default: the first step that did not complete). Steps that completed before it keep their recorded outputs. */
             from_step?: string;
+            /**
+             * @description By agent step id: what the rerun changes in that step. An overridden step runs again, with every step that depends on it. Recorded on the new run (`rerun_overrides` on its status).
+             * @example {
+             *       "draft": {
+             *         "model": "compat:llama3.2"
+             *       }
+             *     }
+             */
+            overrides?: {
+              [key: string]: {
+                /** @description Replaces the step's model (e.g. after the provider it named was found unconfigured). */
+                model: string;
+              };
+            };
           };
         };
       };
@@ -4418,6 +4740,13 @@ export interface paths {
             'application/json': {
               data: {
                 from_step: string;
+                /** @description The overrides the rerun applied, or null. */
+                overrides: {
+                  [key: string]: {
+                    /** @description Replaces the step's model (e.g. after the provider it named was found unconfigured). */
+                    model: string;
+                  };
+                } | null;
                 rerun_of: string;
                 /** @description Steps whose outputs were taken over. */
                 reused_steps: string[];
@@ -5362,6 +5691,12 @@ export interface components {
       };
       /** @description The run this one reruns (POST …/rerun). */
       rerun_of: string | null;
+      /** @description A rerun's changes to agent steps (their model), by step id; null when none. */
+      rerun_overrides: {
+        [key: string]: {
+          model: string;
+        };
+      } | null;
       /** @description Reruns started from this run, oldest first. */
       reruns: string[];
       run_id: string;
@@ -5777,6 +6112,17 @@ export interface components {
        * @example 2026-01-31T12:00:00.000Z
        */
       updated_at: string;
+    };
+    WriteWarning: {
+      /**
+       * @description Stable; more codes may be added.
+       * @enum {string}
+       */
+      code: 'model_provider_not_configured';
+      /** @description The field the warning is about (`model`, `steps[1].model`). */
+      field: string;
+      /** @description What runs would do, and the setting that changes it. */
+      message: string;
     };
   };
   responses: never;

@@ -102,6 +102,9 @@ export interface RunLiveness {
   message: string | null;
 }
 
+/** A rerun's changes to agent steps of the source snapshot, by step id (api/commands/rerun.ts). */
+export type RerunOverrides = Record<string, { model: string }>;
+
 export interface RunDoc {
   /** Also the Temporal workflow id. */
   _id: string;
@@ -135,6 +138,8 @@ export interface RunDoc {
   trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
   rerun_of?: string;
+  /** A rerun's changes to agent steps of the source snapshot, by step id (POST …/rerun `overrides`); absent if none. */
+  rerun_overrides?: RerunOverrides;
   /** The reruns started from this run, oldest first. */
   reruns?: string[];
   /** Sub-workflow runs: the run that started it (absent on top-level runs). */

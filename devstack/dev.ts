@@ -1,6 +1,8 @@
 /**
  * `npm run dev`: one command from a fresh clone to a running stack. Starts (or reuses, when TEMPORAL_ADDRESS /
- * MONGODB_URI are set) Temporal and MongoDB, then the worker and the API; prints the URLs once every part answers.
+ * MONGODB_URI are set) Temporal and MongoDB, then the worker and the API; with no model provider configured, runs
+ * agents on a local OpenAI-compatible server when one answers on its usual port (./local-llm.ts); prints the URLs,
+ * the model setup and the CLI's export lines once every part answers (./banner.ts).
  * Ctrl-C (or SIGTERM/SIGHUP) stops every process it started; a second Ctrl-C kills them at once.
  */
 import path from 'node:path';
@@ -8,8 +10,11 @@ import { isSet, loadConfig, ConfigError, type Config } from '../config';
 import { connectDatabase } from '../db/client';
 import { ensureWorkflowBundle } from '../temporal/bundle';
 import { ensureConsoleBuild } from './console-build';
+import { configuredProviders } from '../runtime/llm-providers';
+import { bannerLines } from './banner';
 import { ensureCodecSecrets } from './codec-secrets';
 import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
+import { resolveModelSetup } from './local-llm';
 import { devStatePaths } from './paths';
 import { assertPortsFree, type PortClaim } from './ports';
 import { freePort, startProcess, waitFor, type Managed } from './process';
@@ -128,6 +133,19 @@ async function main(): Promise<void> {
     env.WORKFLOW_BUNDLE_PATH = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
     const workerHealthPort = config.WORKER_HEALTH_PORT ?? (await freePort());
     env.WORKER_HEALTH_PORT = String(workerHealthPort);
+    // The Temporal SDK's worker metrics are on in development, on a free port the banner prints.
+    const workerSdkMetricsPort = config.WORKER_TEMPORAL_METRICS_PORT ?? (await freePort());
+    env.WORKER_TEMPORAL_METRICS_PORT = String(workerSdkMetricsPort);
+    const models = await resolveModelSetup(
+      config,
+      configuredProviders(config),
+      isSet('LLM_DEFAULT_MODEL'),
+      config.DEV_LOCAL_LLM_URLS,
+    );
+    if (models.kind === 'local') {
+      Object.assign(env, models.env);
+      log(`models: no provider configured; using the local server at ${models.server.baseUrl}`);
+    }
     // The API hands run starts to this worker, which gets each run's first workflow task back at once.
     env.WORKER_START_URL ??= `http://127.0.0.1:${workerHealthPort}`;
     if (supervisor.isStopping) return;
@@ -172,25 +190,21 @@ async function main(): Promise<void> {
       }
     }
 
-    log('');
-    log('Stepwise is running.');
-    log(`  Console          ${apiUrl}/console/   (sign in with the demo key below)`);
-    log(`  API              ${apiUrl}/api/v1`);
-    log(`  API docs         ${apiUrl}/docs`);
-    log(`  Health           ${apiUrl}/readyz   metrics ${apiUrl}/metrics`);
-    log(`  Temporal Web UI  ${temporalUi}`);
-    log(
-      `  Encryption       payloads encrypted in Temporal; key and codec token kept in ${displayPath(paths.codecSecretsFile)}`,
-    );
-    if (!startTemporalHere) log(`  Codec endpoint   ${apiUrl}/codec/<CODEC_ACCESS_TOKEN> (give it to your Web UI)`);
-    if (demo) {
-      log(
-        `  Demo API key     ${demo.key}   (user "${DEMO_USER_NAME}"; ${demo.created ? 'new, ' : ''}kept in ${displayPath(paths.demoKeyFile)})`,
-      );
-      log(`  Try it           curl -H "Authorization: Bearer ${demo.key}" ${apiUrl}/api/v1/agents`);
-    }
-    log(`  Logs             ${displayPath(paths.logsDir)}/{${logs.join(',')}}.log`);
-    log('Press Ctrl-C to stop.');
+    const localhost = config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST;
+    const lines = bannerLines({
+      apiUrl,
+      temporalUi,
+      startedTemporal: startTemporalHere,
+      workerHealthUrl: `http://${localhost}:${workerHealthPort}`,
+      workerSdkMetricsUrl: `http://${localhost}:${workerSdkMetricsPort}/metrics`,
+      models,
+      codecSecretsFile: displayPath(paths.codecSecretsFile),
+      mongoUri: startMongoHere ? env.MONGODB_URI : undefined,
+      mongoDb: config.MONGODB_DB,
+      demo: demo && { ...demo, user: DEMO_USER_NAME, file: displayPath(paths.demoKeyFile) },
+      logs: `${displayPath(paths.logsDir)}/{${logs.join(',')}}.log`,
+    });
+    for (const line of lines) log(line);
   } catch (err) {
     if (supervisor.isStopping) return;
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);
@@ -206,6 +220,14 @@ function portClaims(config: Config, temporal: boolean, mongo: boolean): PortClai
       port: config.WORKER_HEALTH_PORT,
       setting: 'WORKER_HEALTH_PORT',
       what: "the worker's health endpoint",
+      host: config.API_HOST,
+    });
+  }
+  if (config.WORKER_TEMPORAL_METRICS_PORT !== undefined) {
+    claims.push({
+      port: config.WORKER_TEMPORAL_METRICS_PORT,
+      setting: 'WORKER_TEMPORAL_METRICS_PORT',
+      what: "the worker's Temporal SDK metrics",
       host: config.API_HOST,
     });
   }

@@ -14,12 +14,13 @@ import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
+import { workflowWarnings, type ModelSettings, type WriteWarning } from './model-warnings';
 import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
 
 /** At most this many problems are listed in one message. */
 const MAX_LISTED = 8;
 
-export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number };
+export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number } & ModelSettings;
 
 /** Fields a sub-workflow step does not take (its steps have their own). */
 const NOT_ON_WORKFLOW_STEPS = [
@@ -34,15 +35,16 @@ const NOT_ON_WORKFLOW_STEPS = [
 ] as const;
 
 /**
- * Throws BadRequestError listing every problem. `id` is the workflow's own id when it has one (PATCH): a
- * sub-workflow tree that calls back into it is a cycle.
+ * Throws BadRequestError listing every problem; returns the warnings of a definition that is accepted but will not
+ * run as it stands (./model-warnings.ts). `id` is the workflow's own id when it has one (PATCH): a sub-workflow tree
+ * that calls back into it is a cycle.
  */
 export async function checkWorkflow(
   db: Db,
   ownerId: string,
   def: { id?: string; steps: WorkflowStepDoc[]; config: WorkflowConfigDoc },
   limits: CheckLimits,
-): Promise<void> {
+): Promise<WriteWarning[]> {
   const problems: string[] = [];
   const schema = def.config.input_schema;
   if (schema) problems.push(...describeSchemaProblems(schema, 'config.input_schema'));
@@ -83,6 +85,7 @@ export async function checkWorkflow(
     if (problems.length > MAX_LISTED) listed.push(`and ${problems.length - MAX_LISTED} more`);
     throw new BadRequestError(listed.join('; '), 'invalid_workflow');
   }
+  return workflowWarnings(limits, def.steps, templates);
 }
 
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {

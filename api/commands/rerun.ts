@@ -7,11 +7,19 @@
  */
 import type { Db } from 'mongodb';
 import { readBlob, storeOutput } from '../../db/blobs';
-import { isTerminal, loadedSnapshot, runsCollection, ZERO_USAGE, type RunDoc, type RunStepDoc } from '../../db/runs';
+import {
+  isTerminal,
+  loadedSnapshot,
+  runsCollection,
+  ZERO_USAGE,
+  type RerunOverrides,
+  type RunDoc,
+  type RunStepDoc,
+} from '../../db/runs';
 import { logStepChange } from '../../db/step-events';
 import { descendantsOf, resolveDependencies, topologicalOrder } from '../../temporal/contract/graph';
 import type { JsonValue } from '../../temporal/contract/json';
-import { isOutputRef, type OutputRef, type RunSnapshot } from '../../temporal/contract/run';
+import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../temporal/contract/run';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
 
@@ -22,6 +30,8 @@ export interface RerunRequest {
   ownerId: string;
   runId: string;
   fromStep: string | undefined;
+  /** By agent step id: what the new run changes in that step (its model); those steps run again. */
+  overrides?: RerunOverrides;
   idempotencyKey: string | undefined;
   baseUrl: string;
   /** Takes one run start from the caller's budget (429 when spent); called once the run is found and can rerun. */
@@ -32,6 +42,7 @@ export interface RerunStarted extends StartedRun {
   rerun_of: string;
   from_step: string;
   reused_steps: string[];
+  overrides: RerunOverrides | null;
 }
 
 export interface RerunPlan {
@@ -45,7 +56,12 @@ export interface RerunPlan {
  * that step, every step that depends on it, and every step that did not complete with an output — together with
  * their dependents, so no reused output was computed from one that changes. The rest is reused.
  */
-export function planRerun(snapshot: RunSnapshot, steps: readonly RunStepDoc[], fromStep?: string): RerunPlan {
+export function planRerun(
+  snapshot: RunSnapshot,
+  steps: readonly RunStepDoc[],
+  fromStep?: string,
+  alsoRerun: readonly string[] = [],
+): RerunPlan {
   const deps = resolveDependencies(snapshot.steps);
   const topo = topologicalOrder(snapshot.steps, deps);
   const order = topo.ok ? topo.order : snapshot.steps.map((s) => s.id);
@@ -67,7 +83,7 @@ export function planRerun(snapshot: RunSnapshot, steps: readonly RunStepDoc[], f
     );
   }
   const rerun = new Set<string>();
-  for (const id of [from, ...order.filter((id) => !done(id))]) {
+  for (const id of [from, ...alsoRerun, ...order.filter((id) => !done(id))]) {
     rerun.add(id);
     for (const d of descendantsOf(id, deps)) rerun.add(d);
   }
@@ -84,9 +100,15 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
     throw new ConflictError(`run ${req.runId} has not ended (${source.status}); cancel it or wait for its end first`);
   }
   const sourceSnapshot = loadedSnapshot(source);
-  const plan = planRerun(sourceSnapshot, source.steps, req.fromStep);
+  const overrides = req.overrides && Object.keys(req.overrides).length > 0 ? req.overrides : undefined;
+  const steps = applyOverrides(sourceSnapshot.steps, overrides);
+  const plan = planRerun(sourceSnapshot, source.steps, req.fromStep, Object.keys(overrides ?? {}));
   await req.chargeRunStart?.();
-  const requestHash = hashRequest({ rerun_of: source._id, from_step: plan.fromStep });
+  const requestHash = hashRequest({
+    rerun_of: source._id,
+    from_step: plan.fromStep,
+    ...(overrides ? { overrides } : {}),
+  });
   const timeoutSeconds = source.deadline_at
     ? Math.round((source.deadline_at.getTime() - source.created_at.getTime()) / 1000)
     : undefined;
@@ -99,11 +121,12 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
         for (const id of plan.reused) reused[id] = JSON.stringify(await carryOutput(deps.db, source, id, runId));
         const snapshot: RunSnapshot = {
           ...sourceSnapshot,
+          steps,
           run_id: runId,
           created_at: now.toISOString(),
           rerun: { run_id: source._id, from_step: plan.fromStep, reused_json: reused },
         };
-        return { snapshot, timeoutSeconds, adjust: (doc) => withReusedSteps(doc, source, plan) };
+        return { snapshot, timeoutSeconds, adjust: (doc) => withReusedSteps(doc, source, plan, overrides) };
       },
       // Reused steps appear in the new run's event log first, as completed.
       beforeStart: async (doc) => {
@@ -123,7 +146,36 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
       again: () => rerunRun(deps, { ...req, chargeRunStart: undefined }), // charged already
     },
   );
-  return { ...started, rerun_of: source._id, from_step: plan.fromStep, reused_steps: plan.reused };
+  return {
+    ...started,
+    rerun_of: source._id,
+    from_step: plan.fromStep,
+    reused_steps: plan.reused,
+    overrides: overrides ?? null,
+  };
+}
+
+/**
+ * The source snapshot's steps with the overrides applied. Only agent steps of the snapshot's top level take one: the
+ * snapshot freezes the model resolved at the first start (LLM_DEFAULT_MODEL included), so a provider fixed since is
+ * reached only by naming the model again here.
+ */
+export function applyOverrides(steps: readonly StepSnapshot[], overrides: RerunOverrides | undefined): StepSnapshot[] {
+  if (!overrides) return [...steps];
+  for (const id of Object.keys(overrides)) {
+    const step = steps.find((s) => s.id === id);
+    if (!step) throw new BadRequestError(`overrides.${id}: the run has no step "${id}"`, 'invalid_field');
+    if (step.kind !== 'agent') {
+      throw new BadRequestError(
+        `overrides.${id}: only agent steps take overrides ("${id}" is a ${step.kind} step)`,
+        'invalid_field',
+      );
+    }
+  }
+  return steps.map((step) => {
+    const override = overrides[step.id];
+    return override && step.kind === 'agent' ? { ...step, model: override.model } : step;
+  });
 }
 
 /**
@@ -140,12 +192,13 @@ async function carryOutput(db: Db, source: RunDoc, stepId: string, runId: string
 }
 
 /** The new run's document: reused steps completed (no usage: nothing was spent on them in this run), linked. */
-function withReusedSteps(doc: RunDoc, source: RunDoc, plan: RerunPlan): RunDoc {
+function withReusedSteps(doc: RunDoc, source: RunDoc, plan: RerunPlan, overrides: RerunOverrides | undefined): RunDoc {
   const reused = new Set(plan.reused);
   const reusedOutputs = doc.snapshot.rerun?.reused_json ?? {};
   return {
     ...doc,
     rerun_of: source._id,
+    ...(overrides ? { rerun_overrides: overrides } : {}),
     steps: doc.steps.map((step) => {
       const from = source.steps.find((s) => s.id === step.id);
       if (!reused.has(step.id) || !from) return step;

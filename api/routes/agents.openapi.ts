@@ -1,4 +1,5 @@
 /** OpenAPI paths of /api/v1/agents, from the schemas the routes validate with. */
+import { warningsField } from '../commands/model-warnings';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dryRunQuery } from './dry-run.schema';
@@ -14,6 +15,8 @@ import {
 } from './agents.schema';
 
 const tags = ['agents'];
+/** A written template: the stored view, with warnings when it will not run as it stands. */
+const templateWritten = templateView.extend({ warnings: warningsField });
 const deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) });
 
 export const agentsPaths: ZodOpenApiPathsObject = {
@@ -36,9 +39,9 @@ export const agentsPaths: ZodOpenApiPathsObject = {
         ...ok(
           200,
           'Dry run: the template as it would be stored, without an id (nothing written)',
-          templateView.omit({ id: true }),
+          templateView.omit({ id: true }).extend({ warnings: warningsField }),
         ),
-        ...ok(201, 'The stored template', templateView, { location: 'Path of the new template.' }),
+        ...ok(201, 'The stored template', templateWritten, { location: 'Path of the new template.' }),
         ...errors(400, 401, 413, 415),
       },
     },
@@ -71,7 +74,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       security: BEARER,
       requestParams: { path: templateIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateTemplateBody),
-      responses: { ...ok(200, 'The changed template', templateView), ...errors(400, 401, 403, 404, 413, 415) },
+      responses: { ...ok(200, 'The changed template', templateWritten), ...errors(400, 401, 403, 404, 413, 415) },
     },
     delete: {
       tags,

@@ -16,6 +16,7 @@ import {
 } from '../../db/templates';
 import { ACTIONS, actionConfigJsonSchema } from '../../temporal/actions/registry';
 import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
+import { templateWarnings, withWarnings } from '../commands/model-warnings';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
@@ -57,10 +58,17 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { body, query } = create.input(ctx);
     const content: TemplateContent = body;
     assertRules(content);
-    if (isDryRun(query)) return respond(ctx, 200, withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))));
+    const warnings = templateWarnings(deps.config, content);
+    if (isDryRun(query)) {
+      return respond(
+        ctx,
+        200,
+        withWarnings(withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))), warnings),
+      );
+    }
     const doc = await createTemplate(deps.db, userId(ctx), content);
     ctx.set('Location', `/api/v1/agents/${doc._id}`);
-    respond(ctx, 201, presentTemplate(doc));
+    respond(ctx, 201, withWarnings(presentTemplate(doc), warnings));
   });
 
   router.get('/:id', ...auth, byId, async (ctx) => {
@@ -71,12 +79,14 @@ export function agentRoutes(deps: RouteDeps): Router {
   router.patch('/:id', ...auth, update, async (ctx) => {
     const { params, query, body } = update.input(ctx);
     const current = await findOwnOrRefuse(deps, ctx, params.id);
-    assertRules({ ...templateContent(current), ...body });
-    if (isDryRun(query)) return respond(ctx, 200, presentTemplate({ ...current, ...body }));
+    const merged = { ...templateContent(current), ...body };
+    assertRules(merged);
+    const warnings = templateWarnings(deps.config, merged);
+    if (isDryRun(query)) return respond(ctx, 200, withWarnings(presentTemplate({ ...current, ...body }), warnings));
     const updated = await updateOwnTemplate(deps.db, userId(ctx), params.id, body);
     // Deleted between the read and the write: answer as for any unknown id.
     if (!updated) throw new NotFoundError(`agent template ${params.id} not found`);
-    respond(ctx, 200, presentTemplate(updated));
+    respond(ctx, 200, withWarnings(presentTemplate(updated), warnings));
   });
 
   router.delete('/:id', ...auth, byId, async (ctx) => {

@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dryRunQuery } from './dry-run.schema';
+import { warningsField } from '../commands/model-warnings';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
 import { executionView, runSummaryView, runView } from '../presenters/run';
 import { workflowView } from '../presenters/workflow';
@@ -9,6 +10,7 @@ import {
   approveBody,
   createWorkflowBody,
   rerunBody,
+  rerunOverrides,
   listQuery,
   runIdParams,
   startRunBody,
@@ -19,6 +21,8 @@ import {
 } from './workflows.schema';
 
 const tags = ['workflows'];
+/** A written workflow: the stored view, with warnings when it will not run as it stands. */
+const workflowWritten = workflowView.extend({ warnings: warningsField });
 const runTags = ['runs'];
 const deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) });
 const started = z.strictObject({
@@ -62,9 +66,9 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         ...ok(
           200,
           'Dry run: the workflow as it would be stored, without an id (nothing written)',
-          workflowView.omit({ id: true }),
+          workflowView.omit({ id: true }).extend({ warnings: warningsField }),
         ),
-        ...ok(201, 'The stored workflow', workflowView, { location: 'Path of the new workflow.' }),
+        ...ok(201, 'The stored workflow', workflowWritten, { location: 'Path of the new workflow.' }),
         ...errors(400, 401, 413, 415),
       },
     },
@@ -83,7 +87,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       security: BEARER,
       requestParams: { path: workflowIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateWorkflowBody),
-      responses: { ...ok(200, 'The updated workflow', workflowView), ...errors(400, 401, 404, 413, 415) },
+      responses: { ...ok(200, 'The updated workflow', workflowWritten), ...errors(400, 401, 404, 413, 415) },
     },
     delete: {
       tags,
@@ -190,7 +194,9 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         'that did not complete), every step that depends on it and every step that had not completed run again; ' +
         'the other completed steps keep their outputs and make no model call, e-mail or HTTP request ' +
         '(`reused_from_run_id` on their status). The runs link to each other (`rerun_of`, `reruns`). ' +
-        '`Idempotency-Key` as on a start; 409 while the run has not ended or for a sub-workflow run.',
+        '`overrides` changes agent steps (their model) for the new run, to recover from a configuration mistake ' +
+        'frozen into the snapshot. `Idempotency-Key` as on a start; 409 while the run has not ended or for a ' +
+        'sub-workflow run.',
       security: BEARER,
       requestParams: { path: runIdParams, header: idempotencyHeader },
       requestBody: { content: { 'application/json': { schema: rerunBody } } },
@@ -202,6 +208,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
             rerun_of: z.string(),
             from_step: z.string(),
             reused_steps: z.array(z.string()).meta({ description: 'Steps whose outputs were taken over.' }),
+            overrides: rerunOverrides.nullable().meta({ description: 'The overrides the rerun applied, or null.' }),
           }),
           { location: "The new run's status URL (as `status_url`)." },
         ),

@@ -232,7 +232,24 @@ export const runIdParams = z.strictObject({ runId: z.string().min(1) });
 
 export const listQuery = pageQuery;
 
+/** What a rerun may change in an agent step of the source run's snapshot (api/commands/rerun.ts applies it). */
+export const rerunStepOverride = z.strictObject({
+  model: z
+    .string()
+    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .max(200)
+    .meta({ description: "Replaces the step's model (e.g. after the provider it named was found unconfigured)." }),
+});
+
+export const rerunOverrides = z.record(slug, rerunStepOverride).meta({
+  description:
+    'By agent step id: what the rerun changes in that step. An overridden step runs again, with every step that ' +
+    'depends on it. Recorded on the new run (`rerun_overrides` on its status).',
+  example: { draft: { model: 'compat:llama3.2' } },
+});
+
 export const rerunBody = z.strictObject({
+  overrides: rerunOverrides.optional(),
   from_step: z
     .string()
     .min(1)

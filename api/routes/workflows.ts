@@ -29,6 +29,7 @@ import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
 import { RecentSources } from '../commands/recent-sources';
+import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
@@ -149,6 +150,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
         ownerId: userId(ctx),
         runId: runIdOr404(ctx, params.runId),
         fromStep: body.from_step,
+        overrides: body.overrides,
         idempotencyKey: idempotencyKey(ctx),
         baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
         chargeRunStart: () => deps.limits.runStarts(ctx),
@@ -191,11 +193,11 @@ export function workflowRoutes(deps: RouteDeps): Router {
     };
     checkWorkflowBudget(deps.config, doc.config);
     checkCallbackUrl(doc.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
-    await checkWorkflow(deps.db, owner, doc, deps.config);
-    if (isDryRun(query)) return respond(ctx, 200, withoutId(presentWorkflow(doc)));
+    const warnings = await checkWorkflow(deps.db, owner, doc, deps.config);
+    if (isDryRun(query)) return respond(ctx, 200, withWarnings(withoutId(presentWorkflow(doc)), warnings));
     await insertWorkflow(deps.db, doc);
     ctx.set('Location', `/api/v1/workflows/${doc._id}`);
-    respond(ctx, 201, presentWorkflow(doc));
+    respond(ctx, 201, withWarnings(presentWorkflow(doc), warnings));
   });
 
   router.get('/workflows/:id', ...auth, getWorkflow, async (ctx) => {
@@ -218,11 +220,11 @@ export function workflowRoutes(deps: RouteDeps): Router {
     };
     checkWorkflowBudget(deps.config, next.config);
     if (body.config) checkCallbackUrl(body.config.callback_url, deps.config.HTTP_ALLOWED_HOSTS, 'config.callback_url');
-    await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
-    if (isDryRun(query)) return respond(ctx, 200, presentWorkflow({ ...current, ...next }));
+    const warnings = await checkWorkflow(deps.db, owner, { ...next, id: current._id }, deps.config);
+    if (isDryRun(query)) return respond(ctx, 200, withWarnings(presentWorkflow({ ...current, ...next }), warnings));
     const updated = await updateWorkflow(deps.db, owner, params.id, next);
     if (!updated) throw new NotFoundError(`workflow ${params.id} not found`);
-    respond(ctx, 200, presentWorkflow(updated));
+    respond(ctx, 200, withWarnings(presentWorkflow(updated), warnings));
   });
 
   router.delete('/workflows/:id', ...auth, removeWorkflow, async (ctx) => {

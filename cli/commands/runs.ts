@@ -111,22 +111,43 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .description("start a new run of a run's snapshot, reusing the outputs of the steps before --from-step")
     .argument('<run-id>', 'the run to rerun (run_…)')
     .option('--from-step <step-id>', 'rerun from this step (default: the first step that did not complete)')
+    .option(
+      '--model <step-id>=<provider:model>',
+      "run this agent step again on another model (repeatable), e.g. after fixing a provider's configuration",
+      collectModel,
+      {} as Record<string, string>,
+    )
     .option('--idempotency-key <key>', 'repeat the command safely: the same key starts one run')
     .option('--watch', 'follow the new run until it ends (exit code as `runs watch`)')
     .option('--json', 'with --watch: the events as JSON lines')
     .action(
       async (
         runId: string,
-        flags: ApiFlags & { fromStep?: string; idempotencyKey?: string; watch?: boolean; json?: boolean },
+        flags: ApiFlags & {
+          fromStep?: string;
+          model: Record<string, string>;
+          idempotencyKey?: string;
+          watch?: boolean;
+          json?: boolean;
+        },
       ) => {
         const started = await ctx
           .api(flags)
-          .rerun(runId, { fromStep: flags.fromStep, idempotencyKey: flags.idempotencyKey });
+          .rerun(runId, { fromStep: flags.fromStep, idempotencyKey: flags.idempotencyKey, models: flags.model });
         ctx.io.out(started.run_id);
         const from = flags.fromStep ? ` from step ${flags.fromStep}` : '';
-        ctx.io.err(`Started ${started.run_id}, a rerun of ${started.rerun_of ?? runId}${from}.`);
+        const models = Object.entries(flags.model);
+        const on = models.length ? ` with ${models.map(([step, model]) => `${step} on ${model}`).join(', ')}` : '';
+        ctx.io.err(`Started ${started.run_id}, a rerun of ${started.rerun_of ?? runId}${from}${on}.`);
         if (flags.watch) await watchAndExit(ctx, flags, started.run_id, flags.json ?? false);
         else ctx.io.err(`Follow it with: npm run cli -- runs watch ${started.run_id}`);
       },
     );
+}
+
+/** `--model draft=compat:llama3.2`, repeatable: one entry per step (the server checks the step and the model). */
+function collectModel(value: string, previous: Record<string, string>): Record<string, string> {
+  const match = /^([^=\s]+)=(\S+:\S+)$/.exec(value);
+  if (!match?.[1] || !match[2]) throw new CliError(`--model: "${value}" is not <step-id>=<provider:model>`);
+  return { ...previous, [match[1]]: match[2] };
 }

@@ -109,6 +109,7 @@ export interface RunView {
   started_at: string | null;
   completed_at: string | null;
   rerun_of: string | null;
+  rerun_overrides: Record<string, { model: string }> | null;
   reruns: string[];
   temporal: { namespace: string; workflow_id: string; run_id: string | null; ui_url: string };
 }

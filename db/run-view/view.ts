@@ -161,6 +161,10 @@ export const runView = z
     started_at: isoTimestamp.nullable(),
     completed_at: isoTimestamp.nullable(),
     rerun_of: z.string().nullable().meta({ description: 'The run this one reruns (POST …/rerun).' }),
+    rerun_overrides: z
+      .record(z.string(), z.strictObject({ model: z.string() }))
+      .nullable()
+      .meta({ description: "A rerun's changes to agent steps (their model), by step id; null when none." }),
     trace_id: z
       .string()
       .nullable()
@@ -359,6 +363,7 @@ export function presentRun(
     started_at: isoOrNull(run.started_at ?? null),
     completed_at: isoOrNull(run.completed_at),
     rerun_of: run.rerun_of ?? null,
+    rerun_overrides: run.rerun_overrides ?? null,
     trace_id: run.trace_id ?? null,
     reruns: run.reruns ?? [],
     temporal: {

@@ -29,7 +29,9 @@ export interface ProviderOptions {
 function notConfigured(ref: ModelRef, variable: string): LlmError {
   return new LlmError(
     'not_configured',
-    `model ${ref.provider}:${ref.name} needs ${variable}: set it in the worker's environment`,
+    `model ${ref.provider}:${ref.name} needs ${variable}: set it in the worker's environment, then rerun this run; ` +
+      'or, to use another provider (a local model: docs/agents.md "Local models"), rerun it with a model override ' +
+      '(runs rerun <run> --model <step>=<provider:model>)',
   );
 }
 

@@ -130,6 +130,72 @@ describe('rerun from a failed step', () => {
     expect(model.requests).toHaveLength(1);
   }, 90_000);
 
+  it("recovers from a model mistake: the rerun overrides the agent step's model, records and shows it", async () => {
+    // The step's model names a provider this stack has not configured (no LLM_BASE_URL): the run fails with
+    // llm_not_configured; the rerun names a configured model instead and completes.
+    const model = g.llm.script(uniqueId('fixed-'), [{ text: 'Fixed draft' }]);
+    const agent = await insertTemplate(g.api.database.db, g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('writer'),
+      default_prompt: 'Write.',
+      default_tools: [],
+      model: 'compat:not-served-here',
+    });
+    const workflowId = await createWorkflow(g.api, g.user, {
+      name: uniqueId('model-fix'),
+      steps: [
+        { id: 'draft', template_id: agent._id, input: 'Write about rivers' },
+        {
+          id: 'shape',
+          template_id: g.tpl.transform._id,
+          config: { expression: '{"text": t}', data: { t: '{{steps.draft.output}}' } },
+        },
+      ],
+    });
+    const first = await startRun(g.api, g.user, workflowId);
+    const failed = await waitForStatus(g.api, g.user, first, isTerminal);
+    expect(failed.status).toBe('failed');
+    expect(failed.error).toMatchObject({ step_id: 'draft' });
+    // The step's failure says how to recover this run once a provider is configured.
+    const draftError = failed.steps.find((s) => s.id === 'draft')?.error;
+    expect(draftError?.message).toContain('needs LLM_BASE_URL');
+    expect(draftError?.message).toContain('rerun it with a model override');
+
+    const overrides = { draft: { model: `openai:${model.model}` } };
+    const res = await rerun(first, { overrides });
+    expect(res.status).toBe(202);
+    const body = (res.body as { data: RerunBody & { overrides: unknown } }).data;
+    expect(body).toMatchObject({ from_step: 'draft', reused_steps: [], overrides });
+    const second = await waitForStatus(g.api, g.user, body.run_id, isTerminal);
+    expect(second).toMatchObject({ status: 'completed', outputs: { shape: { text: 'Fixed draft' } } });
+    expect((second as unknown as { rerun_overrides: unknown }).rerun_overrides).toEqual(overrides);
+    expect(model.requests).toHaveLength(1);
+    // A rerun without overrides shows none.
+    expect((failed as unknown as { rerun_overrides: unknown }).rerun_overrides).toBeNull();
+
+    // Overriding a completed step runs it again (and what depends on it), even when from_step comes later.
+    const other = g.llm.script(uniqueId('other-'), [{ text: 'Other draft' }]);
+    const third = await rerun(body.run_id, {
+      from_step: 'shape',
+      overrides: { draft: { model: `openai:${other.model}` } },
+    });
+    expect(third.status).toBe(202);
+    expect((third.body as { data: RerunBody }).data.reused_steps).toEqual([]);
+    const done = await waitForStatus(g.api, g.user, (third.body as { data: RerunBody }).data.run_id, isTerminal);
+    expect(done).toMatchObject({ status: 'completed', outputs: { shape: { text: 'Other draft' } } });
+
+    // Overrides name agent steps of the run, with a well-formed model.
+    const refused = async (o: unknown) => {
+      const r = await rerun(first, { overrides: o });
+      expect(r.status).toBe(400);
+      expect(r.body.error).toContain('overrides');
+    };
+    await refused({ nope: { model: 'openai:x' } });
+    await refused({ shape: { model: 'openai:x' } });
+    await refused({ draft: { model: 'gpt-4o' } });
+    await refused({ draft: { temperature: 2 } });
+  }, 90_000);
+
   it('refuses what cannot be rerun, with the envelope', async () => {
     const { workflowId } = await fourSteps();
     const runId = await startRun(g.api, g.user, workflowId);

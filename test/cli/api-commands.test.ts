@@ -176,9 +176,10 @@ describe('errors a person can act on', () => {
     const refused = await cli(['approvals', 'list', '--api-key', 'sw_flag']);
     expect(refused.code).toBe(1);
     expect(refused.err.join('\n')).toBe(
-      'error: the API refused the key (HTTP 401 unauthorized): missing or invalid API key: send Authorization: ' +
-        'Bearer <key>. Check --api-key / STEPWISE_API_KEY; an administrator makes keys with: npm run cli -- keys ' +
-        'create <user>',
+      `error: the API at ${api.url} refused the key (HTTP 401 unauthorized): missing or invalid API key: send ` +
+        'Authorization: Bearer <key>. Check --api-key / STEPWISE_API_KEY, and --url / STEPWISE_URL if this is not ' +
+        'the stack you meant (npm run dev prints the export lines for its URL and key); an administrator makes keys ' +
+        'with: npm run cli -- keys create <user>',
     );
     const missing = await cli(['runs', 'watch', 'run_unknown0000001']);
     expect(missing.code).toBe(1);
@@ -286,6 +287,42 @@ describe('runs rerun', () => {
     expect(api.requestsTo('POST', rerunPath)[1]!.headers['idempotency-key']).toBeUndefined();
     expect(watched.out[0]).toBe(RUN_ID);
     expect(watched.out.at(-1)).toBe('2026-01-02T03:04:15.000Z run completed');
+  });
+
+  it('sends --model <step>=<model> as overrides of those agent steps, and refuses a malformed one', async () => {
+    const rerunPath = '/api/v1/workflows/runs/run_failed00000001/rerun';
+    api = await startFakeApi({
+      [`POST ${rerunPath}`]: (req, res) =>
+        sendData(res, 202, {
+          run_id: RUN_ID,
+          workflow_id: 'wf_fixture00000001',
+          status: 'queued',
+          status_url: `${api!.url}${STATUS_PATH}`,
+          rerun_of: 'run_failed00000001',
+          overrides: { draft: { model: 'compat:llama3.2' }, review: { model: 'openai:gpt-4o' } },
+        }),
+    });
+    const res = await cli([
+      'runs',
+      'rerun',
+      'run_failed00000001',
+      '--model',
+      'draft=compat:llama3.2',
+      '--model',
+      'review=openai:gpt-4o',
+    ]);
+    expect(res.code).toBe(0);
+    expect(api.requestsTo('POST', rerunPath)[0]!.body).toEqual({
+      overrides: { draft: { model: 'compat:llama3.2' }, review: { model: 'openai:gpt-4o' } },
+    });
+    expect(res.err[0]).toBe(
+      `Started ${RUN_ID}, a rerun of run_failed00000001 with draft on compat:llama3.2, review on openai:gpt-4o.`,
+    );
+
+    const bad = await cli(['runs', 'rerun', 'run_failed00000001', '--model', 'compat:llama3.2']);
+    expect(bad.code).toBe(1);
+    expect(bad.err.join('\n')).toContain('--model: "compat:llama3.2" is not <step-id>=<provider:model>');
+    expect(api.requestsTo('POST', rerunPath)).toHaveLength(1);
   });
 });
 

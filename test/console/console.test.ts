@@ -169,6 +169,35 @@ describe('console in a browser', () => {
     expect(g.sink.requestsTo(path)).toHaveLength(2);
   });
 
+  it('reruns an agent step on another model and shows the override on the new run', async () => {
+    const { g } = s;
+    const model = g.llm.script(uniqueId('console-fix-'), [{ text: 'Fixed' }]);
+    const agent = await insertTemplate(g.api.database.db, g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('writer'),
+      default_prompt: 'Write.',
+      default_tools: [],
+      model: 'compat:not-served-here',
+    });
+    const workflowId = await createWorkflow(g.api, g.user, {
+      name: uniqueId('Model fix '),
+      steps: [{ id: 'draft', template_id: agent._id, input: 'Write' }],
+    });
+    const runId = await startRun(g.api, g.user, workflowId);
+    expect((await waitForStatus(g.api, g.user, runId, isTerminal)).status).toBe('failed');
+
+    const page = await signIn(g.user, `/console/runs/${runId}`);
+    await node(page, 'draft', 'failed').waitFor();
+    await page.getByLabel('Model (optional)').fill(`openai:${model.model}`);
+    await page.getByRole('button', { name: 'Rerun' }).click();
+
+    await page.waitForURL((url) => /\/console\/runs\/run_/.test(url.pathname) && !url.pathname.endsWith(runId));
+    const newRunId = new URL(page.url()).pathname.split('/').pop()!;
+    await page.locator(`[data-testid="run-page"][data-run-id="${newRunId}"][data-status="completed"]`).waitFor();
+    await page.getByTestId('rerun-overrides').getByText(`draft on openai:${model.model}`).waitFor();
+    expect(model.requests).toHaveLength(1);
+  });
+
   it('starts a run from the form generated from the input schema', async () => {
     const { g } = s;
     const name = uniqueId('Greeter ');

@@ -14,6 +14,7 @@ import { freePort, isPortOpen, waitFor } from '../../devstack/process';
 import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
 import { parseCodecKeys } from '../../temporal/codec/keys';
 import { payloadFromJson, payloadToJson, type JsonPayload } from '../../temporal/codec/payload-json';
+import { startLlmServer } from '../helpers/llm-server';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
 import { repoRoot, runTs } from '../helpers/run-node';
 import { uniqueId } from '../helpers/stack';
@@ -130,6 +131,10 @@ describe('npm run dev', () => {
   });
 
   it('starts every part, prints working URLs and a demo key, and leaves nothing running after SIGINT', async () => {
+    // A local OpenAI-compatible server on one of the probed URLs (the first has nothing listening): with no provider
+    // configured, the stack runs agents on it.
+    const llm = await startLlmServer();
+    const model = llm.script('llama3.2', [{ text: 'A summary from the local model' }]);
     const ports = {
       API_PORT: await freePort(),
       DEV_TEMPORAL_PORT: await freePort(),
@@ -141,8 +146,14 @@ describe('npm run dev', () => {
     const run = startDev({
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       DEV_STATE_DIR: stateDir,
+      DEV_LOCAL_LLM_URLS: `http://127.0.0.1:${await freePort()}/v1,${llm.baseUrl}`,
     });
-    await waitUntilRunning(run);
+    try {
+      await waitUntilRunning(run);
+    } catch (err) {
+      await llm.close();
+      throw err;
+    }
 
     const uiUrl = printed(run, 'Temporal Web UI');
     const demoKey = printed(run, 'Demo API key');
@@ -160,6 +171,46 @@ describe('npm run dev', () => {
     expect(consolePage.status).toBe(200);
     expect(await consolePage.text()).toContain('<div id="root">');
     expect((await fetch(`http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/readyz`)).status).toBe(200);
+
+    // The worker's URLs are printed, metrics included (the Temporal SDK's on a free port of their own).
+    expect(printed(run, 'Worker')).toBe(`http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/readyz`);
+    expect(run.output()).toContain(`metrics http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/metrics`);
+    expect((await fetch(`http://127.0.0.1:${ports.WORKER_HEALTH_PORT}/metrics`)).status).toBe(200);
+    const sdkMetrics = await fetch(printed(run, 'Worker SDK')!);
+    expect(sdkMetrics.status).toBe(200);
+    expect(await sdkMetrics.text()).toContain('temporal_');
+    // The CLI's export lines name this stack's API, key and database.
+    expect(run.output()).toContain(`export STEPWISE_URL=http://127.0.0.1:${ports.API_PORT}\n`);
+    expect(run.output()).toContain(`export MONGODB_URI=mongodb://127.0.0.1:${ports.DEV_MONGODB_PORT}`);
+
+    // No provider configured: the local server found on a probed URL is used, and the banner says so; an agent
+    // step with no model of its own (the system Summarizer) runs on it.
+    expect(run.output()).toContain(`local server at ${llm.baseUrl} (serves llama3.2); default model compat:llama3.2`);
+    const auth = { Authorization: `Bearer ${printed(run, 'Demo API key')}`, 'Content-Type': 'application/json' };
+    const apiV1 = `http://127.0.0.1:${ports.API_PORT}/api/v1`;
+    const created = await fetch(`${apiV1}/workflows`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ name: 'local', steps: [{ id: 'sum', template_id: 'tpl_sys_summarizer', input: 'text' }] }),
+    });
+    expect(created.status).toBe(201);
+    const workflow = (await created.json()) as { data: { id: string; warnings?: unknown } };
+    expect(workflow.data.warnings).toBeUndefined();
+    const started = await fetch(`${apiV1}/workflows/${workflow.data.id}/run`, { method: 'POST', headers: auth });
+    const { data: runStarted } = (await started.json()) as { data: { status_url: string } };
+    let status: { status: string; outputs: Record<string, unknown> } | undefined;
+    await waitFor(
+      'the agent run on the local model to end',
+      async () => {
+        status = ((await (await fetch(runStarted.status_url, { headers: auth })).json()) as { data: typeof status })
+          .data;
+        return ['completed', 'failed', 'cancelled', 'timed_out'].includes(status!.status);
+      },
+      { timeoutMs: 60_000, intervalMs: 250 },
+    );
+    expect(status).toMatchObject({ status: 'completed', outputs: { sum: 'A summary from the local model' } });
+    expect(model.requests).toHaveLength(1);
+    await llm.close();
 
     // The printed demo key is a real key of user "demo" in the database the stack started, and its file is private.
     const database = await connectDatabase({
@@ -229,9 +280,15 @@ describe('npm run dev', () => {
       DEV_TEMPORAL_PORT: String(unusedTemporal),
       DEV_MONGODB_PORT: String(unusedMongo),
       DEV_STATE_DIR: path.join(dir, 'external'),
+      DEV_LOCAL_LLM_URLS: `http://127.0.0.1:${await freePort()}/v1`,
     });
     await waitUntilRunning(run);
     expect(run.output()).toContain(`temporal: using TEMPORAL_ADDRESS=${process.env.STEPWISE_TEST_TEMPORAL_ADDRESS}`);
+    // No provider and no local server: the banner says what agent steps would do and how to get a model.
+    expect(run.output()).toContain('none configured: agent steps (default model openai:gpt-4o-mini) fail');
+    expect(run.output()).toContain('ollama serve');
+    // Another stack's database: not printed (the CLI finds it where the user configured it).
+    expect(run.output()).not.toContain('export MONGODB_URI');
     expect(run.output()).toContain('mongodb: using MONGODB_URI');
     expect((await fetch(`http://127.0.0.1:${apiPort}/readyz`)).status).toBe(200);
 

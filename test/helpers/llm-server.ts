@@ -1,6 +1,6 @@
 /**
  * A real HTTP server on a free 127.0.0.1 port that speaks the OpenAI chat-completions API (`POST …/chat/completions`)
- * and the Anthropic messages API (`POST …/messages`), answering from per-model scripts so that the real provider code
+ * and the Anthropic messages API (`POST …/messages`), lists its models (`GET …/models`), answering from per-model scripts so that the real provider code
  * of the AI SDK runs over HTTP in the tests. Scripts are keyed by the request's `model`: one server (and one worker
  * configured with its URL) serves many tests at once, each with its own unique model name.
  *
@@ -155,6 +155,10 @@ export async function startLlmServer(): Promise<LlmServer> {
         res.writeHead(status, { 'content-type': 'application/json', ...headers });
         res.end(JSON.stringify(body));
       };
+      // What `npm run dev` probes to find a local server (devstack/local-llm.ts): the scripted models, OpenAI's shape.
+      if (req.method === 'GET' && path.endsWith('/models')) {
+        return send(200, { object: 'list', data: [...scripts.keys()].map((id) => ({ id, object: 'model' })) });
+      }
       if (req.method !== 'POST' || api === null)
         return send(404, { error: { message: `no route ${req.method} ${path}` } });
       let body: Record<string, unknown>;

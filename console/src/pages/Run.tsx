@@ -180,6 +180,15 @@ export function RunPage({ runId }: { runId: string }) {
             <Link to={`/runs/${data.rerun_of}`}>{data.rerun_of}</Link>
           </Field>
         )}
+        {data.rerun_overrides && (
+          <Field label="Overrides">
+            <span data-testid="rerun-overrides">
+              {Object.entries(data.rerun_overrides)
+                .map(([step, o]) => `${step} on ${o.model}`)
+                .join(', ')}
+            </span>
+          </Field>
+        )}
         {data.reruns.length > 0 && (
           <Field label="Reruns">
             {data.reruns.map((r) => (
@@ -254,6 +263,9 @@ function RunActions({
   const active = ACTIVE_RUN_STATUSES.includes(run.status);
   const initial = defaultStep ?? run.error?.step_id ?? run.steps.find((s) => s.status !== 'completed')?.id ?? '';
   const [fromStep, setFromStep] = useState(initial);
+  // A model for the chosen agent step: how a run that failed on an unconfigured provider is recovered.
+  const [model, setModel] = useState('');
+  const isAgent = run.steps.find((s) => s.id === fromStep)?.kind === 'agent';
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
   useEffect(() => setFromStep(initial), [initial]);
@@ -278,6 +290,7 @@ function RunActions({
     act(async () => {
       const started = await post<StartedRun>(`/workflows/runs/${encodeURIComponent(run.run_id)}/rerun`, {
         ...(fromStep ? { from_step: fromStep } : {}),
+        ...(fromStep && isAgent && model.trim() ? { overrides: { [fromStep]: { model: model.trim() } } } : {}),
       });
       navigate(`/runs/${started.run_id}`);
     });
@@ -309,6 +322,18 @@ function RunActions({
               </option>
             ))}
           </select>
+          {isAgent && (
+            <>
+              <label htmlFor="rerun-model">Model (optional)</label>
+              <input
+                id="rerun-model"
+                value={model}
+                onChange={(e) => setModel(e.target.value)}
+                placeholder="compat:llama3.2"
+                data-testid="rerun-model"
+              />
+            </>
+          )}
           <button type="submit" className="primary" disabled={busy} data-testid="rerun">
             Rerun
           </button>
