@@ -5350,7 +5350,7 @@ export interface components {
       input: {
         [key: string]: unknown;
       };
-      /** @description Output of every completed step, by step id. */
+      /** @description Output of every completed step, by step id, and of every step that failed with `on_error: continue` (`{error: {reason, message, code}}`, what later steps read). */
       outputs: {
         [key: string]: unknown;
       };
@@ -5388,6 +5388,8 @@ export interface components {
           tool: string;
         }[];
         error: {
+          /** @description The failure code of the last attempt (e.g. `http_4xx`), when there is one. */
+          code?: string;
           message: string;
           reason: string;
         } | null;
@@ -5416,7 +5418,7 @@ export interface components {
          * @enum {string}
          */
         kind: 'agent' | 'action' | 'workflow';
-        /** @description The step output (null until the step completes); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`. */
+        /** @description The step output (null until the step completes; for a step that failed with `on_error: continue`, its `{error}`); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`. */
         output: unknown;
         repeat: ('map' | 'loop') | null;
         /** @description A rerun step whose output was taken over from this run: nothing ran for it in this run. */
@@ -5558,6 +5560,8 @@ export interface components {
       child_run_id: string | null;
       completed_at: string | null;
       error: {
+        /** @description The failure code of the last attempt (e.g. `http_4xx`), when there is one. */
+        code?: string;
         message: string;
         reason: string;
       } | null;

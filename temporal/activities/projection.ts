@@ -105,7 +105,10 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
           await markStepSkipped(deps.db, run_id, step_id, event.reason);
           return null;
         case 'failed':
-          await markStepFailed(deps.db, run_id, step_id, event.error, { final: true });
+          await markStepFailed(deps.db, run_id, step_id, event.error, {
+            final: true,
+            ...(event.output !== undefined ? { output: event.output } : {}),
+          });
           return null;
         case 'child':
           await setChildRun(deps.db, run_id, step_id, event.child_run_id, event.temporal_run_id);

@@ -102,12 +102,11 @@ export class Graph {
             record.status = 'failed';
             const error = toRunError(step.id, err);
             if (step.on_error === 'continue' && !stop) {
-              record.output = { error: { reason: error.reason, message: error.message, ...codeOf(error) } };
+              const stepError = { reason: error.reason, message: error.message, ...codeOf(error) };
+              record.output = { error: stepError };
               try {
-                await this.env.project(step.id, {
-                  kind: 'failed',
-                  error: { reason: error.reason, message: error.message },
-                });
+                // The status shows what later steps read: the error (code included) and the output made of it.
+                await this.env.project(step.id, { kind: 'failed', error: stepError, output: record.output });
               } catch (projectErr) {
                 // Only a cancellation gets here (projection writes are best effort).
                 if (!stop) stop = { kind: 'cancelled', cause: projectErr };
