@@ -98,7 +98,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an agent template */
+    /**
+     * Create an agent template
+     * @description Names are unique among your templates: 409 naming the template that has the name.
+     */
     post: {
       parameters: {
         query?: {
@@ -187,6 +190,15 @@ export interface paths {
         };
         /** @description Missing, malformed, unknown or revoked API key. */
         401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -430,7 +442,10 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** Change one of your own templates (system templates are read-only) */
+    /**
+     * Change one of your own templates (system templates are read-only)
+     * @description A new name another of your templates has is a 409 naming that template.
+     */
     patch: {
       parameters: {
         query?: {
@@ -491,6 +506,15 @@ export interface paths {
         };
         /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };

@@ -186,7 +186,8 @@ const LEGACY_SUFFIX = '#legacy';
  * Brings the stored system templates in line with SYSTEM_TEMPLATES. Safe to call from many processes at once.
  *
  * Databases seeded before stable ids hold the system templates under random ids. Those are moved: the old document's
- * key is set aside (`<key>#legacy`, so the unique key index admits the stable one), the stable document is inserted,
+ * key and name are set aside (`<key>#legacy`, `<name>#legacy`, so the unique key and name indexes admit the stable
+ * one), the stable document is inserted,
  * the owners' workflows that name the old id are rewritten to the stable one, and the old document is deleted. Each
  * step is idempotent, so a start that dies half-way is finished by the next one. Runs keep the ids of their snapshot.
  */
@@ -200,7 +201,8 @@ export async function seedSystemTemplates(
   const legacy = await collection.find({ system: true, _id: { $nin: [...stableIds.values()] } }).toArray();
   for (const doc of legacy) {
     if (doc.system_key && stableIds.has(doc.system_key)) {
-      await collection.updateOne({ _id: doc._id }, { $set: { system_key: `${doc.system_key}${LEGACY_SUFFIX}` } });
+      const aside = { system_key: `${doc.system_key}${LEGACY_SUFFIX}`, name: `${doc.name}${LEGACY_SUFFIX}` };
+      await collection.updateOne({ _id: doc._id, system_key: doc.system_key }, { $set: aside });
     }
   }
   for (const { id, system_key, content } of templates) {

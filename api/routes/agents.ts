@@ -25,6 +25,7 @@ import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
 import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
 import { templateRuleProblems } from './agents.rules';
+import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
 import type { ActionType } from '../../temporal/contract/action-types';
 
 const list = validate({ query: listTemplatesQuery });
@@ -57,8 +58,13 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { body, query } = create.input(ctx);
     const content: TemplateContent = body;
     assertRules(content);
-    if (isDryRun(query)) return respond(ctx, 200, withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))));
-    const doc = await createTemplate(deps.db, userId(ctx), content);
+    if (isDryRun(query)) {
+      await assertTemplateNameFree(deps.db, userId(ctx), content.name);
+      return respond(ctx, 200, withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))));
+    }
+    const doc = await writeWithTemplateName(deps.db, userId(ctx), content.name, undefined, () =>
+      createTemplate(deps.db, userId(ctx), content),
+    );
     ctx.set('Location', `/api/v1/agents/${doc._id}`);
     respond(ctx, 201, presentTemplate(doc));
   });
@@ -72,8 +78,17 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { params, query, body } = update.input(ctx);
     const current = await findOwnOrRefuse(deps, ctx, params.id);
     assertRules({ ...templateContent(current), ...body });
-    if (isDryRun(query)) return respond(ctx, 200, presentTemplate({ ...current, ...body }));
-    const updated = await updateOwnTemplate(deps.db, userId(ctx), params.id, body);
+    // Only a new name is checked: a template keeps its own name even where duplicates from before remain.
+    const rename = body.name !== undefined && body.name !== current.name ? body.name : undefined;
+    if (isDryRun(query)) {
+      if (rename !== undefined) await assertTemplateNameFree(deps.db, userId(ctx), rename, params.id);
+      return respond(ctx, 200, presentTemplate({ ...current, ...body }));
+    }
+    const write = () => updateOwnTemplate(deps.db, userId(ctx), params.id, body);
+    const updated =
+      rename === undefined
+        ? await write()
+        : await writeWithTemplateName(deps.db, userId(ctx), rename, params.id, write);
     // Deleted between the read and the write: answer as for any unknown id.
     if (!updated) throw new NotFoundError(`agent template ${params.id} not found`);
     respond(ctx, 200, presentTemplate(updated));
