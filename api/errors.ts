@@ -42,8 +42,8 @@ export class MethodNotAllowedError extends ApiError {
   }
 }
 export class ConflictError extends ApiError {
-  constructor(message: string) {
-    super(409, 'conflict', message);
+  constructor(message: string, code = 'conflict') {
+    super(409, code, message);
   }
 }
 export class PayloadTooLargeError extends ApiError {

@@ -3,7 +3,7 @@ import http from 'node:http';
 import { collectDefaultMetrics, Registry } from 'prom-client';
 import { loadConfigOrExit } from '../config';
 import { connectDatabase } from '../db/client';
-import { ensureIndexes } from '../db/indexes';
+import { ensureIndexes, type IndexReport } from '../db/indexes';
 import { seedSystemTemplates } from '../db/system-templates';
 import { createTemporalClient } from '../temporal/client';
 import { createApp } from './app';
@@ -20,7 +20,16 @@ async function main(): Promise<void> {
     logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
   }
   const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
-  await retryUntil('MongoDB indexes', () => ensureIndexes(database.db), logger);
+  let indexes: IndexReport = { duplicateTemplateNames: [] };
+  await retryUntil('MongoDB indexes', async () => (indexes = await ensureIndexes(database.db)), logger);
+  if (indexes.duplicateTemplateNames.length > 0) {
+    // Stored before names were unique (docs/decisions/0020): the API serves on; the owners rename or delete them.
+    logger.warn(
+      { duplicates: indexes.duplicateTemplateNames },
+      'agent template names held twice by one owner: rename or delete all but one of each; the unique name index ' +
+        'is built at the first start without any',
+    );
+  }
   await retryUntil('system templates', () => seedSystemTemplates(database.db), logger);
   const temporal = createTemporalClient({
     address: config.TEMPORAL_ADDRESS,

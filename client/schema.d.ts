@@ -98,7 +98,10 @@ export interface paths {
       };
     };
     put?: never;
-    /** Create an agent template */
+    /**
+     * Create an agent template
+     * @description Names are unique among your templates: 409 naming the template that has the name.
+     */
     post: {
       parameters: {
         query?: {
@@ -228,6 +231,15 @@ export interface paths {
         };
         /** @description Missing, malformed, unknown or revoked API key. */
         401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -471,7 +483,10 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    /** Change one of your own templates (system templates are read-only) */
+    /**
+     * Change one of your own templates (system templates are read-only)
+     * @description A new name another of your templates has is a 409 naming that template.
+     */
     patch: {
       parameters: {
         query?: {
@@ -571,6 +586,15 @@ export interface paths {
         };
         /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -5679,7 +5703,7 @@ export interface components {
       input: {
         [key: string]: unknown;
       };
-      /** @description Output of every completed step, by step id. */
+      /** @description Output of every completed step, by step id, and of every step that failed with `on_error: continue` (`{error: {reason, message, code}}`, what later steps read). */
       outputs: {
         [key: string]: unknown;
       };
@@ -5723,6 +5747,8 @@ export interface components {
           tool: string;
         }[];
         error: {
+          /** @description The failure code of the last attempt (e.g. `http_4xx`), when there is one. */
+          code?: string;
           message: string;
           reason: string;
         } | null;
@@ -5751,7 +5777,7 @@ export interface components {
          * @enum {string}
          */
         kind: 'agent' | 'action' | 'workflow';
-        /** @description The step output (null until the step completes); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`. */
+        /** @description The step output (null until the step completes; for a step that failed with `on_error: continue`, its `{error}`); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`. */
         output: unknown;
         repeat: ('map' | 'loop') | null;
         /** @description A rerun step whose output was taken over from this run: nothing ran for it in this run. */
@@ -5893,6 +5919,8 @@ export interface components {
       child_run_id: string | null;
       completed_at: string | null;
       error: {
+        /** @description The failure code of the last attempt (e.g. `http_4xx`), when there is one. */
+        code?: string;
         message: string;
         reason: string;
       } | null;

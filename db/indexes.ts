@@ -4,6 +4,31 @@
  * caller treats it as "already exists".
  */
 import type { Db, IndexDescription } from 'mongodb';
+import { findDuplicateTemplateNames, templatesCollection, type DuplicateTemplateName } from './templates';
+
+/**
+ * One owner's template names are unique: definitions as code (`agents apply`) and steps naming their template
+ * (`template: "<name>"`) find templates by name. System templates (owner_id null) are unique by name among
+ * themselves, so a legacy one moving to its stable id sets its name aside first (db/system-templates.ts). No
+ * field that some documents lack is in the key: the embedded test server answers a duplicate on a null key part
+ * with an error that has no code. Built apart from the others (see ensureIndexes) because a database holding
+ * duplicates from before cannot have it.
+ */
+export const TEMPLATE_NAME_INDEX: IndexDescription = {
+  key: { owner_id: 1, name: 1 },
+  unique: true,
+  name: 'owner_name_unique',
+};
+
+/** What ensureIndexes could not build. */
+export interface IndexReport {
+  /**
+   * Template names held twice by one owner (stored before names were unique): TEMPLATE_NAME_INDEX is not built until
+   * every one is renamed or deleted. Writes still refuse new duplicates (by a read first, without the index's guard
+   * against two writes at once). The API logs them at start.
+   */
+  duplicateTemplateNames: DuplicateTemplateName[];
+}
 
 export const INDEXES: Record<string, IndexDescription[]> = {
   users: [{ key: { name: 1 }, unique: true, name: 'name_unique' }],
@@ -61,8 +86,23 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
 };
 
-export async function ensureIndexes(db: Db): Promise<void> {
+export async function ensureIndexes(db: Db): Promise<IndexReport> {
   for (const [collection, indexes] of Object.entries(INDEXES)) {
     await db.collection(collection).createIndexes(indexes);
+  }
+  return { duplicateTemplateNames: await ensureTemplateNameIndex(db) };
+}
+
+/** Builds TEMPLATE_NAME_INDEX, or lists the duplicates that prevent it. */
+async function ensureTemplateNameIndex(db: Db): Promise<DuplicateTemplateName[]> {
+  try {
+    await templatesCollection(db).createIndexes([TEMPLATE_NAME_INDEX]);
+    return [];
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 11000) throw err;
+    const duplicates = await findDuplicateTemplateNames(db);
+    // Renamed since the build failed: the next attempt (the caller retries failures) builds it.
+    if (duplicates.length === 0) throw err;
+    return duplicates;
   }
 }

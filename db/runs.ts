@@ -374,7 +374,7 @@ async function updateExecution(
   runId: string,
   exec: NonNullable<ReturnType<typeof innerExecution>>,
   set: Parameters<typeof writeExecution>[2],
-  opts: { startedAt?: Date; change?: StepChange | StepChange[] } = {},
+  opts: { startedAt?: Date; change?: StepChange | StepChange[]; force?: boolean } = {},
 ): Promise<boolean> {
   const now = new Date();
   const update: UpdateFilter<RunDoc> = opts.startedAt
@@ -387,7 +387,7 @@ async function updateExecution(
     { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
   );
   if (!before) return false;
-  const changed = await writeExecution(db, { runId, ...exec }, set);
+  const changed = await writeExecution(db, { runId, ...exec }, set, { force: opts.force ?? false });
   if (opts.change) {
     const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
     // The seqs allocated with the run's write hold the changes, or nothing when the execution did not take them.
@@ -704,9 +704,11 @@ export async function markStepFailed(
   runId: string,
   stepId: string,
   error: StepError,
-  opts: { final: boolean; attempt?: number; usage?: Usage },
+  /** `output`: what later steps read of a failure the run goes on after (`{error}`), shown by the status. */
+  opts: { final: boolean; attempt?: number; usage?: Usage; output?: JsonValue },
 ): Promise<boolean> {
   const now = new Date();
+  const outputJson = opts.output !== undefined ? JSON.stringify(opts.output) : undefined;
   const change: StepChange = opts.final
     ? { type: 'step.failed', error }
     : { type: 'step.retrying', attempt: opts.attempt ?? 1, error };
@@ -721,13 +723,17 @@ export async function markStepFailed(
         ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
         ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
         ...(opts.usage ? { usage: opts.usage } : {}),
+        ...(outputJson !== undefined ? { output_json: outputJson } : {}),
       },
-      { change },
+      // The workflow's record of a failure it goes on after is the execution's last word, written over the
+      // activity's own final one (which ended the execution first).
+      { change, force: outputJson !== undefined },
     );
   }
   const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
   if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
   if (opts.usage) set['steps.$.usage'] = opts.usage;
+  if (outputJson !== undefined) set['steps.$.output_json'] = outputJson;
   if (opts.final) {
     set['steps.$.status'] = 'failed';
     set['steps.$.completed_at'] = now;

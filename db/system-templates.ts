@@ -113,7 +113,8 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
       short_description: 'Calls an HTTP(S) endpoint (webhook, REST API).',
       default_prompt: 'Make an HTTP request. Set method, url, headers and body in the step config.',
       tags: ['http', 'integration'],
-      config: { method: 'POST', url: '{{input.url}}', timeout_seconds: 30 },
+      // No method: the action's own default (GET) is the one the API documents.
+      config: { url: '{{input.url}}', timeout_seconds: 30 },
     }),
   },
   {
@@ -154,6 +155,23 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
   },
 ];
 
+/**
+ * Before a system template's config changes: each changed or removed key is written, with its old value, into the
+ * config of the workflow steps that use the template without setting that key, so that no stored workflow changes
+ * what it does under its owner (a run merges the step's config over the template's). Idempotent: a step that sets
+ * the key is left alone, so a start that dies before the template's own update pins nothing twice.
+ */
+async function pinChangedDefaults(db: Db, existing: TemplateDoc, config: TemplateContent['config']): Promise<void> {
+  for (const [key, value] of Object.entries(existing.config)) {
+    if (Object.prototype.hasOwnProperty.call(config, key) && isDeepStrictEqual(config[key], value)) continue;
+    await workflowsCollection(db).updateMany(
+      { steps: { $elemMatch: { template_id: existing._id, [`config.${key}`]: { $exists: false } } } },
+      { $set: { [`steps.$[step].config.${key}`]: value } },
+      { arrayFilters: [{ 'step.template_id': existing._id, [`step.config.${key}`]: { $exists: false } }] },
+    );
+  }
+}
+
 export interface SeedResult {
   inserted: number;
   updated: number;
@@ -168,7 +186,8 @@ const LEGACY_SUFFIX = '#legacy';
  * Brings the stored system templates in line with SYSTEM_TEMPLATES. Safe to call from many processes at once.
  *
  * Databases seeded before stable ids hold the system templates under random ids. Those are moved: the old document's
- * key is set aside (`<key>#legacy`, so the unique key index admits the stable one), the stable document is inserted,
+ * key and name are set aside (`<key>#legacy`, `<name>#legacy`, so the unique key and name indexes admit the stable
+ * one), the stable document is inserted,
  * the owners' workflows that name the old id are rewritten to the stable one, and the old document is deleted. Each
  * step is idempotent, so a start that dies half-way is finished by the next one. Runs keep the ids of their snapshot.
  */
@@ -182,7 +201,8 @@ export async function seedSystemTemplates(
   const legacy = await collection.find({ system: true, _id: { $nin: [...stableIds.values()] } }).toArray();
   for (const doc of legacy) {
     if (doc.system_key && stableIds.has(doc.system_key)) {
-      await collection.updateOne({ _id: doc._id }, { $set: { system_key: `${doc.system_key}${LEGACY_SUFFIX}` } });
+      const aside = { system_key: `${doc.system_key}${LEGACY_SUFFIX}`, name: `${doc.name}${LEGACY_SUFFIX}` };
+      await collection.updateOne({ _id: doc._id, system_key: doc.system_key }, { $set: aside });
     }
   }
   for (const { id, system_key, content } of templates) {
@@ -206,6 +226,7 @@ export async function seedSystemTemplates(
         if (!(err instanceof MongoServerError && err.code === 11000)) throw err;
       }
     } else if (!isDeepStrictEqual(templateContent(existing), content)) {
+      await pinChangedDefaults(db, existing, content.config);
       await collection.updateOne({ _id: existing._id, system: true }, { $set: { ...content, updated_at: now } });
       result.updated++;
     }

@@ -73,8 +73,9 @@ export async function findVisibleTemplates(db: Db, ownerId: string, ids: string[
 
 /**
  * The visible templates named one of `names` (exact, case-sensitive), the caller's own first: a workflow step may name
- * its template (`template: "Summarizer"`) so a definition applies on any deployment. Names are not unique; the
- * caller decides what several matches mean.
+ * its template (`template: "Summarizer"`) so a definition applies on any deployment. A name is unique among one
+ * owner's templates, but a system template may share it, and a database from before may still hold duplicates
+ * (db/indexes.ts): the caller decides what several matches mean.
  */
 export async function findVisibleTemplatesByName(db: Db, ownerId: string, names: string[]): Promise<TemplateDoc[]> {
   if (names.length === 0) return [];
@@ -83,6 +84,36 @@ export async function findVisibleTemplatesByName(db: Db, ownerId: string, names:
     .sort({ created_at: 1, _id: 1 })
     .toArray();
   return docs.map(loaded);
+}
+
+/** The id of the owner's own template named `name` (exact), or null: names are unique per owner. */
+export async function findOwnTemplateIdByName(db: Db, ownerId: string, name: string): Promise<string | null> {
+  const doc = await templatesCollection(db).findOne(
+    { owner_id: ownerId, name },
+    { projection: { _id: 1 }, sort: { created_at: 1, _id: 1 } },
+  );
+  return doc?._id ?? null;
+}
+
+/** Names one owner gave to several templates: stored before names were unique (db/indexes.ts reports them). */
+export interface DuplicateTemplateName {
+  owner_id: string;
+  name: string;
+  ids: string[];
+}
+
+/** Every (owner, name) held by more than one user template; a scan, run only when the name index cannot be built. */
+export async function findDuplicateTemplateNames(db: Db): Promise<DuplicateTemplateName[]> {
+  const groups = await templatesCollection(db)
+    .aggregate<{ _id: { owner_id: string; name: string }; ids: string[] }>([
+      { $match: { system: false } },
+      { $group: { _id: { owner_id: '$owner_id', name: '$name' }, ids: { $push: '$_id' }, n: { $sum: 1 } } },
+      { $match: { n: { $gt: 1 } } },
+    ])
+    .toArray();
+  return groups
+    .map((g) => ({ owner_id: g._id.owner_id, name: g._id.name, ids: [...g.ids].sort() }))
+    .sort((a, b) => a.owner_id.localeCompare(b.owner_id) || a.name.localeCompare(b.name));
 }
 
 /** Filters of the template list (GET /api/v1/agents). */

@@ -4,11 +4,51 @@
  * definition kept in a repository applies unchanged on any deployment. Resolving at write time means a template
  * deleted and re-created under the same name needs the workflow written again (`workflows apply` does that); the
  * name is kept beside the id so an export gives the definition back as it was written.
+ *
+ * So that a name finds one template, names are unique among one owner's templates (docs/decisions/0020): a create or
+ * rename onto a name the owner already uses is a 409 naming the template that has it. A system template may share a
+ * user template's name; the owner's own wins.
  */
 import type { Db } from 'mongodb';
-import { findVisibleTemplatesByName } from '../../db/templates';
+import { findOwnTemplateIdByName, findVisibleTemplatesByName } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
-import { BadRequestError } from '../errors';
+import { BadRequestError, ConflictError } from '../errors';
+
+function nameTaken(name: string, holder: string): ConflictError {
+  return new ConflictError(
+    `name: you already have an agent template named "${name}" (${holder}); choose another name or change that one`,
+    'template_name_taken',
+  );
+}
+
+/** Refuses `name` when another of the owner's templates has it (`exceptId`: the template being renamed). */
+export async function assertTemplateNameFree(db: Db, ownerId: string, name: string, exceptId?: string): Promise<void> {
+  const holder = await findOwnTemplateIdByName(db, ownerId, name);
+  if (holder !== null && holder !== exceptId) throw nameTaken(name, holder);
+}
+
+/**
+ * A template write that sets `name`: checked first (a dry run, and a database whose name index is not built yet,
+ * get the same answer), then written; a duplicate key (a concurrent write took the name after the check) becomes the
+ * same 409.
+ */
+export async function writeWithTemplateName<T>(
+  db: Db,
+  ownerId: string,
+  name: string,
+  exceptId: string | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  await assertTemplateNameFree(db, ownerId, name, exceptId);
+  try {
+    return await write();
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== 11000) throw err;
+    const holder = await findOwnTemplateIdByName(db, ownerId, name);
+    if (holder === null || holder === exceptId) throw err;
+    throw nameTaken(name, holder);
+  }
+}
 
 /** `steps` with the template_id of every named template filled in; throws BadRequestError naming each bad step. */
 export async function resolveTemplateNames(

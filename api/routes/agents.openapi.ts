@@ -32,6 +32,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
     post: {
       tags,
       summary: 'Create an agent template',
+      description: 'Names are unique among your templates: 409 naming the template that has the name.',
       security: BEARER,
       requestParams: { query: dryRunQuery },
       requestBody: jsonRequest(createTemplateBody),
@@ -42,7 +43,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
           templateView.omit({ id: true }).extend({ warnings: warningsField }),
         ),
         ...ok(201, 'The stored template', templateWritten, { location: 'Path of the new template.' }),
-        ...errors(400, 401, 413, 415),
+        ...errors(400, 401, 409, 413, 415),
       },
     },
   },
@@ -71,10 +72,14 @@ export const agentsPaths: ZodOpenApiPathsObject = {
     patch: {
       tags,
       summary: 'Change one of your own templates (system templates are read-only)',
+      description: 'A new name another of your templates has is a 409 naming that template.',
       security: BEARER,
       requestParams: { path: templateIdParams, query: dryRunQuery },
       requestBody: jsonRequest(updateTemplateBody),
-      responses: { ...ok(200, 'The changed template', templateWritten), ...errors(400, 401, 403, 404, 413, 415) },
+      responses: {
+        ...ok(200, 'The changed template', templateWritten),
+        ...errors(400, 401, 403, 404, 409, 413, 415),
+      },
     },
     delete: {
       tags,

@@ -26,6 +26,7 @@ import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
 import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
 import { templateRuleProblems } from './agents.rules';
+import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
 import type { ActionType } from '../../temporal/contract/action-types';
 
 const list = validate({ query: listTemplatesQuery });
@@ -60,13 +61,16 @@ export function agentRoutes(deps: RouteDeps): Router {
     assertRules(content);
     const warnings = templateWarnings(deps.config, content);
     if (isDryRun(query)) {
+      await assertTemplateNameFree(deps.db, userId(ctx), content.name);
       return respond(
         ctx,
         200,
         withWarnings(withoutId(presentTemplate(dryRunTemplate(userId(ctx), content))), warnings),
       );
     }
-    const doc = await createTemplate(deps.db, userId(ctx), content);
+    const doc = await writeWithTemplateName(deps.db, userId(ctx), content.name, undefined, () =>
+      createTemplate(deps.db, userId(ctx), content),
+    );
     ctx.set('Location', `/api/v1/agents/${doc._id}`);
     respond(ctx, 201, withWarnings(presentTemplate(doc), warnings));
   });
@@ -82,8 +86,17 @@ export function agentRoutes(deps: RouteDeps): Router {
     const merged = { ...templateContent(current), ...body };
     assertRules(merged);
     const warnings = templateWarnings(deps.config, merged);
-    if (isDryRun(query)) return respond(ctx, 200, withWarnings(presentTemplate({ ...current, ...body }), warnings));
-    const updated = await updateOwnTemplate(deps.db, userId(ctx), params.id, body);
+    // Only a new name is checked: a template keeps its own name even where duplicates from before remain.
+    const rename = body.name !== undefined && body.name !== current.name ? body.name : undefined;
+    if (isDryRun(query)) {
+      if (rename !== undefined) await assertTemplateNameFree(deps.db, userId(ctx), rename, params.id);
+      return respond(ctx, 200, withWarnings(presentTemplate({ ...current, ...body }), warnings));
+    }
+    const write = () => updateOwnTemplate(deps.db, userId(ctx), params.id, body);
+    const updated =
+      rename === undefined
+        ? await write()
+        : await writeWithTemplateName(deps.db, userId(ctx), rename, params.id, write);
     // Deleted between the read and the write: answer as for any unknown id.
     if (!updated) throw new NotFoundError(`agent template ${params.id} not found`);
     respond(ctx, 200, withWarnings(presentTemplate(updated), warnings));

@@ -99,8 +99,10 @@ interface Plan {
 async function plan(api: ApiClient, kind: Kind, defs: Definition[]): Promise<Plan[]> {
   const stored = await kind.stored(api);
   const seen = new Map<string, string>();
-  return defs.map((def) => {
-    const name = definitionName(def);
+  return defs.map((written) => {
+    const name = definitionName(written);
+    // Compared and sent as the server stores it: a name with spaces around it is the template of the bare name.
+    const def = { ...written, body: { ...written.body, name } };
     const twice = seen.get(name);
     if (twice) throw new CliError(`${def.where}: ${kind.noun} "${name}" is also defined in ${twice}`);
     seen.set(name, def.where);
@@ -126,7 +128,8 @@ async function check(
   try {
     return { wouldBe: await kind.write(api, p.id, p.def.body, true) };
   } catch (err) {
-    if (err instanceof ApiRequestError && err.status === 400 && err.serverMessage) {
+    // 409: a template of that name appeared since the list was read (names are unique per owner).
+    if (err instanceof ApiRequestError && (err.status === 400 || err.status === 409) && err.serverMessage) {
       return { problems: describeProblems(p.def, kind.noun, err.serverMessage) };
     }
     throw err;

@@ -43,11 +43,11 @@ export async function readDefinitions(file: string): Promise<Definition[]> {
   });
 }
 
-/** The definition's `name`, required to match it with what is stored. */
+/** The definition's `name`, required to match it with what is stored; trimmed, as the server stores names. */
 export function definitionName(def: Definition): string {
   const name = def.body.name;
   if (typeof name !== 'string' || name.trim() === '') {
     throw new CliError(`${def.where}: field "name": required (definitions are matched by name)`);
   }
-  return name;
+  return name.trim();
 }

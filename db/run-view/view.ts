@@ -40,7 +40,14 @@ const budgetView = z
       'Null for runs started before budgets existed.',
   });
 
-const stepErrorView = z.strictObject({ reason: z.string(), message: z.string() });
+const stepErrorView = z.strictObject({
+  reason: z.string(),
+  message: z.string(),
+  code: z
+    .string()
+    .optional()
+    .meta({ description: 'The failure code of the last attempt (e.g. `http_4xx`), when there is one.' }),
+});
 
 /** Executions shown inline per map or loop step; the rest are paged at …/steps/:stepId/executions. */
 export const EXECUTIONS_SHOWN = 50;
@@ -112,8 +119,8 @@ export const runStepView = z.strictObject({
   }),
   output: z.unknown().meta({
     description:
-      'The step output (null until the step completes); for an output over 64 KiB `{stored_by_reference: true, bytes}` ' +
-      '— the value itself is in `outputs`.',
+      'The step output (null until the step completes; for a step that failed with `on_error: continue`, its ' +
+      '`{error}`); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`.',
   }),
   error: stepErrorView.nullable(),
   usage: usageView,
@@ -140,7 +147,11 @@ export const runView = z
       description: 'queued → running ⇄ waiting → completed | failed | cancelled | timed_out',
     }),
     input: z.record(z.string(), z.unknown()),
-    outputs: z.record(z.string(), z.unknown()).meta({ description: 'Output of every completed step, by step id.' }),
+    outputs: z.record(z.string(), z.unknown()).meta({
+      description:
+        'Output of every completed step, by step id, and of every step that failed with `on_error: continue` ' +
+        '(`{error: {reason, message, code}}`, what later steps read).',
+    }),
     steps: z.array(runStepView),
     error: z
       .strictObject({
@@ -292,7 +303,8 @@ export function presentRun(
   const completed: Record<string, JsonValue> = {};
   for (const step of run.steps) {
     const out = outputs.get(step.id);
-    if (step.status === 'completed' && out !== undefined) completed[step.id] = out.value;
+    // A failed step has an output only when the run went on after it (`on_error: continue`): its `{error}`.
+    if ((step.status === 'completed' || step.status === 'failed') && out !== undefined) completed[step.id] = out.value;
   }
   // A stall seen by the last check holds only until the run makes progress again (or ends).
   const stalled =

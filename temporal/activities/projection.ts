@@ -127,6 +127,7 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
           await markStepFailed(deps.db, run_id, step_id, event.error, {
             final: true,
             ...(event.usage ? { usage: event.usage } : {}),
+            ...(event.output !== undefined ? { output: event.output } : {}),
           });
           return null;
         case 'child':

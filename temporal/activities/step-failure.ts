@@ -37,7 +37,7 @@ export async function failStepAttempt(
       deps.db,
       req.run_id,
       req.step_id,
-      { reason, message: failure.message },
+      { reason, message: failure.message, ...(failure.type ? { code: failure.type } : {}) },
       { final, attempt },
     ).catch((e: unknown) => deps.log.warn({ err: e }, 'could not record step failure'));
   }

@@ -108,7 +108,12 @@ export function deriveOutcome(steps: readonly StepState[], end: RunEnd): RunOutc
   const stepUpdates: NonNullable<RunOutcome['stepUpdates']> = [];
   for (const s of steps) {
     if (end.kind === 'failed' && s.id === error.step_id) {
-      stepUpdates.push({ id: s.id, status: 'failed', error: { reason: error.reason, message: error.message } });
+      const code = error.code ? { code: error.code } : {};
+      stepUpdates.push({
+        id: s.id,
+        status: 'failed',
+        error: { reason: error.reason, message: error.message, ...code },
+      });
     } else if (s.status === 'running' || s.status === 'waiting') {
       // The step the run stopped at carries the run's own reason (as before graphs: one current step).
       const own = end.kind !== 'failed' && s.id === error.step_id;

@@ -57,6 +57,8 @@ export interface StepError {
   /** Stable code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `timeout`, `cancelled`. */
   reason: string;
   message: string;
+  /** The failure code of the last attempt (e.g. `http_4xx`, `invalid_config`), when there is one. */
+  code?: string;
 }
 
 /** An approval waiting for its decision, as the inbox shows it. */
@@ -83,8 +85,14 @@ export type StepEvent =
   | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
   | { kind: 'skipped'; reason: string }
   /** A failure the run goes on after (`on_error: continue`, or a map item with `on_item_error: continue`). */
-  /** `usage`: the calls the execution made before it failed (absent in older histories). */
-  | { kind: 'failed'; error: StepError; usage?: Usage }
+  | {
+      kind: 'failed';
+      error: StepError;
+      /** The calls the execution made before it failed (absent in older histories). */
+      usage?: Usage;
+      /** What later steps read as its output (`{error}`): the status shows the same. */
+      output?: JsonValue;
+    }
   /** A sub-workflow execution started its child run (Temporal's run id of it, so read-repair knows it started). */
   | { kind: 'child'; child_run_id: string; temporal_run_id?: string };
 

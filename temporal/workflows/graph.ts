@@ -102,12 +102,15 @@ export class Graph {
             record.status = 'failed';
             const error = toRunError(step.id, err);
             if (step.on_error === 'continue' && !stop) {
-              record.output = { error: { reason: error.reason, message: error.message, ...codeOf(error) } };
+              const stepError = { reason: error.reason, message: error.message, ...codeOf(error) };
+              record.output = { error: stepError };
               try {
+                // The status shows what later steps read: the error (code included) and the output made of it.
                 const used = this.env.stepUsage(step.id);
                 await this.env.project(step.id, {
                   kind: 'failed',
-                  error: { reason: error.reason, message: error.message },
+                  error: stepError,
+                  output: record.output,
                   ...(used ? { usage: used } : {}),
                 });
               } catch (projectErr) {

@@ -91,7 +91,7 @@ export async function runMap(
         const error = { reason: e.reason, message: e.message, ...(e.code ? { code: e.code } : {}) };
         if (map.on_item_error === 'continue') {
           results[index] = { error };
-          await env.project(execId, { kind: 'failed', error: { reason: e.reason, message: e.message } });
+          await env.project(execId, { kind: 'failed', error, output: { error } });
           continue;
         }
         failed = new StepFailure({ ...error, message: `item ${index} failed: ${e.message}` });

@@ -222,5 +222,11 @@ describe('workflows apply / export across two deployments', () => {
       tags: ['support'],
     });
     expect(exported).not.toHaveProperty('id');
+
+    // The server stores names trimmed and keeps one template per name: a name written with spaces is that template.
+    await writeFile(file, 'name: "  Triage "\ndefault_prompt: Sort the ticket by urgency.\ntags: [support]\n');
+    const spaced = await cli(a, 'agents', 'apply', '-f', file);
+    expect(spaced).toMatchObject({ code: 0, err: [] });
+    expect(spaced.out).toEqual([`unchanged template "Triage" ${id}`]);
   });
 });

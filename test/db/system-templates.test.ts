@@ -6,6 +6,7 @@ import { seedSystemTemplates, SYSTEM_TEMPLATES } from '../../db/system-templates
 import { templatesCollection } from '../../db/templates';
 import { workflowsCollection, type WorkflowDoc } from '../../db/workflows';
 import { isId } from '../../db/ids';
+import { validateActionConfig } from '../../temporal/actions/registry';
 import { openTestDb, testConfig } from '../helpers/stack';
 
 let database: Database;
@@ -120,6 +121,52 @@ it('moves templates seeded under random ids to their stable ids, and the workflo
   expect(stored.map((d) => d._id).sort()).toEqual(SYSTEM_TEMPLATES.map((t) => t.id).sort());
   const moved = await workflowsCollection(database.db).findOne({ _id: workflow._id });
   expect(moved!.steps.map((s) => s.template_id)).toEqual([first!.id, second!.id, first!.id, 'tpl_owntemplate1']);
+  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 0, migrated: 0 });
+  await workflowsCollection(database.db).deleteMany({});
+});
+
+it('the HTTP request template sends GET unless the step sets a method, as the action documents', () => {
+  const http = SYSTEM_TEMPLATES.find((t) => t.system_key === 'action.http_request')!;
+  // What a run does with a step that only sets the url: the template's config, then the step's, then the defaults.
+  const checked = validateActionConfig('http_request', { ...http.content.config, url: 'https://example.com/' }, 'run');
+  expect(checked).toMatchObject({ ok: true, value: { method: 'GET' } });
+});
+
+it('a config default a system template changes is kept by the workflows that relied on it', async () => {
+  const http = SYSTEM_TEMPLATES.find((t) => t.system_key === 'action.http_request')!;
+  const before = SYSTEM_TEMPLATES.map((t) =>
+    t === http ? { ...t, content: { ...t.content, config: { ...t.content.config, method: 'POST' } } } : t,
+  );
+  await seedSystemTemplates(database.db, before);
+  const now = new Date();
+  const workflow: WorkflowDoc = {
+    _id: `wf_pinned${Date.now()}`,
+    owner_id: 'usr_someone123',
+    name: 'Posts',
+    description: null,
+    steps: [
+      { id: 'relied', template_id: http.id, config: { body: { a: 1 } } },
+      { id: 'unset', template_id: http.id },
+      { id: 'own', template_id: http.id, config: { method: 'PUT' } },
+      { id: 'other', template_id: 'tpl_owntemplate1' },
+    ],
+    config: {},
+    created_at: now,
+    updated_at: now,
+  };
+  await workflowsCollection(database.db).insertOne(workflow);
+
+  expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 1, migrated: 0 });
+  const stored = await templatesCollection(database.db).findOne({ _id: http.id });
+  expect(stored!.config).toEqual(http.content.config);
+  const pinned = await workflowsCollection(database.db).findOne({ _id: workflow._id });
+  expect(pinned!.steps.map((s) => s.config)).toEqual([
+    { body: { a: 1 }, method: 'POST' },
+    { method: 'POST' },
+    { method: 'PUT' },
+    undefined,
+  ]);
+  // Once: the next start finds the template current and changes nothing.
   expect(await seedSystemTemplates(database.db)).toEqual({ inserted: 0, updated: 0, migrated: 0 });
   await workflowsCollection(database.db).deleteMany({});
 });

@@ -6,7 +6,7 @@
 import type { TemplateDoc } from '../../db/templates';
 import type { EgressSettings } from '../../temporal/contract/egress';
 import type { JsonObject } from '../../temporal/contract/json';
-import type { TestApi } from './stack';
+import { uniqueId, type TestApi } from './stack';
 import type { TestUser } from './users';
 import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus, type StatusBody } from './workflows';
 
@@ -36,7 +36,7 @@ export const DEFAULT_QUESTION = 'What is 6 times 7?';
 export async function insertAgentTemplate(api: TestApi, user: TestUser, c: AgentCase): Promise<TemplateDoc> {
   return insertTemplate(api.database.db, user.id, {
     step_type: 'agent',
-    name: 'Test agent',
+    name: uniqueId('Test agent '),
     default_prompt: c.prompt ?? 'You are a careful assistant.',
     default_tasks: c.tasks ?? ['Read the question', 'Compute the answer with the calculator'],
     default_tools: c.tools ?? ['calculator'],

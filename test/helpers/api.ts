@@ -24,15 +24,18 @@ export function expectError(res: Response, status: number, ...fragments: string[
   for (const f of fragments) expect((res.body as { error: string }).error).toContain(f);
 }
 
-/** A valid agent template body; override any field. */
+/** Template names are unique per owner: each body the helpers build has a name of its own. */
+let bodies = 0;
+
+/** A valid agent template body (named `Helper <n>`); override any field. */
 export function agentBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-  return { name: 'Helper', default_prompt: 'You help.', ...overrides };
+  return { name: `Helper ${++bodies}`, default_prompt: 'You help.', ...overrides };
 }
 
 /** A valid action template body (send_email with references). */
 export function actionBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
-    name: 'Notify',
+    name: `Notify ${++bodies}`,
     default_prompt: 'Send the summary.',
     step_type: 'action',
     action_type: 'send_email',

@@ -19,7 +19,8 @@ export async function insertTemplate(
     _id: newId('tpl'),
     owner_id: owner,
     system: owner === null,
-    name: `template ${fields.action_type ?? fields.step_type}`,
+    // Unique per owner, as the name index requires.
+    name: `template ${fields.action_type ?? fields.step_type} ${newId('tpl').slice(4, 12)}`,
     default_prompt: 'Do the thing.',
     default_tools: [],
     default_tasks: [],

@@ -16,7 +16,10 @@ beforeAll(async () => {
   // Keys read on every request, so a revocation bites at once here; the cache's bound is tested in key-cache.test.ts.
   api = await startTestApi(testConfig({ API_KEY_CACHE_SECONDS: '0' }));
   user = await createTestUser(api.database.db);
-  const res = await api.http.post('/api/v1/agents').set(user.auth).send(agentBody());
+  const res = await api.http
+    .post('/api/v1/agents')
+    .set(user.auth)
+    .send(agentBody({ name: 'Helper' }));
   templateId = res.body.data.id;
 });
 afterAll(() => api?.close());

@@ -113,22 +113,23 @@ async function expectSafe(res: Response, allowed: number[]): Promise<void> {
   oas.check(res);
 }
 
-it('POST /api/v1/agents: mutated bodies → 201 or 400, never a 5xx', async () => {
+// 409: a mutated body may repeat a name an earlier run stored (names are unique per owner).
+it('POST /api/v1/agents: mutated bodies → 201, 400 or 409, never a 5xx', async () => {
   await fc.assert(
     fc.asyncProperty(mutated, async (body) => {
-      await expectSafe(await api.http.post('/api/v1/agents').set(user.auth).send(body), [201, 400]);
+      await expectSafe(await api.http.post('/api/v1/agents').set(user.auth).send(body), [201, 400, 409]);
     }),
     { numRuns: RUNS },
   );
 });
 
-it('POST /api/v1/agents: random JSON → 201 or 400, never a 5xx', async () => {
+it('POST /api/v1/agents: random JSON → 201, 400 or 409, never a 5xx', async () => {
   await fc.assert(
     fc.asyncProperty(random, async (body) => {
       const raw = JSON.stringify(body);
       await expectSafe(
         await api.http.post('/api/v1/agents').set(user.auth).set('Content-Type', 'application/json').send(raw),
-        [201, 400],
+        [201, 400, 409],
       );
     }),
     { numRuns: RUNS },
@@ -182,7 +183,7 @@ it('POST /api/v1/agents: free-form JSON fields (output_schema, action data) with
   );
 });
 
-it('PATCH /api/v1/agents/:id: mutated and partial bodies → 200 or 400, never a 5xx; the template stays valid', async () => {
+it('PATCH /api/v1/agents/:id: mutated and partial bodies → 200, 400 or 409, never a 5xx; the template stays valid', async () => {
   const partial = fc
     .tuple(mutated, fc.subarray([...FIELDS, 'extra'], { minLength: 0 }))
     .map(([body, keys]) =>
@@ -196,7 +197,7 @@ it('PATCH /api/v1/agents/:id: mutated and partial bodies → 200 or 400, never a
           .set(user.auth)
           .set('Content-Type', 'application/json')
           .send(JSON.stringify(body)),
-        [200, 400],
+        [200, 400, 409],
       );
     }),
     { numRuns: RUNS },

@@ -164,7 +164,7 @@ describe('create, read, change, delete', () => {
     const res = await patch(created.id, { short_description: null, default_tasks: ['do it'] });
     expect(res.status).toBe(200);
     expect(res.body.data).toMatchObject({
-      name: 'Helper',
+      name: created.name,
       short_description: null,
       default_tasks: ['do it'],
       tags: ['a'],

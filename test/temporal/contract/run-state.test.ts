@@ -20,12 +20,12 @@ describe('deriveRunStatus', () => {
 
 describe('deriveOutcome', () => {
   it('a failure: the failing step carries the error, running branches are stopped, the rest skipped', () => {
-    const error = { step_id: 's1', reason: 'non_retryable', message: 'boom' };
+    const error = { step_id: 's1', reason: 'non_retryable', message: 'boom', code: 'http_4xx' };
     const outcome = deriveOutcome(steps('completed', 'failed', 'running', 'pending'), { kind: 'failed', error });
     expect(outcome.status).toBe('failed');
     expect(outcome.error).toBe(error);
     expect(outcome.stepUpdates).toEqual([
-      { id: 's1', status: 'failed', error: { reason: 'non_retryable', message: 'boom' } },
+      { id: 's1', status: 'failed', error: { reason: 'non_retryable', message: 'boom', code: 'http_4xx' } },
       { id: 's2', status: 'failed', error: { reason: 'cancelled', message: 'stopped: step "s1" failed the run' } },
       { id: 's3', status: 'skipped', skip_reason: 'the run failed before this step ran' },
     ]);

@@ -24,10 +24,17 @@ interface GraphStep {
   status: string;
   skip_reason: string | null;
   child_run_id: string | null;
-  error: { reason: string; message: string } | null;
+  output: unknown;
+  error: { reason: string; message: string; code?: string } | null;
   executions: {
     counts: Record<string, number>;
-    shown: { exec_id: string; status: string; output: unknown; error: { reason: string } | null; attempts: number }[];
+    shown: {
+      exec_id: string;
+      status: string;
+      output: unknown;
+      error: { reason: string; code?: string } | null;
+      attempts: number;
+    }[];
     more_url: string | null;
   } | null;
 }
@@ -237,13 +244,18 @@ describe('workflow graphs on the real stack', () => {
     expect(out[0]).toMatchObject({ status: 200 });
     const counts = stepOf(goOn.status, 'calls').executions!.counts;
     expect(counts).toMatchObject({ total: 4, completed: 3, failed: 1 });
-    expect(stepOf(goOn.status, 'calls').executions!.shown[1]).toMatchObject({ exec_id: 'calls[1]', status: 'failed' });
+    // The failed item shows the error the map's list holds, code included.
+    expect(out[1]).toEqual({ error: { reason: 'non_retryable', message: expect.any(String), code: 'http_4xx' } });
+    expect(stepOf(goOn.status, 'calls').executions!.shown[1]).toEqual(
+      expect.objectContaining({ exec_id: 'calls[1]', status: 'failed', output: out[1], error: out[1]!.error }),
+    );
 
     const stop = await run(steps('fail'), input);
     expect(stop.status.status).toBe('failed');
     expect(stop.status.error).toMatchObject({ step_id: 'calls' });
     expect(stop.status.error!.message).toContain('item 1');
     expect(stepOf(stop.status, 'calls').status).toBe('failed');
+    expect(stepOf(stop.status, 'calls').error).toMatchObject({ reason: 'non_retryable', code: 'http_4xx' });
   });
 
   it('a loop stops when its condition holds, and one that never holds ends at its bound', async () => {
@@ -288,7 +300,7 @@ describe('workflow graphs on the real stack', () => {
         template_id: g.tpl.transform._id,
         depends_on: ['call'],
         when: 'steps.call.status == "failed"',
-        config: { expression: '"used the fallback"' },
+        config: { expression: '{"note": "used the fallback", "saw": e}', data: { e: '{{steps.call.output.error}}' } },
       },
       {
         id: 'normal',
@@ -302,7 +314,12 @@ describe('workflow graphs on the real stack', () => {
     expect(stepOf(status, 'call').status).toBe('failed');
     expect(stepOf(status, 'fallback').status).toBe('completed');
     expect(stepOf(status, 'normal').status).toBe('skipped');
-    expect(status.outputs.fallback).toBe('used the fallback');
+    // The status shows what the next step read: the failed step's output is its error, code included.
+    const error = { reason: 'non_retryable', message: expect.stringContaining('404'), code: 'http_4xx' };
+    expect(status.outputs.fallback).toEqual({ note: 'used the fallback', saw: error });
+    expect(status.outputs.call).toEqual({ error });
+    expect(stepOf(status, 'call').output).toEqual({ error });
+    expect(stepOf(status, 'call').error).toEqual(error);
   });
 
   it('runs a sub-workflow as a child run with its own id, readable at the status endpoint', async () => {
