@@ -128,8 +128,6 @@ async function main(): Promise<void> {
     env.WORKFLOW_BUNDLE_PATH = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
     const workerHealthPort = config.WORKER_HEALTH_PORT ?? (await freePort());
     env.WORKER_HEALTH_PORT = String(workerHealthPort);
-    // The API hands run starts to this worker, which gets each run's first workflow task back at once.
-    env.WORKER_START_URL ??= `http://127.0.0.1:${workerHealthPort}`;
     if (supervisor.isStopping) return;
 
     const tsx = (file: string) => ['--import', 'tsx', path.resolve(__dirname, '..', file)];
