@@ -125,12 +125,6 @@ export const configSchema = z.object({
    */
   WORKFLOW_STACK_TRACES: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
-  /**
-   * The API hands run starts to the worker whose WORKER_HEALTH_PORT serves at this URL (`http://worker:3001`): a start
-   * the worker makes gets the run's first workflow task back at once (eager workflow start,
-   * api/commands/worker-starts.ts). Unset, or the worker unreachable: the API starts runs itself.
-   */
-  WORKER_START_URL: z.url().optional(),
   /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),
   // Tracing (OpenTelemetry, the standard variables): off unless an OTLP endpoint is set (runtime/tracing.ts).

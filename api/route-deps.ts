@@ -2,7 +2,6 @@
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
 import type { CloseWatches } from './commands/run-status/long-poll';
-import type { ExecutionStarts } from './commands/execution-starts';
 import type { TemplateLists } from './commands/template-lists';
 import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
@@ -18,8 +17,6 @@ export interface RouteDeps extends ApiDeps {
   closeWatches: CloseWatches;
   /** Copies of template list pages, used while the templates' versions are unchanged (one per process). */
   templateLists: TemplateLists;
-  /** Run starts' Temporal executions, and whether Temporal answered the last one (one per process). */
-  starts: ExecutionStarts;
 }
 
 /**

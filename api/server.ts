@@ -7,7 +7,6 @@ import { ensureIndexes, type IndexReport } from '../db/indexes';
 import { seedSystemTemplates } from '../db/system-templates';
 import { createTemporalClient } from '../temporal/client';
 import { createApp } from './app';
-import { startSweeping } from './commands/execution-starts';
 import { createLogger } from '../runtime/logger';
 import { retryUntil } from '../runtime/startup';
 import { startTracing } from '../runtime/tracing';
@@ -40,13 +39,6 @@ async function main(): Promise<void> {
   const metrics = new Registry();
   collectDefaultMetrics({ register: metrics });
   const app = createApp({ config, db: database.db, temporal, logger, metrics, tracer: tracing?.tracer });
-  // Acknowledged runs whose start was left behind (this or another API process stopped, Temporal was away).
-  const sweep = startSweeping({
-    db: database.db,
-    temporal,
-    logger,
-    maxConcurrentRuns: config.USER_MAX_CONCURRENT_RUNS,
-  });
   const handle = app.callback();
   const server = http.createServer((req, res) => void handle(req, res));
   server.listen(config.API_PORT, config.API_HOST);
@@ -67,7 +59,6 @@ async function main(): Promise<void> {
     if (closing) return;
     closing = true;
     logger.info({ signal }, 'shutting down');
-    sweep.stop();
     server.closeIdleConnections();
     server.close(() => {
       void Promise.allSettled([database.close(), temporal.connection.close(), tracing?.shutdown()]).then(() =>

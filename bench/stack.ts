@@ -92,8 +92,6 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       TEMPORAL_TASK_QUEUE: stepwiseQueue,
       WORKFLOW_BUNDLE_PATH: bundle,
       WORKER_HEALTH_PORT: String(healthPort),
-      // As the dev stack and docker-compose.yml: the API hands run starts to the worker (eager workflow start).
-      WORKER_START_URL: `http://127.0.0.1:${healthPort}`,
       // Production refuses to start without payload encryption; the benchmark measures it as deployed.
       PAYLOAD_CODEC_KEYS: codecKeys,
       API_PORT: String(apiPort),

@@ -55,8 +55,6 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // USER_MAX_CONCURRENT_RUNS (owner_id + status).
     { key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' },
     { key: { owner_id: 1, status: 1, created_at: -1, _id: -1 }, name: 'by_owner_status_created' },
-    // Acknowledged runs Temporal does not have yet (api/commands/execution-starts.ts): only those carry the field.
-    { key: { start_pending_at: 1 }, sparse: true, name: 'start_pending' },
   ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).

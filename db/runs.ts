@@ -127,11 +127,6 @@ export interface RunDoc {
    */
   webhook?: boolean;
   temporal: RunTemporalRef;
-  /**
-   * Set on a run acknowledged before Temporal had it (api/commands/execution-starts.ts) until its start is recorded;
-   * the sweep starts the runs still marked after a while. Absent otherwise.
-   */
-  start_pending_at?: Date;
   /** The last comparison with Temporal (read-repair): whether the run is progressing. */
   liveness: RunLiveness | null;
   /** The trace of the request that started the run (runtime/tracing.ts); absent when tracing was off. */

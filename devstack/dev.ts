@@ -146,8 +146,6 @@ async function main(): Promise<void> {
       Object.assign(env, models.env);
       log(`models: no provider configured; using the local server at ${models.server.baseUrl}`);
     }
-    // The API hands run starts to this worker, which gets each run's first workflow task back at once.
-    env.WORKER_START_URL ??= `http://127.0.0.1:${workerHealthPort}`;
     if (supervisor.isStopping) return;
 
     const tsx = (file: string) => ['--import', 'tsx', path.resolve(__dirname, '..', file)];

@@ -2,8 +2,9 @@
  * The API's Temporal client. The connection is lazy so the API starts (and answers 503) while Temporal is down,
  * and reconnects by itself when it comes back.
  */
-import { Client, Connection } from '@temporalio/client';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { closedChannelGuard } from './closed-channel-guard';
 import { createDataConverter } from './codec/data-converter';
 import type { CodecKey } from './codec/keys';
 
@@ -17,7 +18,12 @@ export interface TemporalClientOptions {
 }
 
 export function createTemporalClient(opts: TemporalClientOptions): Client {
-  const connection = Connection.lazy({ address: opts.address, connectTimeout: 2_000 });
+  const connection = Connection.lazy({
+    address: opts.address,
+    connectTimeout: 2_000,
+    // The SDK's default retries, then the guard for a retry that finds the connection closed.
+    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), closedChannelGuard],
+  });
   return new Client({
     connection,
     namespace: opts.namespace,

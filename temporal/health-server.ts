@@ -1,22 +1,17 @@
 /**
- * The worker's own small HTTP server (it serves no API): /livez (not failed), /readyz (polling), /metrics (Prometheus),
- * and POST /runs/<id>/start, the run starts the API hands over (./run-starts.ts). Answers use the API's {data, error}
- * envelope so one probe format fits both processes.
+ * The worker's own small HTTP server (it serves no API, and takes no commands: it is unauthenticated): GET /livez
+ * (not failed), /readyz (polling), /metrics (Prometheus). Answers use the API's {data, error} envelope so one probe
+ * format fits both processes.
  */
 import http from 'node:http';
 import type { Worker } from '@temporalio/worker';
 import type { Registry } from 'prom-client';
-import type { StartRecordedRun } from './run-starts';
 
 export interface WorkerHealthDeps {
   /** Only the state is read; a function so tests can drive it. */
   state: () => ReturnType<Worker['getState']>;
   metrics: Registry;
-  /** Takes the starts the API hands over; without it, POST /runs/<id>/start is refused like any other POST. */
-  startRun?: StartRecordedRun;
 }
-
-const START_PATH = /^\/runs\/([^/]+)\/start$/;
 
 export function createWorkerHealthServer(deps: WorkerHealthDeps): http.Server {
   return http.createServer((req, res) => {
@@ -26,19 +21,6 @@ export function createWorkerHealthServer(deps: WorkerHealthDeps): http.Server {
     };
     const state = deps.state();
     const url = new URL(req.url ?? '/', 'http://worker');
-    const startOf = START_PATH.exec(url.pathname);
-    if (startOf && deps.startRun) {
-      if (req.method !== 'POST') return send(405, { data: null, error: `method ${req.method} not allowed` });
-      // Only a running worker polls: a start it took could not be given its first workflow task.
-      if (state !== 'RUNNING') return send(503, { data: null, error: `worker state ${state}` });
-      req.resume();
-      // Not decoded: a run id is letters, digits, "_" and "-", and anything else is no run (./run-starts.ts).
-      deps.startRun(startOf[1]!).then(
-        (answer) => send(answer.status, answer.body),
-        () => send(500, { data: null, error: 'could not start the run' }),
-      );
-      return;
-    }
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return send(405, { data: null, error: `method ${req.method} not allowed` });
     switch (url.pathname) {

@@ -1,6 +1,6 @@
 /**
  * Worker entrypoint: connects to Temporal and MongoDB, runs the run workflow and its activities, and serves its own
- * /livez and /readyz (and the Stepwise /metrics, and the run starts the API hands over) on WORKER_HEALTH_PORT, and the
+ * /livez and /readyz (and the Stepwise /metrics) on WORKER_HEALTH_PORT, and the
  * Temporal SDK's metrics on WORKER_TEMPORAL_METRICS_PORT. SIGTERM/SIGINT drain in-flight activities within the grace time (the SDK installs
  * those signal handlers).
  */
@@ -15,7 +15,6 @@ import { createWorker } from './create-worker';
 import { createExpressionEvaluator } from './expressions/evaluator';
 import { evaluatorOptions } from './expressions/limits';
 import { createWorkerHealthServer } from './health-server';
-import { createRunStarter } from './run-starts';
 import { installTemporalRuntime } from './telemetry-runtime';
 import { startTracing } from '../runtime/tracing';
 import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
@@ -55,14 +54,7 @@ async function main(): Promise<void> {
   });
 
   if (config.WORKER_HEALTH_PORT !== undefined) {
-    const startRun = createRunStarter({
-      config,
-      db: database.db,
-      logger,
-      connection: connection!,
-      metrics: workerMetrics,
-    });
-    const health = createWorkerHealthServer({ state: () => worker.getState(), metrics, startRun });
+    const health = createWorkerHealthServer({ state: () => worker.getState(), metrics });
     health.listen(config.WORKER_HEALTH_PORT, config.API_HOST);
     health.unref();
   }

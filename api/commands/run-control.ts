@@ -6,9 +6,8 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { removeApproval } from '../../db/approvals';
-import { findRun, isTerminal, recordRunOutcome } from '../../db/runs';
+import { findRun, isTerminal } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
-import { deriveOutcome } from '../../temporal/contract/run-state';
 import { parseExecutionId } from '../../temporal/contract/exec-id';
 import { approveUpdate, type ApprovalAccepted } from '../../temporal/contract/messages';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
@@ -32,13 +31,9 @@ export async function cancelRun(deps: RunControlDeps, ownerId: string, runId: st
       deps.temporal.workflow.getHandle(runId).cancel(),
     );
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError && run.temporal.run_id === null) {
-      // Recorded but never started: nothing runs, so the cancellation is final right here.
-      const steps = run.steps.map((s) => ({ id: s.id, status: s.status }));
-      const end = { kind: 'cancelled', stepId: null, message: 'the run was cancelled before it started' } as const;
-      await recordRunOutcome(deps.db, runId, deriveOutcome(steps, end));
-      return { run_id: runId };
-    }
+    // A run is started before its start is answered, so only a start under way (or one whose API process stopped
+    // before it was made: read-repair ends that run) has no execution yet.
+    if (err instanceof WorkflowNotFoundError) throw new ConflictError(`run ${runId} has not started`);
     if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
     throw err;
   }

@@ -1,10 +1,10 @@
 /**
- * Endpoint 7's command: validate the input, claim the idempotency key, record the run, admit it (the concurrent-runs
- * limit), start the Temporal workflow (workflow id = run id), confirm. Order matters for "no record left claiming a
- * run exists": the record is created `queued` first (so a crash after the start still leaves a findable run) and
- * removed again when the limit or an unreachable Temporal refuses it. While Temporal answers, the start itself goes
- * on behind the answer (./execution-starts.ts). A workflow this process has started before is started from what that
- * start read, read again while the run is recorded (./recent-sources.ts): one round trip less, nothing stale.
+ * Endpoint 7's command, and the one start path every run the API makes goes through (rerun and inbound hooks too):
+ * validate the input, claim the idempotency key, record the run, admit it (the concurrent-runs limit), start the
+ * Temporal workflow (workflow id = run id), and answer 202 once Temporal has it. Order matters for "nothing
+ * half-written": the record is created `queued` first (so the workflow's progress writes find it and a retried
+ * idempotent request finds the run), and removed again when the limit or Temporal refuses the start — an unreachable
+ * Temporal is a 503 that leaves no run behind.
  */
 import { createHash } from 'node:crypto';
 import type { Client } from '@temporalio/client';
@@ -13,12 +13,17 @@ import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
 import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
-import { findVisibleTemplates } from '../../db/templates';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject } from '../../temporal/contract/json';
 import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
-import { ApiError, ConcurrentRunsExceededError, ConflictError, NotFoundError, UnprocessableError } from '../errors';
-import type { ExecutionStarts } from './execution-starts';
+import {
+  ConcurrentRunsExceededError,
+  ConflictError,
+  NotFoundError,
+  ServiceUnavailableError,
+  UnprocessableError,
+} from '../errors';
+import { isTemporalUnavailable } from '../infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
@@ -27,7 +32,9 @@ import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import { withTraceId } from '../../runtime/run-trace';
-import { sameSources, type RecentSources, type StartSources } from './recent-sources';
+import type { WorkflowDoc } from '../../db/workflows';
+import type { SnapshotSources } from '../../runtime/runs/snapshot';
+import { startExecution } from './start-execution';
 
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
 const STALE_START_MS = 30_000;
@@ -42,11 +49,7 @@ export interface StartRunDeps {
   db: Db;
   temporal: Client;
   inputValidators: InputValidators;
-  /** Starts the runs' Temporal executions, before or just behind the answer (./execution-starts.ts). */
-  starts: ExecutionStarts;
   apiMetrics?: ApiMetrics;
-  /** What this process's last start of each workflow read, to start from at once (./recent-sources.ts). */
-  recentSources?: RecentSources;
 }
 
 export interface StartRunRequest {
@@ -59,8 +62,7 @@ export interface StartRunRequest {
   /** Absolute base for status_url (PUBLIC_URL or the request origin). */
   baseUrl: string;
   /**
-   * Takes one run start from the caller's budget (429 when spent); called once the workflow is found (or known to this
-   * process from an earlier start).
+   * Takes one run start from the caller's budget (429 when spent); called once the workflow is found.
    */
   chargeRunStart?: () => Promise<void>;
 }
@@ -73,16 +75,6 @@ export interface StartedRun {
 }
 
 export async function startRun(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
-  // A request with an idempotency key waits for its claim first anyway: it reads the workflow as stored.
-  const recent = req.idempotencyKey === undefined ? deps.recentSources?.get(req.ownerId, req.workflowId) : undefined;
-  if (!recent) return startFromStored(deps, req);
-  await req.chargeRunStart?.();
-  // Charged already; when the workflow changed since (or is gone), the start begins again from what is stored now.
-  return (await startFromRecent(deps, req, recent)) ?? startFromStored(deps, { ...req, chargeRunStart: undefined });
-}
-
-/** A start from the workflow, its templates and sub-workflows as read now. */
-async function startFromStored(deps: StartRunDeps, req: StartRunRequest): Promise<StartedRun> {
   const stored = await readStartSources(deps, req.ownerId, req.workflowId);
   if (!stored) throw new NotFoundError(`workflow ${req.workflowId} not found`);
   await req.chargeRunStart?.();
@@ -90,37 +82,16 @@ async function startFromStored(deps: StartRunDeps, req: StartRunRequest): Promis
     prepare: async (runId, now) => {
       // Checked here rather than before: an idempotent replay answers as the first request was answered.
       if ('problem' in stored) throw new UnprocessableError(stored.problem, 'workflow_invalid');
-      deps.recentSources?.remember(req.ownerId, stored);
       return prepareRun(deps, req, stored, runId, now);
     },
     again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
   });
 }
 
-/**
- * A start built from what the workflow's last start in this process read (./recent-sources.ts), read again while the
- * run is recorded. Undefined when that is no longer what is stored, or when it refuses the start (what is stored may
- * not): the caller then starts from what is stored.
- */
-async function startFromRecent(
-  deps: StartRunDeps,
-  req: StartRunRequest,
-  recent: StartSources,
-): Promise<StartedRun | undefined> {
-  try {
-    return await launchRun(deps, launchRequestOf(req), {
-      prepare: async (runId, now) => prepareRun(deps, req, recent, runId, now),
-      recheck: async () => {
-        const stored = await readStartSources(deps, req.ownerId, req.workflowId);
-        return stored !== null && !('problem' in stored) && sameSources(recent, stored);
-      },
-      again: () => startRun(deps, { ...req, chargeRunStart: undefined }), // charged already
-    });
-  } catch (err) {
-    if (!(err instanceof StaleSourcesError)) throw err;
-    deps.recentSources?.forget(req.workflowId);
-    return undefined;
-  }
+/** A workflow as a start reads it, with everything its runs' snapshots are built from. */
+interface StartSources {
+  workflow: WorkflowDoc;
+  sources: SnapshotSources;
 }
 
 /**
@@ -132,21 +103,10 @@ async function readStartSources(
   ownerId: string,
   workflowId: string,
 ): Promise<StartSources | { problem: string } | null> {
-  // The templates the workflow used last time are read alongside it; loadSnapshotSources checks they still suffice.
-  const hinted = deps.recentSources?.templateIdsOf(workflowId);
-  const [workflow, prefetched] = await Promise.all([
-    findWorkflow(deps.db, ownerId, workflowId),
-    hinted ? findVisibleTemplates(deps.db, ownerId, hinted) : undefined,
-  ]);
+  const workflow = await findWorkflow(deps.db, ownerId, workflowId);
   if (!workflow) return null;
-  const loaded = await loadSnapshotSources(
-    deps.db,
-    ownerId,
-    workflow,
-    deps.config.SUBWORKFLOW_MAX_DEPTH,
-    hinted && prefetched ? { ids: hinted, templates: prefetched } : undefined,
-  );
-  return loaded.ok ? { workflow, sources: loaded.sources, templateIds: loaded.templateIds } : loaded;
+  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
+  return loaded.ok ? { workflow, sources: loaded.sources } : loaded;
 }
 
 /** The run's snapshot from `read`, once the input and the callback URL pass. */
@@ -210,13 +170,6 @@ export interface PreparedRun {
 export interface LaunchSteps {
   /** Builds the run's snapshot (the run id is new); may refuse with an ApiError. */
   prepare(runId: string, now: Date): Promise<PreparedRun>;
-  /**
-   * Reads what prepare() builds from again (called as the launch begins, awaited once the run is recorded): false when
-   * it is no longer what is stored. The record is then removed and the launch throws StaleSourcesError, as it does
-   * when prepare() (or the snapshot's size) refuses: the caller starts again from what is stored. Without it,
-   * prepare() uses what was read for this request.
-   */
-  recheck?(): Promise<boolean>;
   /** Idempotent work once the run is recorded and within the limits, before Temporal starts it (and on a retry). */
   beforeStart?(doc: RunDoc): Promise<void>;
   /** Idempotent work once the run is acknowledged (recorded and admitted; and on a retry). */
@@ -227,8 +180,7 @@ export interface LaunchSteps {
 
 /**
  * Claim the idempotency key, record the run, check the concurrent-runs limit, start the Temporal workflow (workflow
- * id = run id; behind the answer while Temporal answers), confirm. The record is created `queued` first (so a crash
- * after the start still leaves a findable run) and removed again when the limit or an unreachable Temporal refuses.
+ * id = run id), answer. The record is created `queued` first and removed again when the limit or Temporal refuses.
  */
 export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: LaunchSteps): Promise<StartedRun> {
   const key = req.idempotencyKey;
@@ -237,11 +189,12 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     if (existing) return replay(deps, req, existing, steps);
   }
   const now = new Date();
-  // Read again from the start: the reads overlap the preparing and the insert. A failed read counts as a change (the
-  // start then begins again, and reads, and fails, as any other would).
-  const current = steps.recheck?.().catch(() => false);
-  const prepared = await prepareWithinLimits(steps, now);
+  const prepared = await steps.prepare(newId('run'), now);
   const { snapshot } = prepared;
+  const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
+  if (bytes > MAX_SNAPSHOT_BYTES) {
+    throw new UnprocessableError(`the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`, 'too_large');
+  }
   if (key !== undefined) {
     // Exactly one of concurrent duplicates gets the claim; the others answer from it.
     const claim = await claimKey(deps.db, {
@@ -265,52 +218,32 @@ export async function launchRun(deps: StartRunDeps, req: LaunchRequest, steps: L
     timeoutSeconds: prepared.timeoutSeconds,
     now,
   });
-  // While Temporal answers, the run is acknowledged once recorded and admitted, and started behind the answer
-  // (./execution-starts.ts); `start_pending_at` marks it for the sweep until Temporal has it.
-  const early = deps.starts.acknowledgeEarly;
   const doc = withTraceId(prepared.adjust ? prepared.adjust(fresh) : fresh);
-  if (early) doc.start_pending_at = now;
   try {
-    const [, unchanged] = await Promise.all([insertRun(deps.db, doc), current ?? true]);
-    if (!unchanged) {
-      await removeUnstarted(deps, doc);
-      throw new StaleSourcesError();
-    }
+    await insertRun(deps.db, doc);
     await refuseBeyondConcurrentLimit(deps, doc);
     await steps.beforeStart?.(doc);
-    if (!early) await deps.starts.startNow(doc, snapshot, { removeOnFailure: true });
+    await startOrRemove(deps, doc, snapshot);
   } catch (err) {
     if (key !== undefined) await releaseKey(deps.db, req.ownerId, key, doc._id).catch(() => undefined);
     throw err;
   }
-  if (early) deps.starts.startBehind(doc, snapshot);
   await steps.afterStart?.(doc);
   deps.apiMetrics?.runStarted(runKindOf(snapshot.steps));
   return accepted(req, doc);
 }
 
-/** prepare() and the snapshot's size limit. With a recheck, what they refuse may be refused by stale sources. */
-async function prepareWithinLimits(steps: LaunchSteps, now: Date): Promise<PreparedRun> {
+/**
+ * Starts the recorded run's execution; when Temporal does not take it, the record of a run nobody was told about is
+ * removed again (unreachable: a 503).
+ */
+async function startOrRemove(deps: StartRunDeps, doc: RunDoc, snapshot: RunSnapshot): Promise<void> {
   try {
-    const prepared = await steps.prepare(newId('run'), now);
-    const bytes = Buffer.byteLength(JSON.stringify(prepared.snapshot), 'utf8');
-    if (bytes > MAX_SNAPSHOT_BYTES) {
-      throw new UnprocessableError(
-        `the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`,
-        'too_large',
-      );
-    }
-    return prepared;
+    await startExecution(deps, doc, snapshot);
   } catch (err) {
-    if (steps.recheck && err instanceof ApiError) throw new StaleSourcesError();
+    await removeUnstarted(deps, doc).catch(() => undefined);
+    if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
     throw err;
-  }
-}
-
-/** A launch from sources that are (or may be) no longer those stored; nothing of it is left recorded. */
-class StaleSourcesError extends Error {
-  constructor() {
-    super('the run was prepared from sources that have changed since');
   }
 }
 
@@ -370,7 +303,12 @@ async function replay(
   // by workflow id, so this cannot create a second execution.
   // The document read back holds the snapshot in its stored form (schema keys escaped).
   await steps.beforeStart?.(doc);
-  await deps.starts.startNow(doc, loadedSnapshot(doc), { removeOnFailure: false });
+  try {
+    await startExecution(deps, doc, loadedSnapshot(doc));
+  } catch (err) {
+    if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
+    throw err;
+  }
   await steps.afterStart?.(doc);
   return accepted(req, doc);
 }

@@ -25,7 +25,6 @@ import {
 import { findWorkflow } from '../../db/workflows';
 import { verifyHookSignature } from '../commands/hook-signature';
 import { createInputValidators } from '../commands/input-validators';
-import { RecentSources } from '../commands/recent-sources';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
@@ -82,7 +81,6 @@ export function hookRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
   const inputValidators = createInputValidators();
-  const recentSources = new RecentSources();
 
   const ownWorkflow = async (ctx: Context, id: string) => {
     const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
@@ -187,7 +185,7 @@ export function hookRoutes(deps: RouteDeps): Router {
       throw new BadRequestError('the body must be a JSON object (it becomes the run input)', 'invalid_field');
     }
     const started = await startRun(
-      { ...deps, inputValidators, recentSources },
+      { ...deps, inputValidators },
       {
         ownerId: hook.owner_id,
         workflowId: hook.workflow_id,

@@ -3,8 +3,6 @@ import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
 import { CloseWatches } from '../commands/run-status/long-poll';
-import { ExecutionStarts } from '../commands/execution-starts';
-import { WorkerStarts } from '../commands/worker-starts';
 import { TemplateLists } from '../commands/template-lists';
 import { Registry } from 'prom-client';
 import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
@@ -37,7 +35,6 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
     keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
     closeWatches: new CloseWatches(deps.temporal),
     templateLists: new TemplateLists(deps.db),
-    starts: new ExecutionStarts({ ...deps, workerStarts: workerStartsOf(deps) }),
   };
   const health = healthRoutes(deps);
   root.use(health.routes());
@@ -57,14 +54,4 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
   return root;
-}
-
-/**
- * Starts go through the worker at WORKER_START_URL when it is set, except while tracing: a start the API makes itself
- * carries the request's trace into the workflow.
- */
-function workerStartsOf(deps: ApiDeps): WorkerStarts | undefined {
-  const url = deps.config.WORKER_START_URL;
-  if (url === undefined || deps.tracer !== undefined) return undefined;
-  return new WorkerStarts(new URL(url.endsWith('/') ? url : `${url}/`), deps.logger);
 }

@@ -28,7 +28,6 @@ import { getRunStatus } from '../commands/run-status';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { createInputValidators } from '../commands/input-validators';
-import { RecentSources } from '../commands/recent-sources';
 import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
@@ -99,7 +98,6 @@ export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
   const inputValidators = createInputValidators();
-  const recentSources = new RecentSources();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
@@ -145,7 +143,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.post('/workflows/runs/:runId/rerun', ...auth, rerunRoute, async (ctx) => {
     const { params, body } = rerunRoute.input(ctx);
     const started = await rerunRun(
-      { ...deps, inputValidators, recentSources },
+      { ...deps, inputValidators },
       {
         ownerId: userId(ctx),
         runId: runIdOr404(ctx, params.runId),
@@ -259,7 +257,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
     const { params, body } = startRunRoute.input(ctx);
     const key = idempotencyKey(ctx);
     const started = await startRun(
-      { ...deps, inputValidators, recentSources },
+      { ...deps, inputValidators },
       {
         ownerId: userId(ctx),
         workflowId: workflowIdOr404(params.id),

@@ -43,8 +43,6 @@ export interface WorkerMetrics {
   toolCall(tool: string, outcome: ToolOutcome): void;
   /** A URL refused by the SSRF guard (url_refused), by where it came from. */
   ssrfRefusal(via: 'action' | 'tool'): void;
-  /** A run start the API handed to this worker, made; `eager` when Temporal gave its first workflow task back. */
-  runStartTaken(eager: boolean): void;
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
@@ -111,12 +109,6 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     name: 'stepwise_ssrf_refusals_total',
     help: 'Outbound URLs refused by the SSRF guard, by origin (action step or agent tool)',
     labelNames: ['via'] as const,
-    registers,
-  });
-  const startsTaken = new Counter({
-    name: 'stepwise_run_starts_taken_total',
-    help: 'Run starts the API handed to this worker, by whether Temporal started them eagerly (first task given back)',
-    labelNames: ['eager'] as const,
     registers,
   });
   // Children are looked up once per label combination and reused: no label object per event on the hot path.
@@ -187,9 +179,6 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     },
     ssrfRefusal(via) {
       (via === 'action' ? viaAction : viaTool).inc();
-    },
-    runStartTaken(eager) {
-      startsTaken.labels(eager ? 'true' : 'false').inc();
     },
   };
 }

@@ -5,7 +5,8 @@
  */
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { actionTemplates, createWorkflow, insertTemplate, untilTemporalHasRun } from '../helpers/workflows';
+import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
+import { runsCollection } from '../../db/runs';
 import type { TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
 
@@ -252,15 +253,15 @@ describe('workflows API', () => {
       expect(st.body.data).toMatchObject({ run_id, workflow_id: wf, status: 'queued', input: { a: 1 } });
       expect(st.body.data.temporal).toMatchObject({ namespace: 'default', workflow_id: run_id });
       expect(st.body.data.temporal.ui_url).toContain(`/namespaces/default/workflows/${run_id}`);
-      // The Temporal execution exists (the start is made just behind the answer), with the search attributes that find
-      // it in the Web UI.
-      await untilTemporalHasRun(api.database.db, run_id);
+      // The Temporal execution exists when the start is answered, with the search attributes that find it in the Web
+      // UI, and its run id is recorded.
       const described = await api.temporal.workflow.getHandle(run_id).describe();
       expect(described.searchAttributes).toMatchObject({
         StepwiseWorkflowId: [wf],
         StepwiseOwnerId: [alice.id],
         StepwiseWorkflowName: ['simple'],
       });
+      expect((await runsCollection(api.database.db).findOne({ _id: run_id }))?.temporal.run_id).toBe(described.runId);
       // The Web UI's list shows the workflow's name, not only `runWorkflow` and the run id.
       expect(await described.staticSummary()).toBe('simple');
     });

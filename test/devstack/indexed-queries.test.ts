@@ -36,7 +36,7 @@ const docArb = (i: number) =>
         // Ints and doubles of the same value, null and missing: equal as the server compares them.
         n: fc.oneof(fc.integer({ min: 0, max: 4 }), fc.constantFrom(1.5, 2.0, null)),
         parent_run_id: fc.constantFrom(null, 'run_p'),
-        // A sparse index's field (as runs' start_pending_at): a date, null or missing.
+        // A sparse index's field: a date, null or missing.
         due: fc.constantFrom<Date | null>(...DAYS, null),
       },
       { requiredKeys: ['created_at'] },
@@ -133,7 +133,7 @@ const SHAPES: Query[] = [
   { filter: { owner_id: null }, sort: { created_at: -1, _id: -1 }, skip: 0, limit: 3 },
   // A sparse index leaves out documents without its field: it cannot answer for null.
   { filter: { code: null }, sort: { _id: 1 }, skip: 0, limit: 6 },
-  // ...but it can for a range, which never matches them: the sweep of unstarted runs (api/commands/execution-starts.ts).
+  // ...but it can for a range, which never matches them.
   { filter: { due: { $lte: DAYS[2] } }, sort: { due: 1, _id: 1 }, skip: 0, limit: 6 },
   { filter: { due: { $gt: DAYS[0] } }, sort: { due: 1, _id: 1 }, skip: 0, limit: 6 },
   // Keyset paging (db/paging.ts): the filter and the cursor's condition in $and.

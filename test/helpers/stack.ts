@@ -14,7 +14,6 @@ import type { Db } from 'mongodb';
 import { ensureIndexes } from '../../db/indexes';
 import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
-import { startSweeping } from '../../api/commands/execution-starts';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
@@ -124,13 +123,6 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
     codecKeys: config.PAYLOAD_CODEC_KEYS,
   });
   const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
-  // As api/server.ts does: acknowledged runs whose start was left behind are started.
-  const sweep = startSweeping({
-    db: database.db,
-    temporal,
-    logger: silentLogger,
-    maxConcurrentRuns: config.USER_MAX_CONCURRENT_RUNS,
-  });
   const http = request(app.callback());
   let server: Server | undefined;
   return {
@@ -147,7 +139,6 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
       return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     },
     async close() {
-      sweep.stop();
       if (server) {
         server.closeAllConnections();
         await new Promise((resolve) => server!.close(resolve));
@@ -160,7 +151,7 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
 
 export interface TestWorker {
   worker: Worker;
-  /** The worker's connection (a client on it can start workflows eagerly, temporal/run-starts.ts). */
+  /** The worker's connection. */
   connection: NativeConnection;
   /** Shuts the worker down and waits for run() to return. */
   stop(): Promise<void>;

@@ -1,7 +1,6 @@
 /** Fixtures for workflow and run tests: templates stored through the repository's collection, workflows via the API. */
 import type { Db } from 'mongodb';
 import { newId } from '../../db/ids';
-import { runsCollection } from '../../db/runs';
 import { bumpTemplateVersion } from '../../db/template-versions';
 import { templatesCollection, type TemplateDoc } from '../../db/templates';
 import type { ActionType } from '../../temporal/actions/types';
@@ -62,24 +61,7 @@ export async function startRun(api: TestApi, user: TestUser, workflowId: string,
     .set(user.auth)
     .send(input ? { input } : {});
   if (res.status !== 202) throw new Error(`start run: ${res.status} ${JSON.stringify(res.body)}`);
-  const runId = (res.body as { data: { run_id: string } }).data.run_id;
-  await untilTemporalHasRun(api.database.db, runId);
-  return runId;
-}
-
-/**
- * Waits until Temporal has the run: the API answers a start before it has made the Temporal start when Temporal
- * answered its last one (api/commands/execution-starts.ts), so a test that goes to Temporal right after the 202 waits
- * here first, as such a client would.
- */
-export async function untilTemporalHasRun(db: Db, runId: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = await runsCollection(db).findOne({ _id: runId }, { projection: { start_pending_at: 1 } });
-    if (!run?.start_pending_at) return;
-    if (Date.now() > deadline) throw new Error(`run ${runId}: Temporal did not have it within ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return (res.body as { data: { run_id: string } }).data.run_id;
 }
 
 export interface StatusBody {

@@ -3,15 +3,12 @@
  * slow one (`npm run test:chaos`). Every run is a five-step workflow with two e-mails and two HTTP calls; the pass
  * criterion is counted, not timed: every run completes, the SMTP server saw exactly one Message-ID per e-mail step
  * (copies after a kill carry the same id), and every HTTP hit of a step carried that run+step's one Idempotency-Key.
- * As in the dev stack, the API hands run starts to the worker (WORKER_START_URL; each replacement listens on the same
- * port), so starts also meet a worker that is gone, or that took the start and died with its first workflow task.
  */
 import { startHttpSink, type HttpSink, type SinkReply } from '../helpers/http-sink';
 import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
-import { freePort, waitFor } from '../../devstack/process';
 import {
   actionTemplates,
   createWorkflow,
@@ -39,8 +36,6 @@ export interface KillOutcome {
   statuses: StatusBody[];
   runIds: string[];
   kills: number;
-  /** Starts the killed workers had taken over from the API (their /metrics just before each kill). */
-  startsTaken: number;
   smtp: TestSmtp;
   sink: HttpSink;
   from: string;
@@ -55,20 +50,11 @@ export class KillHarness {
   api!: TestApi;
   user!: TestUser;
   private workers: WorkerProcess[] = [];
-  /** The health port of every worker this harness starts, one after the other: the API hands its starts there. */
-  private startPort = 0;
-  private startsTaken = 0;
 
   async setUp(): Promise<void> {
     [this.smtp, this.sink] = await Promise.all([startTestSmtp(), startHttpSink()]);
-    this.startPort = await freePort();
     this.api = await startTestApi(
-      testConfig({
-        SMTP_URL: this.smtp.url,
-        HTTP_ALLOWED_HOSTS: this.sink.host,
-        RATE_LIMIT_RUNS_PER_MINUTE: '1000',
-        WORKER_START_URL: `http://127.0.0.1:${this.startPort}`,
-      }),
+      testConfig({ SMTP_URL: this.smtp.url, HTTP_ALLOWED_HOSTS: this.sink.host, RATE_LIMIT_RUNS_PER_MINUTE: '1000' }),
     );
     this.user = await createTestUser(this.api.database.db);
   }
@@ -86,35 +72,15 @@ export class KillHarness {
     const w = spawnWorker(this.api.config, {
       SMTP_URL: this.smtp.url,
       HTTP_ALLOWED_HOSTS: this.sink.host,
-      WORKER_HEALTH_PORT: String(this.startPort),
     });
     this.workers.push(w);
     await w.ready;
-    // Polling, so that it takes the starts handed to it (a worker not yet running refuses them to the API).
-    await waitFor(
-      'the worker to poll',
-      async () => (await fetch(this.workerUrl('/readyz')).catch(() => null))?.ok === true,
-    );
     return w;
   }
 
   private async kill(w: WorkerProcess): Promise<void> {
-    this.startsTaken += await this.startsTakenBy();
     w.kill('SIGKILL');
     await w.exited;
-  }
-
-  private workerUrl(path: string): string {
-    return `http://127.0.0.1:${this.startPort}${path}`;
-  }
-
-  /** The run starts the live worker took over from the API, from its /metrics. */
-  private async startsTakenBy(): Promise<number> {
-    const text = await (await fetch(this.workerUrl('/metrics'))).text();
-    return text
-      .split('\n')
-      .filter((line) => line.startsWith('stepwise_run_starts_taken_total{'))
-      .reduce((sum, line) => sum + Number(line.split(' ').pop()), 0);
   }
 
   /** Waits (bounded) until `pred` holds, re-checking whenever the SMTP server or the sink received something. */
@@ -215,8 +181,7 @@ export class KillHarness {
 
     const statuses: StatusBody[] = [];
     for (const id of runIds) statuses.push(await waitForStatus(api, user, id, isTerminal, 180_000));
-    const startsTaken = this.startsTaken;
-    return { statuses, runIds, kills, startsTaken, smtp: this.smtp, sink, from: api.config.SMTP_FROM };
+    return { statuses, runIds, kills, smtp: this.smtp, sink, from: api.config.SMTP_FROM };
   }
 }
 

@@ -2,7 +2,13 @@ import type { AddressInfo } from 'node:net';
 import type http from 'node:http';
 import { Registry, collectDefaultMetrics } from 'prom-client';
 import { createWorkerHealthServer } from '../../temporal/health-server';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { runsCollection } from '../../db/runs';
+import { newId } from '../../db/ids';
+import { freePort, isPortOpen, waitFor } from '../../devstack/process';
+import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
+import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 
 describe("the worker's health server, on a real worker", () => {
   let api: TestApi;
@@ -56,5 +62,39 @@ describe("the worker's health server, on a real worker", () => {
     expect(JSON.parse(ready.text)).toEqual({ data: null, error: `worker state ${worker.worker.getState()}` });
     // Shut down cleanly is not failed: still live.
     expect((await get('/livez')).status).toBe(200);
+  });
+});
+
+describe('the worker process as deployed (temporal/worker.ts with WORKER_HEALTH_PORT)', () => {
+  let api: TestApi;
+  let worker: WorkerProcess | undefined;
+  let base: string;
+
+  beforeAll(async () => {
+    api = await startTestApi(testConfig());
+    const port = await freePort();
+    worker = spawnWorker(api.config, { WORKER_HEALTH_PORT: String(port) });
+    await worker.ready;
+    // The log line may come before the health server has bound its port.
+    await waitFor('the worker health port', () => isPortOpen(port), { timeoutMs: 10_000 });
+    base = `http://127.0.0.1:${port}`;
+  }, 120_000);
+  afterAll(async () => {
+    if (worker) {
+      worker.kill('SIGTERM');
+      await worker.exited;
+    }
+    await api?.close();
+  });
+
+  it('starts no run: a recorded run (as one the API is refusing) stays out of Temporal', async () => {
+    // Issue #33 item 8: the API records a run before it knows whether to start it, and removes the record again when
+    // it refuses; the worker's port is unauthenticated, so no route there may start what the record names.
+    const runId = await insertTestRun(api.database.db, newId('run'), [actionStep('s1')]);
+    const res = await fetch(`${base}/runs/${runId}/start`, { method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(await res.json()).toEqual({ data: null, error: 'method POST not allowed' });
+    await expect(api.temporal.workflow.getHandle(runId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
+    expect((await runsCollection(api.database.db).findOne({ _id: runId }))?.temporal.run_id).toBeNull();
   });
 });

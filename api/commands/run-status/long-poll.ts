@@ -9,7 +9,7 @@
  * A client that only wants the end (`until=end`) is answered once, not at each of a busy run's changes: a map of 200
  * items changes its projection with every item, and each answer costs the client a request and the API a full read.
  */
-import { WorkflowFailedError, WorkflowNotFoundError, type Client } from '@temporalio/client';
+import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { findRun, isTerminal } from '../../../db/runs';
 import type { RunView } from './read';
@@ -24,9 +24,6 @@ const END_POLL_MS = 1_000;
 
 /** What a wait answers at: the projection's first change, or the run's end. */
 export type WaitUntil = 'change' | 'end';
-/** A close watch of a run Temporal does not have yet looks again this often, this many times. */
-const NOT_STARTED_PAUSE_MS = 20;
-const NOT_STARTED_LOOKS = 50;
 
 /**
  * Bounds how many waits of this process hold a Temporal long poll at once: each is a stream on the client's one
@@ -50,25 +47,13 @@ export class CloseWatches {
         this.active--;
         if (closed) resolve();
       };
-      let lookedFor = 0;
-      const poll = () =>
-        void this.temporal.connection
-          .withAbortSignal(signal, () => this.temporal.workflow.getHandle(runId).result())
-          .then(
-            () => settle(true),
-            (err: unknown) => {
-              // Failed, cancelled, terminated or timed out: closed too.
-              if (err instanceof WorkflowFailedError) return settle(true);
-              // Not there yet: a start made just behind its answer (../execution-starts.ts) lands within moments.
-              if (err instanceof WorkflowNotFoundError && !signal.aborted && ++lookedFor <= NOT_STARTED_LOOKS) {
-                setTimeout(poll, NOT_STARTED_PAUSE_MS);
-                return;
-              }
-              // Anything else (aborted, unreachable): not known.
-              settle(false);
-            },
-          );
-      poll();
+      void this.temporal.connection
+        .withAbortSignal(signal, () => this.temporal.workflow.getHandle(runId).result())
+        .then(
+          () => settle(true),
+          // Failed, cancelled, terminated or timed out: closed too. Anything else (aborted, unreachable): not known.
+          (err: unknown) => settle(err instanceof WorkflowFailedError),
+        );
     });
   }
 }

@@ -166,12 +166,11 @@ async function failureOf(deps: RunStatusDeps, run: RunView): Promise<RunError | 
 }
 
 /**
- * Temporal has no such execution: the API stopped between recording the run and starting it. A run acknowledged
- * before its start (`start_pending_at`) is not given up: the sweep starts it (api/commands/execution-starts.ts).
+ * Temporal has no such execution: the API process stopped between recording the run and starting it, so the run was
+ * never acknowledged (a start is answered once Temporal has it) and nothing will start it.
  */
 async function repairNeverStarted(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
   if (run.temporal.run_id !== null) return undefined; // started once: Temporal's retention removed it; keep as is
-  if (run.start_pending_at) return undefined;
   await recordRunOutcome(
     deps.db,
     run._id,

@@ -1,33 +1,31 @@
 /**
- * The Temporal start of a recorded run (workflow id = run id), whoever makes it: the API, or a worker the API handed
- * the start to (temporal/run-starts.ts), which asks Temporal to give the first workflow task straight back to it.
+ * The Temporal start of a recorded run (workflow id = run id), the last part of a run start (./start-run.ts). The API
+ * answers 202 only once this has returned: Temporal has the run then, so every acknowledged run runs, and an
+ * unreachable Temporal is the start's 503 rather than a run that waits for someone to start it.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { RunDoc } from '../../db/runs';
+import type { Db } from 'mongodb';
+import { runsCollection, type RunDoc } from '../../db/runs';
 import type { RunSnapshot } from '../../temporal/contract/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../temporal/contract/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
 
-/** How long Temporal gets to accept a start before it counts as unreachable. */
+/** How long Temporal gets to accept a start before it counts as unreachable (the request's 503). */
 export const START_DEADLINE_MS = 5_000;
 
-export interface StartedExecution {
-  /** Temporal's run id of the execution (the one already there when the run had been started before). */
-  temporalRunId: string;
-  /** Temporal handed the first workflow task back in its answer (only ever with `eager`). */
-  eagerlyStarted: boolean;
+/**
+ * Starts the execution, idempotent by workflow id (a second start of the same run, as a retried idempotent request
+ * makes, finds the first), then records Temporal's run id on the run.
+ */
+export async function startExecution(deps: { db: Db; temporal: Client }, doc: RunDoc, snapshot: RunSnapshot) {
+  const temporalRunId = await startOrFind(deps.temporal, doc, snapshot);
+  // Not part of the answer: Temporal has the run, and the workflow writes its progress whether or not this lands.
+  await runsCollection(deps.db)
+    .updateOne({ _id: doc._id }, { $set: { 'temporal.run_id': temporalRunId } })
+    .catch(() => undefined);
 }
 
-/**
- * Starts the execution, idempotent by workflow id: a second start of the same run finds the first. `eager` asks for
- * eager workflow start, which only a client sharing its connection with a worker of the run's task queue can make.
- */
-export async function startRunExecution(
-  client: Client,
-  doc: RunDoc,
-  snapshot: RunSnapshot,
-  opts: { eager?: boolean } = {},
-): Promise<StartedExecution> {
+async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): Promise<string> {
   try {
     const handle = await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       client.workflow.start(RUN_WORKFLOW_TYPE, {
@@ -45,14 +43,15 @@ export async function startRunExecution(
           { key: ownerIdKey, value: doc.owner_id },
           { key: workflowNameKey, value: doc.workflow_name },
         ],
-        ...(opts.eager ? { requestEagerStart: true } : {}),
       }),
     );
-    return { temporalRunId: handle.firstExecutionRunId, eagerlyStarted: handle.eagerlyStarted };
+    return handle.firstExecutionRunId;
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    const described = await client.workflow.getHandle(doc._id).describe();
-    return { temporalRunId: described.runId, eagerlyStarted: false };
+    const described = await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      client.workflow.getHandle(doc._id).describe(),
+    );
+    return described.runId;
   }
 }
 
