@@ -13,6 +13,7 @@ import { collectReferences, type PathSegment } from '../../temporal/contract/ren
 import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
+import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
 import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
 
@@ -20,18 +21,6 @@ import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
 const MAX_LISTED = 8;
 
 export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number };
-
-/** Fields a sub-workflow step does not take (its steps have their own). */
-const NOT_ON_WORKFLOW_STEPS = [
-  'prompt',
-  'tools',
-  'tasks',
-  'model',
-  'max_turns',
-  'output_schema',
-  'egress',
-  'config',
-] as const;
 
 /**
  * Throws BadRequestError listing every problem. `id` is the workflow's own id when it has one (PATCH): a

@@ -1,6 +1,8 @@
 /** Request schemas of schedules (Temporal Schedules that start runs of a workflow). */
 import { z } from 'zod';
 import { pageQuery } from '../pagination';
+import { TIME_ZONES } from './time-zones';
+import { jsonDataObject } from './json.schema';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow_all', 'cancel_other'] as const;
 
@@ -9,16 +11,10 @@ const MAX_CRON_EXPRESSIONS = 10;
 const MAX_NOTE = 500;
 const YEAR_SECONDS = 366 * 24 * 3600;
 
-/** An IANA zone this process knows (the same tz database Temporal uses); checked on write, not at the first fire. */
-function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
+const timeZone = z.enum(TIME_ZONES, 'an IANA time zone such as Europe/Berlin').meta({
+  id: 'TimeZone',
+  description: 'IANA time zone the cron expressions are read in (default UTC).',
+});
 const instant = z.iso.datetime({ offset: true });
 const cronExpression = z
   .string()
@@ -40,15 +36,17 @@ export const scheduleSpec = z
       })
       .optional()
       .meta({ description: 'Fire every N seconds (from the Unix epoch, shifted by offset_seconds).' }),
-    time_zone: z
-      .string()
-      .max(64)
-      .refine(isTimeZone, 'an IANA time zone such as Europe/Berlin')
-      .optional()
-      .meta({ description: 'IANA time zone the cron expressions are read in (default UTC).' }),
+    time_zone: timeZone.optional(),
     start_at: instant.optional().meta({ description: 'No fires before this time.' }),
-    end_at: instant.optional().meta({ description: 'No fires after this time.' }),
+    end_at: instant.optional().meta({ description: 'No fires after this time; after start_at when both are given.' }),
     jitter_seconds: z.number().int().min(0).max(3600).optional(),
+  })
+  // The first rule below, as the document states it; the second (end after start) JSON Schema cannot state.
+  .meta({
+    oneOf: [
+      { type: 'object', required: ['cron'] },
+      { type: 'object', required: ['interval'] },
+    ],
   })
   .superRefine((spec, ctx) => {
     if ((spec.cron === undefined) === (spec.interval === undefined)) {
@@ -63,9 +61,7 @@ const overlap = z.enum(OVERLAP_POLICIES).meta({
   description:
     'When a fire comes while the previous run is still going: skip it (default), buffer one, allow all, or cancel the previous run.',
 });
-const input = z
-  .record(z.string(), z.json())
-  .meta({ description: 'Run input of every run, validated against config.input_schema.' });
+const input = jsonDataObject.meta({ description: 'Run input of every run, validated against config.input_schema.' });
 const catchupWindow = z
   .number()
   .int()
@@ -103,7 +99,7 @@ export const triggerScheduleBody = z.strictObject({
 export const backfillScheduleBody = z
   .strictObject({
     start_at: instant,
-    end_at: instant,
+    end_at: instant.meta({ description: 'After start_at.' }),
     overlap: overlap.optional().meta({ description: 'Overlap policy for the backfilled runs (default allow_all).' }),
   })
   .superRefine((b, ctx) => {

@@ -91,7 +91,8 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
         const spec = {
           ...(flags.cron.length > 0 ? { cron: flags.cron } : {}),
           ...(flags.every !== undefined ? { interval: { every_seconds: Number(flags.every) } } : {}),
-          ...(flags.tz !== undefined ? { time_zone: flags.tz } : {}),
+          // Checked by the server (a 400 names the field).
+          ...(flags.tz !== undefined ? { time_zone: flags.tz as NonNullable<ScheduleBody['spec']['time_zone']> } : {}),
         };
         const input = parseInput(flags.input);
         const created = await ctx.api(flags).createSchedule(workflowId, {
