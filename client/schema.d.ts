@@ -1328,7 +1328,14 @@ export interface paths {
                */
               start_at?: string;
               time_zone?: components['schemas']['TimeZone'];
-            } & (Record<string, never> | Record<string, never>);
+            } & (
+              | {
+                  cron: unknown;
+                }
+              | {
+                  interval: unknown;
+                }
+            );
           };
         };
       };
@@ -3906,7 +3913,14 @@ export interface paths {
                */
               start_at?: string;
               time_zone?: components['schemas']['TimeZone'];
-            } & (Record<string, never> | Record<string, never>);
+            } & (
+              | {
+                  cron: unknown;
+                }
+              | {
+                  interval: unknown;
+                }
+            );
           };
         };
       };
