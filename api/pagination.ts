@@ -1,5 +1,5 @@
 /**
- * Paging of every list endpoint over HTTP: `?limit=` (1–200, default 50) and an opaque `?cursor=`; the next page is
+ * Paging of every list endpoint over HTTP: `?limit=` (1–200, default 50) and an `?cursor=` (a position, db/paging.ts); the next page is
  * announced with `Link: <absolute url>; rel="next"` (built from PUBLIC_URL, else the request's origin), keeping the
  * caller's other query parameters (filters) and replacing only `cursor`. The query itself is db/paging.ts.
  *
@@ -16,7 +16,14 @@
 import type { Context } from 'koa';
 import type { Collection, Filter } from 'mongodb';
 import { z } from 'zod';
-import { findPage, InvalidCursorError, type Page, type PageOrder, type PageRequest } from '../db/paging';
+import {
+  CURSOR_PATTERN,
+  findPage,
+  InvalidCursorError,
+  type Page,
+  type PageOrder,
+  type PageRequest,
+} from '../db/paging';
 import { BadRequestError } from './errors';
 import { queryInteger } from './query-integer';
 
@@ -36,10 +43,12 @@ export const pageQuery = z.strictObject({
   limit: pageLimit(DEFAULT_PAGE_SIZE),
   cursor: z
     .string()
-    .min(1)
-    .max(512)
+    .regex(CURSOR_PATTERN, 'invalid (take it from the Link header of the previous page)')
     .optional()
-    .meta({ description: 'Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page.' }),
+    .meta({
+      description:
+        'Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page.',
+    }),
 });
 
 export interface PaginateOptions<T extends { _id: string }> {

@@ -17,7 +17,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -809,7 +809,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -926,9 +926,7 @@ export interface paths {
       };
       requestBody?: {
         content: {
-          'application/json': {
-            [key: string]: unknown;
-          };
+          'application/json': components['schemas']['JsonDataObject'];
         };
       };
       responses: {
@@ -1136,7 +1134,7 @@ export interface paths {
           created_after?: string;
           /** @description Runs created before this ISO-8601 time. */
           created_before?: string;
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -1408,9 +1406,7 @@ export interface paths {
             /** @description After an outage, fires missed by at most this long are still taken (default 3600). */
             catchup_window_seconds?: number;
             /** @description Run input of every run, validated against config.input_schema. */
-            input?: {
-              [key: string]: components['schemas']['__schema3'];
-            };
+            input?: components['schemas']['JsonDataObject'];
             /**
              * @description When a fire comes while the previous run is still going: skip it (default), buffer one, allow all, or cancel the previous run.
              * @enum {string}
@@ -1421,7 +1417,7 @@ export interface paths {
               cron?: string | string[];
               /**
                * Format: date-time
-               * @description No fires after this time.
+               * @description No fires after this time; after start_at when both are given.
                */
               end_at?: string;
               /** @description Fire every N seconds (from the Unix epoch, shifted by offset_seconds). */
@@ -1435,9 +1431,15 @@ export interface paths {
                * @description No fires before this time.
                */
               start_at?: string;
-              /** @description IANA time zone the cron expressions are read in (default UTC). */
-              time_zone?: string;
-            };
+              time_zone?: components['schemas']['TimeZone'];
+            } & (
+              | {
+                  cron: unknown;
+                }
+              | {
+                  interval: unknown;
+                }
+            );
           };
         };
       };
@@ -1559,7 +1561,10 @@ export interface paths {
       requestBody: {
         content: {
           'application/json': {
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description After start_at.
+             */
             end_at: string;
             /**
              * @description Overlap policy for the backfilled runs (default allow_all).
@@ -2224,7 +2229,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -2327,14 +2332,12 @@ export interface paths {
                 max_tokens?: number;
               };
               /**
-               * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+               * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
                * @example https://example.com/hooks/stepwise
                */
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
-              input_schema?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
+              input_schema?: components['schemas']['JsonSchemaObject'];
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2347,132 +2350,17 @@ export interface paths {
             };
             description?: string | null;
             name: string;
-            steps: {
-              /** @description Merged over the template config (action steps: per action type). */
-              config?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
-              /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-              depends_on?: string[];
-              egress?: components['schemas']['EgressPolicy'];
-              /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-              id: string;
-              /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-              input?: components['schemas']['__schema2'];
-              /** @description Repeat the step until a condition holds. */
-              loop?: {
-                /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                max_iterations: number;
-                /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                until: string;
-              };
-              /** @description Run the step once per item of a list. */
-              map?: {
-                /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                concurrency?: number;
-                /**
-                 * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                 * @enum {string}
-                 */
-                on_item_error?: 'fail' | 'continue';
-                /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                over: string;
-              };
-              /** @description Agent steps: overrides max_turns. */
-              max_turns?: number;
-              model?: string;
-              /**
-               * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-               * @enum {string}
-               */
-              on_error?: 'fail' | 'continue';
-              /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-              output_schema?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
-              /** @description Agent steps: overrides default_prompt. */
-              prompt?: string;
-              retry?: {
-                /** @description Attempts including the first. */
-                max_attempts: number;
-              };
-              tasks?: string[];
-              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-              template?: string;
-              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-              template_id?: string;
-              timeout_seconds?: number;
-              /** @description Agent steps: overrides default_tools. */
-              tools?: string[];
-              /**
-               * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-               * @enum {string}
-               */
-              trigger?: 'any_ran' | 'all_ran' | 'all_done';
-              /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-              when?: string;
-              /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-              workflow_id?: string;
-            }[];
-          };
-        };
-      };
-      responses: {
-        /** @description Dry run: the workflow as it would be stored, without an id (nothing written) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              data: {
-                config: {
-                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
-                  budget?: {
-                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
-                    max_model_calls?: number;
-                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
-                    max_tokens?: number;
-                  };
-                  /**
-                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
-                   * @example https://example.com/hooks/stepwise
-                   */
-                  callback_url?: string;
-                  /** @description JSON Schema the run input must satisfy. */
-                  input_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
-                  /** @description Default attempt limit of each step (default 3). */
-                  retry?: {
-                    /** @description Attempts including the first. */
-                    max_attempts: number;
-                  };
-                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
-                  step_timeout_seconds?: number;
-                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
-                  timeout_seconds?: number;
-                };
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC timestamp
-                 * @example 2026-01-31T12:00:00.000Z
-                 */
-                created_at: string;
-                description: string | null;
-                name: string;
-                steps: {
+            steps: (
+              | {
                   /** @description Merged over the template config (action steps: per action type). */
-                  config?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
+                  config?: components['schemas']['JsonDataObject'];
                   /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
                   depends_on?: string[];
                   egress?: components['schemas']['EgressPolicy'];
                   /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
                   id: string;
                   /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                  input?: components['schemas']['__schema5'];
+                  input?: components['schemas']['JsonData'];
                   /** @description Repeat the step until a condition holds. */
                   loop?: {
                     /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
@@ -2501,9 +2389,7 @@ export interface paths {
                    */
                   on_error?: 'fail' | 'continue';
                   /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                  output_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
+                  output_schema?: components['schemas']['JsonSchemaObject'];
                   /** @description Agent steps: overrides default_prompt. */
                   prompt?: string;
                   retry?: {
@@ -2527,7 +2413,124 @@ export interface paths {
                   when?: string;
                   /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
                   workflow_id?: string;
-                }[];
+                }
+              | unknown
+              | unknown
+              | unknown
+            )[];
+          };
+        };
+      };
+      responses: {
+        /** @description Dry run: the workflow as it would be stored, without an id (nothing written) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                config: {
+                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
+                  budget?: {
+                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
+                    max_model_calls?: number;
+                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
+                    max_tokens?: number;
+                  };
+                  /**
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
+                   * @example https://example.com/hooks/stepwise
+                   */
+                  callback_url?: string;
+                  /** @description JSON Schema the run input must satisfy. */
+                  input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description Default attempt limit of each step (default 3). */
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
+                  step_timeout_seconds?: number;
+                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
+                  timeout_seconds?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                description: string | null;
+                name: string;
+                steps: (
+                  | {
+                      /** @description Merged over the template config (action steps: per action type). */
+                      config?: components['schemas']['JsonDataObject'];
+                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                      depends_on?: string[];
+                      egress?: components['schemas']['EgressPolicy'];
+                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                      id: string;
+                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                      input?: components['schemas']['JsonData'];
+                      /** @description Repeat the step until a condition holds. */
+                      loop?: {
+                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                        max_iterations: number;
+                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                        until: string;
+                      };
+                      /** @description Run the step once per item of a list. */
+                      map?: {
+                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                        concurrency?: number;
+                        /**
+                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                         * @enum {string}
+                         */
+                        on_item_error?: 'fail' | 'continue';
+                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                        over: string;
+                      };
+                      /** @description Agent steps: overrides max_turns. */
+                      max_turns?: number;
+                      model?: string;
+                      /**
+                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                       * @enum {string}
+                       */
+                      on_error?: 'fail' | 'continue';
+                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                      output_schema?: components['schemas']['JsonSchemaObject'];
+                      /** @description Agent steps: overrides default_prompt. */
+                      prompt?: string;
+                      retry?: {
+                        /** @description Attempts including the first. */
+                        max_attempts: number;
+                      };
+                      tasks?: string[];
+                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                      template?: string;
+                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                      template_id?: string;
+                      timeout_seconds?: number;
+                      /** @description Agent steps: overrides default_tools. */
+                      tools?: string[];
+                      /**
+                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                       * @enum {string}
+                       */
+                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                      when?: string;
+                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                      workflow_id?: string;
+                    }
+                  | unknown
+                  | unknown
+                  | unknown
+                )[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -2933,14 +2936,12 @@ export interface paths {
                 max_tokens?: number;
               };
               /**
-               * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+               * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
                * @example https://example.com/hooks/stepwise
                */
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
-              input_schema?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
+              input_schema?: components['schemas']['JsonSchemaObject'];
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2953,73 +2954,74 @@ export interface paths {
             };
             description?: string | null;
             name?: string;
-            steps?: {
-              /** @description Merged over the template config (action steps: per action type). */
-              config?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
-              /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-              depends_on?: string[];
-              egress?: components['schemas']['EgressPolicy'];
-              /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-              id: string;
-              /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-              input?: components['schemas']['__schema2'];
-              /** @description Repeat the step until a condition holds. */
-              loop?: {
-                /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                max_iterations: number;
-                /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                until: string;
-              };
-              /** @description Run the step once per item of a list. */
-              map?: {
-                /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                concurrency?: number;
-                /**
-                 * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                 * @enum {string}
-                 */
-                on_item_error?: 'fail' | 'continue';
-                /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                over: string;
-              };
-              /** @description Agent steps: overrides max_turns. */
-              max_turns?: number;
-              model?: string;
-              /**
-               * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-               * @enum {string}
-               */
-              on_error?: 'fail' | 'continue';
-              /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-              output_schema?: {
-                [key: string]: components['schemas']['__schema1'];
-              };
-              /** @description Agent steps: overrides default_prompt. */
-              prompt?: string;
-              retry?: {
-                /** @description Attempts including the first. */
-                max_attempts: number;
-              };
-              tasks?: string[];
-              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-              template?: string;
-              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-              template_id?: string;
-              timeout_seconds?: number;
-              /** @description Agent steps: overrides default_tools. */
-              tools?: string[];
-              /**
-               * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-               * @enum {string}
-               */
-              trigger?: 'any_ran' | 'all_ran' | 'all_done';
-              /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-              when?: string;
-              /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-              workflow_id?: string;
-            }[];
+            steps?: (
+              | {
+                  /** @description Merged over the template config (action steps: per action type). */
+                  config?: components['schemas']['JsonDataObject'];
+                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                  depends_on?: string[];
+                  egress?: components['schemas']['EgressPolicy'];
+                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                  id: string;
+                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                  input?: components['schemas']['JsonData'];
+                  /** @description Repeat the step until a condition holds. */
+                  loop?: {
+                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                    max_iterations: number;
+                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                    until: string;
+                  };
+                  /** @description Run the step once per item of a list. */
+                  map?: {
+                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                    concurrency?: number;
+                    /**
+                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                     * @enum {string}
+                     */
+                    on_item_error?: 'fail' | 'continue';
+                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                    over: string;
+                  };
+                  /** @description Agent steps: overrides max_turns. */
+                  max_turns?: number;
+                  model?: string;
+                  /**
+                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                   * @enum {string}
+                   */
+                  on_error?: 'fail' | 'continue';
+                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                  output_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description Agent steps: overrides default_prompt. */
+                  prompt?: string;
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  tasks?: string[];
+                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                  template?: string;
+                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                  template_id?: string;
+                  timeout_seconds?: number;
+                  /** @description Agent steps: overrides default_tools. */
+                  tools?: string[];
+                  /**
+                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                   * @enum {string}
+                   */
+                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                  when?: string;
+                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                  workflow_id?: string;
+                }
+              | unknown
+              | unknown
+              | unknown
+            )[];
           };
         };
       };
@@ -3240,7 +3242,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -3861,9 +3863,7 @@ export interface paths {
              */
             callback_url?: string;
             /** @description Run input, validated against config.input_schema. */
-            input?: {
-              [key: string]: components['schemas']['__schema1'];
-            };
+            input?: components['schemas']['JsonDataObject'];
           };
         };
       };
@@ -4002,7 +4002,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -4108,7 +4108,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -4215,9 +4215,7 @@ export interface paths {
             /** @description After an outage, fires missed by at most this long are still taken (default 3600). */
             catchup_window_seconds?: number;
             /** @description Run input of every run, validated against config.input_schema. */
-            input?: {
-              [key: string]: components['schemas']['__schema3'];
-            };
+            input?: components['schemas']['JsonDataObject'];
             /** @description Shown with the state (e.g. why it is paused). */
             note?: string;
             /**
@@ -4232,7 +4230,7 @@ export interface paths {
               cron?: string | string[];
               /**
                * Format: date-time
-               * @description No fires after this time.
+               * @description No fires after this time; after start_at when both are given.
                */
               end_at?: string;
               /** @description Fire every N seconds (from the Unix epoch, shifted by offset_seconds). */
@@ -4246,9 +4244,15 @@ export interface paths {
                * @description No fires before this time.
                */
               start_at?: string;
-              /** @description IANA time zone the cron expressions are read in (default UTC). */
-              time_zone?: string;
-            };
+              time_zone?: components['schemas']['TimeZone'];
+            } & (
+              | {
+                  cron: unknown;
+                }
+              | {
+                  interval: unknown;
+                }
+            );
           };
         };
       };
@@ -5008,7 +5012,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 50). */
           limit?: number;
@@ -5118,7 +5122,7 @@ export interface paths {
     get: {
       parameters: {
         query?: {
-          /** @description Opaque cursor taken from the `Link: <…>; rel="next"` header of the previous page. */
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
           cursor?: string;
           /** @description Page size, 1–200 (default 200). */
           limit?: number;
@@ -5439,12 +5443,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
-    __schema0: unknown;
-    __schema1: unknown;
-    __schema2: unknown;
-    __schema3: unknown;
-    __schema4: unknown;
-    __schema5: unknown;
     ActionType: {
       /** @description JSON Schema (2020-12) of the action config. */
       config_schema: {
@@ -5521,9 +5519,7 @@ export interface components {
        * @description Action: defaults checked by the action type (see GET /api/v1/agents/actions); `{{…}}` references allowed. Agent: `temperature`, `max_output_tokens`.
        * @default {}
        */
-      config: {
-        [key: string]: unknown;
-      };
+      config: components['schemas']['JsonDataObject'];
       /** @description System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8. */
       default_prompt: string;
       /** @default [] */
@@ -5555,9 +5551,7 @@ export interface components {
        * @description Agents only: JSON Schema the final answer must satisfy (null → free text).
        * @default null
        */
-      output_schema: {
-        [key: string]: unknown;
-      } | null;
+      output_schema: components['schemas']['JsonSchemaObject'] | null;
       /** @default null */
       short_description: string | null;
       /**
@@ -5616,6 +5610,17 @@ export interface components {
       url: string;
       workflow_id: string;
     };
+    /** @description Any JSON value; object keys are data keys (not `$…`, no `.`); at most 32 levels deep. */
+    JsonData: unknown;
+    /** @description A JSON object; its keys at every level are data keys (not `$…`, no `.`); at most 32 levels deep. */
+    JsonDataObject: {
+      [key: string]: components['schemas']['JsonData'];
+    };
+    /** @description A JSON Schema (2020-12) object; at most 32 levels deep. */
+    JsonSchemaObject: {
+      [key: string]: components['schemas']['JsonSchemaValue'];
+    };
+    JsonSchemaValue: unknown;
     /** @description One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed {output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last. */
     RunEvent: {
       /**
@@ -5942,6 +5947,444 @@ export interface components {
         output_tokens: number;
       };
     };
+    /**
+     * @description IANA time zone the cron expressions are read in (default UTC).
+     * @enum {string}
+     */
+    TimeZone:
+      | 'UTC'
+      | 'Africa/Abidjan'
+      | 'Africa/Accra'
+      | 'Africa/Addis_Ababa'
+      | 'Africa/Algiers'
+      | 'Africa/Asmera'
+      | 'Africa/Bamako'
+      | 'Africa/Bangui'
+      | 'Africa/Banjul'
+      | 'Africa/Bissau'
+      | 'Africa/Blantyre'
+      | 'Africa/Brazzaville'
+      | 'Africa/Bujumbura'
+      | 'Africa/Cairo'
+      | 'Africa/Casablanca'
+      | 'Africa/Ceuta'
+      | 'Africa/Conakry'
+      | 'Africa/Dakar'
+      | 'Africa/Dar_es_Salaam'
+      | 'Africa/Djibouti'
+      | 'Africa/Douala'
+      | 'Africa/El_Aaiun'
+      | 'Africa/Freetown'
+      | 'Africa/Gaborone'
+      | 'Africa/Harare'
+      | 'Africa/Johannesburg'
+      | 'Africa/Juba'
+      | 'Africa/Kampala'
+      | 'Africa/Khartoum'
+      | 'Africa/Kigali'
+      | 'Africa/Kinshasa'
+      | 'Africa/Lagos'
+      | 'Africa/Libreville'
+      | 'Africa/Lome'
+      | 'Africa/Luanda'
+      | 'Africa/Lubumbashi'
+      | 'Africa/Lusaka'
+      | 'Africa/Malabo'
+      | 'Africa/Maputo'
+      | 'Africa/Maseru'
+      | 'Africa/Mbabane'
+      | 'Africa/Mogadishu'
+      | 'Africa/Monrovia'
+      | 'Africa/Nairobi'
+      | 'Africa/Ndjamena'
+      | 'Africa/Niamey'
+      | 'Africa/Nouakchott'
+      | 'Africa/Ouagadougou'
+      | 'Africa/Porto-Novo'
+      | 'Africa/Sao_Tome'
+      | 'Africa/Tripoli'
+      | 'Africa/Tunis'
+      | 'Africa/Windhoek'
+      | 'America/Adak'
+      | 'America/Anchorage'
+      | 'America/Anguilla'
+      | 'America/Antigua'
+      | 'America/Araguaina'
+      | 'America/Argentina/La_Rioja'
+      | 'America/Argentina/Rio_Gallegos'
+      | 'America/Argentina/Salta'
+      | 'America/Argentina/San_Juan'
+      | 'America/Argentina/San_Luis'
+      | 'America/Argentina/Tucuman'
+      | 'America/Argentina/Ushuaia'
+      | 'America/Aruba'
+      | 'America/Asuncion'
+      | 'America/Bahia'
+      | 'America/Bahia_Banderas'
+      | 'America/Barbados'
+      | 'America/Belem'
+      | 'America/Belize'
+      | 'America/Blanc-Sablon'
+      | 'America/Boa_Vista'
+      | 'America/Bogota'
+      | 'America/Boise'
+      | 'America/Buenos_Aires'
+      | 'America/Cambridge_Bay'
+      | 'America/Campo_Grande'
+      | 'America/Cancun'
+      | 'America/Caracas'
+      | 'America/Catamarca'
+      | 'America/Cayenne'
+      | 'America/Cayman'
+      | 'America/Chicago'
+      | 'America/Chihuahua'
+      | 'America/Ciudad_Juarez'
+      | 'America/Coral_Harbour'
+      | 'America/Cordoba'
+      | 'America/Costa_Rica'
+      | 'America/Coyhaique'
+      | 'America/Creston'
+      | 'America/Cuiaba'
+      | 'America/Curacao'
+      | 'America/Danmarkshavn'
+      | 'America/Dawson'
+      | 'America/Dawson_Creek'
+      | 'America/Denver'
+      | 'America/Detroit'
+      | 'America/Dominica'
+      | 'America/Edmonton'
+      | 'America/Eirunepe'
+      | 'America/El_Salvador'
+      | 'America/Fort_Nelson'
+      | 'America/Fortaleza'
+      | 'America/Glace_Bay'
+      | 'America/Godthab'
+      | 'America/Goose_Bay'
+      | 'America/Grand_Turk'
+      | 'America/Grenada'
+      | 'America/Guadeloupe'
+      | 'America/Guatemala'
+      | 'America/Guayaquil'
+      | 'America/Guyana'
+      | 'America/Halifax'
+      | 'America/Havana'
+      | 'America/Hermosillo'
+      | 'America/Indiana/Knox'
+      | 'America/Indiana/Marengo'
+      | 'America/Indiana/Petersburg'
+      | 'America/Indiana/Tell_City'
+      | 'America/Indiana/Vevay'
+      | 'America/Indiana/Vincennes'
+      | 'America/Indiana/Winamac'
+      | 'America/Indianapolis'
+      | 'America/Inuvik'
+      | 'America/Iqaluit'
+      | 'America/Jamaica'
+      | 'America/Jujuy'
+      | 'America/Juneau'
+      | 'America/Kentucky/Monticello'
+      | 'America/Kralendijk'
+      | 'America/La_Paz'
+      | 'America/Lima'
+      | 'America/Los_Angeles'
+      | 'America/Louisville'
+      | 'America/Lower_Princes'
+      | 'America/Maceio'
+      | 'America/Managua'
+      | 'America/Manaus'
+      | 'America/Marigot'
+      | 'America/Martinique'
+      | 'America/Matamoros'
+      | 'America/Mazatlan'
+      | 'America/Mendoza'
+      | 'America/Menominee'
+      | 'America/Merida'
+      | 'America/Metlakatla'
+      | 'America/Mexico_City'
+      | 'America/Miquelon'
+      | 'America/Moncton'
+      | 'America/Monterrey'
+      | 'America/Montevideo'
+      | 'America/Montserrat'
+      | 'America/Nassau'
+      | 'America/New_York'
+      | 'America/Nome'
+      | 'America/Noronha'
+      | 'America/North_Dakota/Beulah'
+      | 'America/North_Dakota/Center'
+      | 'America/North_Dakota/New_Salem'
+      | 'America/Ojinaga'
+      | 'America/Panama'
+      | 'America/Paramaribo'
+      | 'America/Phoenix'
+      | 'America/Port-au-Prince'
+      | 'America/Port_of_Spain'
+      | 'America/Porto_Velho'
+      | 'America/Puerto_Rico'
+      | 'America/Punta_Arenas'
+      | 'America/Rankin_Inlet'
+      | 'America/Recife'
+      | 'America/Regina'
+      | 'America/Resolute'
+      | 'America/Rio_Branco'
+      | 'America/Santarem'
+      | 'America/Santiago'
+      | 'America/Santo_Domingo'
+      | 'America/Sao_Paulo'
+      | 'America/Scoresbysund'
+      | 'America/Sitka'
+      | 'America/St_Barthelemy'
+      | 'America/St_Johns'
+      | 'America/St_Kitts'
+      | 'America/St_Lucia'
+      | 'America/St_Thomas'
+      | 'America/St_Vincent'
+      | 'America/Swift_Current'
+      | 'America/Tegucigalpa'
+      | 'America/Thule'
+      | 'America/Tijuana'
+      | 'America/Toronto'
+      | 'America/Tortola'
+      | 'America/Vancouver'
+      | 'America/Whitehorse'
+      | 'America/Winnipeg'
+      | 'America/Yakutat'
+      | 'Antarctica/Casey'
+      | 'Antarctica/Davis'
+      | 'Antarctica/DumontDUrville'
+      | 'Antarctica/Macquarie'
+      | 'Antarctica/Mawson'
+      | 'Antarctica/McMurdo'
+      | 'Antarctica/Palmer'
+      | 'Antarctica/Rothera'
+      | 'Antarctica/Syowa'
+      | 'Antarctica/Troll'
+      | 'Antarctica/Vostok'
+      | 'Arctic/Longyearbyen'
+      | 'Asia/Aden'
+      | 'Asia/Almaty'
+      | 'Asia/Amman'
+      | 'Asia/Anadyr'
+      | 'Asia/Aqtau'
+      | 'Asia/Aqtobe'
+      | 'Asia/Ashgabat'
+      | 'Asia/Atyrau'
+      | 'Asia/Baghdad'
+      | 'Asia/Bahrain'
+      | 'Asia/Baku'
+      | 'Asia/Bangkok'
+      | 'Asia/Barnaul'
+      | 'Asia/Beirut'
+      | 'Asia/Bishkek'
+      | 'Asia/Brunei'
+      | 'Asia/Calcutta'
+      | 'Asia/Chita'
+      | 'Asia/Colombo'
+      | 'Asia/Damascus'
+      | 'Asia/Dhaka'
+      | 'Asia/Dili'
+      | 'Asia/Dubai'
+      | 'Asia/Dushanbe'
+      | 'Asia/Famagusta'
+      | 'Asia/Gaza'
+      | 'Asia/Hebron'
+      | 'Asia/Hong_Kong'
+      | 'Asia/Hovd'
+      | 'Asia/Irkutsk'
+      | 'Asia/Jakarta'
+      | 'Asia/Jayapura'
+      | 'Asia/Jerusalem'
+      | 'Asia/Kabul'
+      | 'Asia/Kamchatka'
+      | 'Asia/Karachi'
+      | 'Asia/Katmandu'
+      | 'Asia/Khandyga'
+      | 'Asia/Krasnoyarsk'
+      | 'Asia/Kuala_Lumpur'
+      | 'Asia/Kuching'
+      | 'Asia/Kuwait'
+      | 'Asia/Macau'
+      | 'Asia/Magadan'
+      | 'Asia/Makassar'
+      | 'Asia/Manila'
+      | 'Asia/Muscat'
+      | 'Asia/Nicosia'
+      | 'Asia/Novokuznetsk'
+      | 'Asia/Novosibirsk'
+      | 'Asia/Omsk'
+      | 'Asia/Oral'
+      | 'Asia/Phnom_Penh'
+      | 'Asia/Pontianak'
+      | 'Asia/Pyongyang'
+      | 'Asia/Qatar'
+      | 'Asia/Qostanay'
+      | 'Asia/Qyzylorda'
+      | 'Asia/Rangoon'
+      | 'Asia/Riyadh'
+      | 'Asia/Saigon'
+      | 'Asia/Sakhalin'
+      | 'Asia/Samarkand'
+      | 'Asia/Seoul'
+      | 'Asia/Shanghai'
+      | 'Asia/Singapore'
+      | 'Asia/Srednekolymsk'
+      | 'Asia/Taipei'
+      | 'Asia/Tashkent'
+      | 'Asia/Tbilisi'
+      | 'Asia/Tehran'
+      | 'Asia/Thimphu'
+      | 'Asia/Tokyo'
+      | 'Asia/Tomsk'
+      | 'Asia/Ulaanbaatar'
+      | 'Asia/Urumqi'
+      | 'Asia/Ust-Nera'
+      | 'Asia/Vientiane'
+      | 'Asia/Vladivostok'
+      | 'Asia/Yakutsk'
+      | 'Asia/Yekaterinburg'
+      | 'Asia/Yerevan'
+      | 'Atlantic/Azores'
+      | 'Atlantic/Bermuda'
+      | 'Atlantic/Canary'
+      | 'Atlantic/Cape_Verde'
+      | 'Atlantic/Faeroe'
+      | 'Atlantic/Madeira'
+      | 'Atlantic/Reykjavik'
+      | 'Atlantic/South_Georgia'
+      | 'Atlantic/St_Helena'
+      | 'Atlantic/Stanley'
+      | 'Australia/Adelaide'
+      | 'Australia/Brisbane'
+      | 'Australia/Broken_Hill'
+      | 'Australia/Darwin'
+      | 'Australia/Eucla'
+      | 'Australia/Hobart'
+      | 'Australia/Lindeman'
+      | 'Australia/Lord_Howe'
+      | 'Australia/Melbourne'
+      | 'Australia/Perth'
+      | 'Australia/Sydney'
+      | 'Europe/Amsterdam'
+      | 'Europe/Andorra'
+      | 'Europe/Astrakhan'
+      | 'Europe/Athens'
+      | 'Europe/Belgrade'
+      | 'Europe/Berlin'
+      | 'Europe/Bratislava'
+      | 'Europe/Brussels'
+      | 'Europe/Bucharest'
+      | 'Europe/Budapest'
+      | 'Europe/Busingen'
+      | 'Europe/Chisinau'
+      | 'Europe/Copenhagen'
+      | 'Europe/Dublin'
+      | 'Europe/Gibraltar'
+      | 'Europe/Guernsey'
+      | 'Europe/Helsinki'
+      | 'Europe/Isle_of_Man'
+      | 'Europe/Istanbul'
+      | 'Europe/Jersey'
+      | 'Europe/Kaliningrad'
+      | 'Europe/Kiev'
+      | 'Europe/Kirov'
+      | 'Europe/Lisbon'
+      | 'Europe/Ljubljana'
+      | 'Europe/London'
+      | 'Europe/Luxembourg'
+      | 'Europe/Madrid'
+      | 'Europe/Malta'
+      | 'Europe/Mariehamn'
+      | 'Europe/Minsk'
+      | 'Europe/Monaco'
+      | 'Europe/Moscow'
+      | 'Europe/Oslo'
+      | 'Europe/Paris'
+      | 'Europe/Podgorica'
+      | 'Europe/Prague'
+      | 'Europe/Riga'
+      | 'Europe/Rome'
+      | 'Europe/Samara'
+      | 'Europe/San_Marino'
+      | 'Europe/Sarajevo'
+      | 'Europe/Saratov'
+      | 'Europe/Simferopol'
+      | 'Europe/Skopje'
+      | 'Europe/Sofia'
+      | 'Europe/Stockholm'
+      | 'Europe/Tallinn'
+      | 'Europe/Tirane'
+      | 'Europe/Ulyanovsk'
+      | 'Europe/Vaduz'
+      | 'Europe/Vatican'
+      | 'Europe/Vienna'
+      | 'Europe/Vilnius'
+      | 'Europe/Volgograd'
+      | 'Europe/Warsaw'
+      | 'Europe/Zagreb'
+      | 'Europe/Zurich'
+      | 'Indian/Antananarivo'
+      | 'Indian/Chagos'
+      | 'Indian/Christmas'
+      | 'Indian/Cocos'
+      | 'Indian/Comoro'
+      | 'Indian/Kerguelen'
+      | 'Indian/Mahe'
+      | 'Indian/Maldives'
+      | 'Indian/Mauritius'
+      | 'Indian/Mayotte'
+      | 'Indian/Reunion'
+      | 'Pacific/Apia'
+      | 'Pacific/Auckland'
+      | 'Pacific/Bougainville'
+      | 'Pacific/Chatham'
+      | 'Pacific/Easter'
+      | 'Pacific/Efate'
+      | 'Pacific/Enderbury'
+      | 'Pacific/Fakaofo'
+      | 'Pacific/Fiji'
+      | 'Pacific/Funafuti'
+      | 'Pacific/Galapagos'
+      | 'Pacific/Gambier'
+      | 'Pacific/Guadalcanal'
+      | 'Pacific/Guam'
+      | 'Pacific/Honolulu'
+      | 'Pacific/Kiritimati'
+      | 'Pacific/Kosrae'
+      | 'Pacific/Kwajalein'
+      | 'Pacific/Majuro'
+      | 'Pacific/Marquesas'
+      | 'Pacific/Midway'
+      | 'Pacific/Nauru'
+      | 'Pacific/Niue'
+      | 'Pacific/Norfolk'
+      | 'Pacific/Noumea'
+      | 'Pacific/Pago_Pago'
+      | 'Pacific/Palau'
+      | 'Pacific/Pitcairn'
+      | 'Pacific/Ponape'
+      | 'Pacific/Port_Moresby'
+      | 'Pacific/Rarotonga'
+      | 'Pacific/Saipan'
+      | 'Pacific/Tahiti'
+      | 'Pacific/Tarawa'
+      | 'Pacific/Tongatapu'
+      | 'Pacific/Truk'
+      | 'Pacific/Wake'
+      | 'Pacific/Wallis'
+      | 'Etc/UTC'
+      | 'Asia/Kolkata'
+      | 'Asia/Kathmandu'
+      | 'Asia/Ho_Chi_Minh'
+      | 'Asia/Yangon'
+      | 'Europe/Kyiv'
+      | 'America/Nuuk'
+      | 'Atlantic/Faroe'
+      | 'Pacific/Kanton'
+      | 'Pacific/Chuuk'
+      | 'Pacific/Pohnpei'
+      | 'America/Argentina/Buenos_Aires'
+      | 'America/Indiana/Indianapolis'
+      | 'America/Kentucky/Louisville';
     Tool: {
       description: string;
       /** @enum {string} */
@@ -5955,9 +6398,7 @@ export interface components {
       /** @description Required for, and only for, `step_type: action`. */
       action_type?: ('send_email' | 'http_request' | 'transform' | 'delay' | 'approval') | null;
       /** @description Action: defaults checked by the action type (see GET /api/v1/agents/actions); `{{…}}` references allowed. Agent: `temperature`, `max_output_tokens`. */
-      config?: {
-        [key: string]: unknown;
-      };
+      config?: components['schemas']['JsonDataObject'];
       /** @description System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8. */
       default_prompt?: string;
       default_tasks?: string[];
@@ -5979,9 +6420,7 @@ export interface components {
       /** @description Display name, ≤ 200 characters. */
       name?: string;
       /** @description Agents only: JSON Schema the final answer must satisfy (null → free text). */
-      output_schema?: {
-        [key: string]: unknown;
-      } | null;
+      output_schema?: components['schemas']['JsonSchemaObject'] | null;
       short_description?: string | null;
       /**
        * @description `agent` (default) or `action`.
@@ -6039,14 +6478,12 @@ export interface components {
           max_tokens?: number;
         };
         /**
-         * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+         * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
          * @example https://example.com/hooks/stepwise
          */
         callback_url?: string;
         /** @description JSON Schema the run input must satisfy. */
-        input_schema?: {
-          [key: string]: components['schemas']['__schema4'];
-        };
+        input_schema?: components['schemas']['JsonSchemaObject'];
         /** @description Default attempt limit of each step (default 3). */
         retry?: {
           /** @description Attempts including the first. */
@@ -6067,73 +6504,74 @@ export interface components {
       /** @example wf_x1Y2z3A4b5C6d7E8 */
       id: string;
       name: string;
-      steps: {
-        /** @description Merged over the template config (action steps: per action type). */
-        config?: {
-          [key: string]: components['schemas']['__schema4'];
-        };
-        /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-        depends_on?: string[];
-        egress?: components['schemas']['EgressPolicy'];
-        /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-        id: string;
-        /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-        input?: components['schemas']['__schema5'];
-        /** @description Repeat the step until a condition holds. */
-        loop?: {
-          /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-          max_iterations: number;
-          /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-          until: string;
-        };
-        /** @description Run the step once per item of a list. */
-        map?: {
-          /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-          concurrency?: number;
-          /**
-           * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-           * @enum {string}
-           */
-          on_item_error?: 'fail' | 'continue';
-          /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-          over: string;
-        };
-        /** @description Agent steps: overrides max_turns. */
-        max_turns?: number;
-        model?: string;
-        /**
-         * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-         * @enum {string}
-         */
-        on_error?: 'fail' | 'continue';
-        /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-        output_schema?: {
-          [key: string]: components['schemas']['__schema4'];
-        };
-        /** @description Agent steps: overrides default_prompt. */
-        prompt?: string;
-        retry?: {
-          /** @description Attempts including the first. */
-          max_attempts: number;
-        };
-        tasks?: string[];
-        /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-        template?: string;
-        /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-        template_id?: string;
-        timeout_seconds?: number;
-        /** @description Agent steps: overrides default_tools. */
-        tools?: string[];
-        /**
-         * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-         * @enum {string}
-         */
-        trigger?: 'any_ran' | 'all_ran' | 'all_done';
-        /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-        when?: string;
-        /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-        workflow_id?: string;
-      }[];
+      steps: (
+        | {
+            /** @description Merged over the template config (action steps: per action type). */
+            config?: components['schemas']['JsonDataObject'];
+            /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+            depends_on?: string[];
+            egress?: components['schemas']['EgressPolicy'];
+            /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+            id: string;
+            /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+            input?: components['schemas']['JsonData'];
+            /** @description Repeat the step until a condition holds. */
+            loop?: {
+              /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+              max_iterations: number;
+              /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+              until: string;
+            };
+            /** @description Run the step once per item of a list. */
+            map?: {
+              /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+              concurrency?: number;
+              /**
+               * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+               * @enum {string}
+               */
+              on_item_error?: 'fail' | 'continue';
+              /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+              over: string;
+            };
+            /** @description Agent steps: overrides max_turns. */
+            max_turns?: number;
+            model?: string;
+            /**
+             * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+             * @enum {string}
+             */
+            on_error?: 'fail' | 'continue';
+            /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+            output_schema?: components['schemas']['JsonSchemaObject'];
+            /** @description Agent steps: overrides default_prompt. */
+            prompt?: string;
+            retry?: {
+              /** @description Attempts including the first. */
+              max_attempts: number;
+            };
+            tasks?: string[];
+            /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+            template?: string;
+            /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+            template_id?: string;
+            timeout_seconds?: number;
+            /** @description Agent steps: overrides default_tools. */
+            tools?: string[];
+            /**
+             * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+             * @enum {string}
+             */
+            trigger?: 'any_ran' | 'all_ran' | 'all_done';
+            /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+            when?: string;
+            /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+            workflow_id?: string;
+          }
+        | unknown
+        | unknown
+        | unknown
+      )[];
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp

@@ -1,10 +1,11 @@
 /**
- * Keyset paging over any collection: a stable order `(sortField, _id)` and an opaque cursor holding the sort key of
- * the last item returned. Inserts and deletes between two pages never repeat or skip an item present throughout.
+ * Keyset paging over any collection: a stable order `(sortField, _id)` and a cursor holding the sort key of the last
+ * item returned. Inserts and deletes between two pages never repeat or skip an item present throughout. A cursor is
+ * a position, not a secret: any text of CURSOR_PATTERN names one (the owner filter still applies), so the API's
+ * document can state the whole rule as a pattern (docs/decisions/0040-document-states-validation.md).
  * The HTTP side (`?limit=`, `?cursor=`, the Link header) is api/pagination.ts.
  */
 import type { Collection, Document, Filter, Sort } from 'mongodb';
-import { z } from 'zod';
 
 export interface PageRequest {
   limit: number;
@@ -27,7 +28,7 @@ export interface PageOrder {
   direction?: 1 | -1;
 }
 
-/** A cursor that was not produced by this order (tampered, or from another list). */
+/** A cursor that does not match CURSOR_PATTERN. */
 export class InvalidCursorError extends Error {
   constructor() {
     super('invalid cursor');
@@ -45,7 +46,7 @@ export async function findPage<T extends { _id: string }>(
 ): Promise<Page<T>> {
   const sortField = order.sortField ?? '_id';
   const direction = order.direction ?? 1;
-  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor, sortField);
+  const after = page.cursor === undefined ? undefined : decodeCursor(page.cursor);
   const query = after ? ({ $and: [filter, afterFilter(sortField, direction, after)] } as Filter<T>) : filter;
   const sort: Sort = sortField === '_id' ? { _id: direction } : { [sortField]: direction, _id: direction };
   // One extra document tells whether a next page exists without a count query.
@@ -57,36 +58,32 @@ export async function findPage<T extends { _id: string }>(
   return { items, nextCursor: encodeCursor(sortField, items[items.length - 1] as T) };
 }
 
-/** Cursor content: the sort key of the last item of the page, as base64url JSON. */
-const cursorSchema = z.strictObject({ id: z.string().min(1).max(128), at: z.number().int().optional() });
-type CursorPosition = z.infer<typeof cursorSchema>;
+/**
+ * `<at>.<id>`: the last item's `created_at` in epoch milliseconds (0 in an `_id` order, where it is not read) and its
+ * `_id` in base64url. Every text of this form decodes to a position (base64url of ≥ 2 characters is ≥ 1 byte).
+ */
+export const CURSOR_PATTERN = /^(?:0|[1-9][0-9]{0,14})\.[A-Za-z0-9_-]{2,172}$/;
 
-function encodeCursor(sortField: SortField, last: { _id: string }): string {
-  const pos: CursorPosition = { id: last._id };
-  if (sortField === 'created_at') {
-    const at = (last as { created_at?: unknown }).created_at;
-    pos.at = at instanceof Date ? at.getTime() : 0;
-  }
-  return Buffer.from(JSON.stringify(pos), 'utf8').toString('base64url');
+interface CursorPosition {
+  id: string;
+  at: number;
 }
 
-function decodeCursor(cursor: string, sortField: SortField): CursorPosition {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidCursorError();
-  }
-  const parsed = cursorSchema.safeParse(raw);
-  if (!parsed.success || (sortField === 'created_at') !== (parsed.data.at !== undefined)) {
-    throw new InvalidCursorError();
-  }
-  return parsed.data;
+function encodeCursor(sortField: SortField, last: { _id: string }): string {
+  const at = sortField === 'created_at' ? (last as { created_at?: unknown }).created_at : undefined;
+  const ms = at instanceof Date ? at.getTime() : 0;
+  return `${ms}.${Buffer.from(last._id, 'utf8').toString('base64url')}`;
+}
+
+function decodeCursor(cursor: string): CursorPosition {
+  if (!CURSOR_PATTERN.test(cursor)) throw new InvalidCursorError();
+  const dot = cursor.indexOf('.');
+  return { at: Number(cursor.slice(0, dot)), id: Buffer.from(cursor.slice(dot + 1), 'base64url').toString('utf8') };
 }
 
 function afterFilter(sortField: SortField, direction: 1 | -1, pos: CursorPosition): Document {
   const cmp = direction === 1 ? '$gt' : '$lt';
   if (sortField === '_id') return { _id: { [cmp]: pos.id } };
-  const at = new Date(pos.at ?? 0);
+  const at = new Date(pos.at);
   return { $or: [{ created_at: { [cmp]: at } }, { created_at: at, _id: { [cmp]: pos.id } }] };
 }

@@ -13,6 +13,7 @@ import { collectReferences, type PathSegment } from '../../temporal/contract/ren
 import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
 import { isToolName } from '../../temporal/tools/registry';
 import { BadRequestError } from '../errors';
+import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
 import { workflowWarnings, type ModelSettings, type WriteWarning } from './model-warnings';
 import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
@@ -21,18 +22,6 @@ import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
 const MAX_LISTED = 8;
 
 export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number } & ModelSettings;
-
-/** Fields a sub-workflow step does not take (its steps have their own). */
-const NOT_ON_WORKFLOW_STEPS = [
-  'prompt',
-  'tools',
-  'tasks',
-  'model',
-  'max_turns',
-  'output_schema',
-  'egress',
-  'config',
-] as const;
 
 /**
  * Throws BadRequestError listing every problem; returns the warnings of a definition that is accepted but will not

@@ -3,11 +3,11 @@
  * Shape checks live here; rules that need the registries or the stored template are in agents.rules.ts.
  */
 import { z } from 'zod';
-import type { JsonObject } from '../../temporal/contract/json';
 import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import { TOOL_NAMES } from '../../temporal/tools/registry';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
+import { jsonDataObject, jsonSchemaObject } from './json.schema';
 
 export const LIMITS = {
   name: 200,
@@ -19,11 +19,6 @@ export const LIMITS = {
   model: 200,
   maxTurns: 50,
 } as const;
-
-/** Any JSON object (the stored type), shown as a plain object in the document. */
-const jsonObject: z.ZodType<JsonObject> = z
-  .record(z.string(), z.json())
-  .meta({ override: { type: 'object', additionalProperties: true } });
 
 const utf8Bytes = (s: string) => Buffer.byteLength(s, 'utf8');
 
@@ -70,7 +65,7 @@ const model = z
     description: 'Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.',
     example: 'openai:gpt-4o-mini',
   });
-const config = jsonObject.meta({
+const config = jsonDataObject.meta({
   description:
     'Action: defaults checked by the action type (see GET /api/v1/agents/actions); `{{…}}` references allowed. Agent: `temperature`, `max_output_tokens`.',
 });
@@ -81,7 +76,7 @@ const maxTurns = z
   .max(LIMITS.maxTurns)
   .nullable()
   .meta({ description: 'Agents only: turn limit of the agent loop (null → 8).' });
-const outputSchema = jsonObject
+const outputSchema = jsonSchemaObject
   .nullable()
   .meta({ description: 'Agents only: JSON Schema the final answer must satisfy (null → free text).' });
 

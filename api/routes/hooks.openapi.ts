@@ -11,6 +11,7 @@ import {
   workflowHookParams,
   workflowHooksParams,
 } from './hooks.schema';
+import { jsonDataObject } from './json.schema';
 
 const tags = ['hooks'];
 const signedHeaders = z.strictObject({
@@ -91,7 +92,7 @@ export const hooksPaths: ZodOpenApiPathsObject = {
         'hook’s secret; the timestamp within 5 minutes). A repeated `webhook-id` (signed) or `Idempotency-Key` (unsigned) ' +
         'answers with the first run. Unknown and disabled hooks: 404. Rate limited per hook (HOOK_RATE_LIMIT_PER_MINUTE).',
       requestParams: { path: hookIdParams, header: signedHeaders },
-      requestBody: { content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } } },
+      requestBody: { content: { 'application/json': { schema: jsonDataObject } } },
       responses: {
         ...ok(
           202,

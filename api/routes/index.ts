@@ -14,6 +14,7 @@ import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
 import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
+import { reserveFixedWords } from './fixed-words';
 import { healthRoutes } from './health';
 import { hookRoutes } from './hooks';
 import { runEventRoutes } from './run-events';
@@ -53,5 +54,6 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
+  reserveFixedWords(root);
   return root;
 }

@@ -3,15 +3,20 @@ import { z } from 'zod';
 import { RUN_STATUSES } from '../../db/run-view/view';
 import { pageQuery } from '../pagination';
 
-/** `status=a,b` and/or `status=a&status=b`. */
+const STATUS = `(?:${RUN_STATUSES.join('|')})`;
+/** One `status=` value: run statuses separated by commas, each at most twice over (no spaces). */
+const statusValue = z
+  .string()
+  .regex(
+    new RegExp(`^${STATUS}(?:,${STATUS}){0,${RUN_STATUSES.length * 2 - 1}}$`),
+    `must be one or more of ${RUN_STATUSES.join(', ')}, comma-separated`,
+  );
+
+/** `status=a,b` and/or `status=a&status=b`: the pattern is the whole rule, so the document states it. */
 const statusList = z
-  .union([z.string(), z.array(z.string())])
-  .transform((v) => (Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')).map((s) => s.trim()))
-  .pipe(
-    z
-      .array(z.enum(RUN_STATUSES))
-      .min(1)
-      .max(RUN_STATUSES.length * 2),
+  .union([statusValue, z.array(statusValue).min(1).max(RUN_STATUSES.length)])
+  .transform(
+    (v) => [...new Set((Array.isArray(v) ? v : [v]).flatMap((s) => s.split(',')))] as (typeof RUN_STATUSES)[number][],
   );
 
 const instant = z.iso.datetime({ offset: true }).transform((s) => new Date(s));

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { queryInteger } from '../query-integer';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
+import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
 import { ON_ERROR, TRIGGERS } from '../../temporal/contract/graph';
 import { EXECUTION_ID_PATTERN } from '../../temporal/contract/exec-id';
 
@@ -26,8 +27,6 @@ const slug = z
   .min(1)
   .max(64)
   .regex(/^[a-z][a-z0-9_-]*$/, 'must be a slug: lowercase letters, digits, _ or -, starting with a letter');
-
-const jsonObject = z.record(z.string(), z.json());
 
 const retry = z.strictObject({
   max_attempts: z.number().int().min(1).max(MAX_ATTEMPTS).meta({ description: 'Attempts including the first.' }),
@@ -72,7 +71,19 @@ const loopSettings = z.strictObject({
   }),
 });
 
-export const workflowStepBody = z.strictObject({
+/** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
+export const NOT_ON_WORKFLOW_STEPS = [
+  'prompt',
+  'tools',
+  'tasks',
+  'model',
+  'max_turns',
+  'output_schema',
+  'egress',
+  'config',
+] as const;
+
+const stepFields = z.strictObject({
   id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
   template_id: z
     .string()
@@ -126,7 +137,7 @@ export const workflowStepBody = z.strictObject({
     .meta({ description: 'Agent steps: overrides default_tools.' }),
   tasks: z.array(z.string().min(1).max(2_000)).max(50).optional(),
   max_turns: z.number().int().min(1).max(50).optional().meta({ description: 'Agent steps: overrides max_turns.' }),
-  output_schema: jsonObject
+  output_schema: jsonSchemaObject
     .optional()
     .meta({ description: 'Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template.' }),
   model: z
@@ -135,35 +146,65 @@ export const workflowStepBody = z.strictObject({
     .max(200)
     .optional(),
   egress: egressSettings.optional(),
-  config: jsonObject
+  config: jsonDataObject
     .optional()
     .meta({ description: 'Merged over the template config (action steps: per action type).' }),
-  input: z.json().optional().meta({ description: 'May reference `{{input.x}}` and `{{steps.<id>.output…}}`.' }),
+  input: jsonData.optional().meta({ description: 'May reference `{{input.x}}` and `{{steps.<id>.output…}}`.' }),
   retry: retry.optional(),
   timeout_seconds: z.number().int().min(1).max(MAX_STEP_TIMEOUT_SECONDS).optional(),
+});
+
+/**
+ * A step's kind, as the document states it (api/commands/check-workflow.ts and template-names.ts check it): a template
+ * (by id, by name, or both as a fetched definition has them) or a sub-workflow, never both or neither, and a
+ * sub-workflow step takes none of the agent and action fields.
+ */
+export const workflowStepBody = stepFields.meta({
+  anyOf: [{ required: ['template_id'] }, { required: ['template'] }, { required: ['workflow_id'] }],
+  not: {
+    required: ['workflow_id'],
+    anyOf: ['template', 'template_id', ...NOT_ON_WORKFLOW_STEPS].map((field) => ({ required: [field] })),
+  },
 });
 
 /** The longest callback URL accepted. */
 export const MAX_CALLBACK_URL_LENGTH = 2048;
 
-/** Shape of a completion webhook URL; whether its host may be reached is checked by api/commands/callback-url.ts. */
-function isWebhookUrl(value: string): boolean {
+/**
+ * Shape of a completion webhook URL, all of it in one pattern (so the document states the same rule): http or https,
+ * a host name whose last label starts with a letter or a dotted IPv4 address, an optional port, then any printable
+ * ASCII after `/`, `?` or `#`; no credentials, no spaces. Whether the host may be reached is checked by
+ * api/commands/callback-url.ts.
+ */
+const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+// A last label starting with a letter is never read as an IPv4 number by URL parsers.
+const NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?`;
+const PORT = '(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
+function parsesAsUrl(value: string): boolean {
   try {
-    const url = new URL(value);
-    return (url.protocol === 'http:' || url.protocol === 'https:') && url.username === '' && url.password === '';
+    new URL(value);
+    return true;
   } catch {
     return false;
   }
 }
 
+export const CALLBACK_URL_PATTERN = new RegExp(
+  `^[Hh][Tt][Tt][Pp][Ss]?://(?:${NAME}|${OCTET}(?:\\.${OCTET}){3})${PORT}(?:[/?#][!-~]*)?$`,
+);
+
 const callbackUrl = z
   .string()
   .max(MAX_CALLBACK_URL_LENGTH)
-  .refine(isWebhookUrl, 'must be an http or https URL without credentials')
+  .regex(CALLBACK_URL_PATTERN, 'must be an http or https URL without credentials')
+  // The one rule the pattern leaves out: a host of invalid punycode (`xn--…`) that no URL parser takes.
+  .refine(parsesAsUrl, 'must be an http or https URL without credentials')
   .meta({
     description:
       'Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret ' +
-      '(GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.',
+      '(GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, ' +
+      'and so is a host of invalid punycode (`xn--…`).',
     example: 'https://example.com/hooks/stepwise',
   });
 
@@ -185,7 +226,7 @@ const budget = z.strictObject({
 });
 
 export const workflowConfigBody = z.strictObject({
-  input_schema: jsonObject.optional().meta({ description: 'JSON Schema the run input must satisfy.' }),
+  input_schema: jsonSchemaObject.optional().meta({ description: 'JSON Schema the run input must satisfy.' }),
   timeout_seconds: z
     .number()
     .int()
@@ -219,7 +260,9 @@ export const createWorkflowBody = z.strictObject({
 /** PATCH: any subset of the fields; `steps` and `config` are replaced as a whole. */
 export const updateWorkflowBody = createWorkflowBody
   .partial()
-  .refine((body) => Object.keys(body).length > 0, 'at least one field is required');
+  .refine((body) => Object.keys(body).length > 0, 'at least one field is required')
+  // The refinement above, as the document states it.
+  .meta({ minProperties: 1 });
 
 export type WorkflowStepBody = z.infer<typeof workflowStepBody>;
 export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;
@@ -263,7 +306,7 @@ export const rerunBody = z.strictObject({
 });
 
 export const startRunBody = z.strictObject({
-  input: jsonObject.optional().meta({ description: 'Run input, validated against config.input_schema.' }),
+  input: jsonDataObject.optional().meta({ description: 'Run input, validated against config.input_schema.' }),
   callback_url: callbackUrl
     .optional()
     .meta({ description: "Replaces the workflow's config.callback_url for this run." }),

@@ -74,11 +74,12 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
           note?: string;
         },
       ) => {
+        // Exactly one of cron and interval, and a listed zone: checked by the server (a 400 names the field).
         const spec = {
           ...(flags.cron.length > 0 ? { cron: flags.cron } : {}),
           ...(flags.every !== undefined ? { interval: { every_seconds: Number(flags.every) } } : {}),
           ...(flags.tz !== undefined ? { time_zone: flags.tz } : {}),
-        };
+        } as ScheduleBody['spec'];
         const input = parseInput(flags.input);
         const created = await ctx.api(flags).createSchedule(workflowId, {
           spec,

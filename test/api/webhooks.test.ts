@@ -126,13 +126,7 @@ describe('completion webhooks', () => {
 
   it('refuses a literal loopback, private or credentialled callback URL at start with a 400', async () => {
     const wf = await transformWorkflow();
-    for (const url of [
-      'http://127.0.0.1:9/hook',
-      'http://[::1]/hook',
-      'http://169.254.169.254/latest',
-      'http://10.1.2.3/x',
-      'http://0x7f000001/hook',
-    ]) {
+    for (const url of ['http://127.0.0.1:9/hook', 'http://169.254.169.254/latest', 'http://10.1.2.3/x']) {
       const res = await start(wf, { callback_url: url });
       openapi.check(res);
       expect(res.status).toBe(400);
@@ -143,6 +137,9 @@ describe('completion webhooks', () => {
       'https://user:pw@example.com/x',
       'not a url',
       `https://e.com/${'a'.repeat(2100)}`,
+      // Hosts the URL pattern does not take: IPv6 literals, IPv4 written as one hex number.
+      'http://[::1]/hook',
+      'http://0x7f000001/hook',
     ]) {
       const res = await start(wf, { callback_url: url });
       expect(res.status).toBe(400);
