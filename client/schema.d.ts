@@ -2563,14 +2563,12 @@ export interface paths {
                     max_tokens?: number;
                   };
                   /**
-                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
                    * @example https://example.com/hooks/stepwise
                    */
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
-                  input_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
+                  input_schema?: components['schemas']['JsonSchemaObject'];
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2591,73 +2589,74 @@ export interface paths {
                 /** @example wf_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 name: string;
-                steps: {
-                  /** @description Merged over the template config (action steps: per action type). */
-                  config?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
-                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-                  depends_on?: string[];
-                  egress?: components['schemas']['EgressPolicy'];
-                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-                  id: string;
-                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                  input?: components['schemas']['__schema5'];
-                  /** @description Repeat the step until a condition holds. */
-                  loop?: {
-                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                    max_iterations: number;
-                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                    until: string;
-                  };
-                  /** @description Run the step once per item of a list. */
-                  map?: {
-                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                    concurrency?: number;
-                    /**
-                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                     * @enum {string}
-                     */
-                    on_item_error?: 'fail' | 'continue';
-                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                    over: string;
-                  };
-                  /** @description Agent steps: overrides max_turns. */
-                  max_turns?: number;
-                  model?: string;
-                  /**
-                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-                   * @enum {string}
-                   */
-                  on_error?: 'fail' | 'continue';
-                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                  output_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
-                  /** @description Agent steps: overrides default_prompt. */
-                  prompt?: string;
-                  retry?: {
-                    /** @description Attempts including the first. */
-                    max_attempts: number;
-                  };
-                  tasks?: string[];
-                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-                  template?: string;
-                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-                  template_id?: string;
-                  timeout_seconds?: number;
-                  /** @description Agent steps: overrides default_tools. */
-                  tools?: string[];
-                  /**
-                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-                   * @enum {string}
-                   */
-                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
-                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-                  when?: string;
-                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-                  workflow_id?: string;
-                }[];
+                steps: (
+                  | {
+                      /** @description Merged over the template config (action steps: per action type). */
+                      config?: components['schemas']['JsonDataObject'];
+                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                      depends_on?: string[];
+                      egress?: components['schemas']['EgressPolicy'];
+                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                      id: string;
+                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                      input?: components['schemas']['JsonData'];
+                      /** @description Repeat the step until a condition holds. */
+                      loop?: {
+                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                        max_iterations: number;
+                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                        until: string;
+                      };
+                      /** @description Run the step once per item of a list. */
+                      map?: {
+                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                        concurrency?: number;
+                        /**
+                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                         * @enum {string}
+                         */
+                        on_item_error?: 'fail' | 'continue';
+                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                        over: string;
+                      };
+                      /** @description Agent steps: overrides max_turns. */
+                      max_turns?: number;
+                      model?: string;
+                      /**
+                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                       * @enum {string}
+                       */
+                      on_error?: 'fail' | 'continue';
+                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                      output_schema?: components['schemas']['JsonSchemaObject'];
+                      /** @description Agent steps: overrides default_prompt. */
+                      prompt?: string;
+                      retry?: {
+                        /** @description Attempts including the first. */
+                        max_attempts: number;
+                      };
+                      tasks?: string[];
+                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                      template?: string;
+                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                      template_id?: string;
+                      timeout_seconds?: number;
+                      /** @description Agent steps: overrides default_tools. */
+                      tools?: string[];
+                      /**
+                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                       * @enum {string}
+                       */
+                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                      when?: string;
+                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                      workflow_id?: string;
+                    }
+                  | unknown
+                  | unknown
+                  | unknown
+                )[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -3043,14 +3042,12 @@ export interface paths {
                     max_tokens?: number;
                   };
                   /**
-                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused.
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
                    * @example https://example.com/hooks/stepwise
                    */
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
-                  input_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
+                  input_schema?: components['schemas']['JsonSchemaObject'];
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -3071,73 +3068,74 @@ export interface paths {
                 /** @example wf_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 name: string;
-                steps: {
-                  /** @description Merged over the template config (action steps: per action type). */
-                  config?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
-                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-                  depends_on?: string[];
-                  egress?: components['schemas']['EgressPolicy'];
-                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-                  id: string;
-                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                  input?: components['schemas']['__schema5'];
-                  /** @description Repeat the step until a condition holds. */
-                  loop?: {
-                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                    max_iterations: number;
-                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                    until: string;
-                  };
-                  /** @description Run the step once per item of a list. */
-                  map?: {
-                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                    concurrency?: number;
-                    /**
-                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                     * @enum {string}
-                     */
-                    on_item_error?: 'fail' | 'continue';
-                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                    over: string;
-                  };
-                  /** @description Agent steps: overrides max_turns. */
-                  max_turns?: number;
-                  model?: string;
-                  /**
-                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-                   * @enum {string}
-                   */
-                  on_error?: 'fail' | 'continue';
-                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                  output_schema?: {
-                    [key: string]: components['schemas']['__schema4'];
-                  };
-                  /** @description Agent steps: overrides default_prompt. */
-                  prompt?: string;
-                  retry?: {
-                    /** @description Attempts including the first. */
-                    max_attempts: number;
-                  };
-                  tasks?: string[];
-                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-                  template?: string;
-                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-                  template_id?: string;
-                  timeout_seconds?: number;
-                  /** @description Agent steps: overrides default_tools. */
-                  tools?: string[];
-                  /**
-                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-                   * @enum {string}
-                   */
-                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
-                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-                  when?: string;
-                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-                  workflow_id?: string;
-                }[];
+                steps: (
+                  | {
+                      /** @description Merged over the template config (action steps: per action type). */
+                      config?: components['schemas']['JsonDataObject'];
+                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                      depends_on?: string[];
+                      egress?: components['schemas']['EgressPolicy'];
+                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                      id: string;
+                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                      input?: components['schemas']['JsonData'];
+                      /** @description Repeat the step until a condition holds. */
+                      loop?: {
+                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                        max_iterations: number;
+                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                        until: string;
+                      };
+                      /** @description Run the step once per item of a list. */
+                      map?: {
+                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                        concurrency?: number;
+                        /**
+                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                         * @enum {string}
+                         */
+                        on_item_error?: 'fail' | 'continue';
+                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                        over: string;
+                      };
+                      /** @description Agent steps: overrides max_turns. */
+                      max_turns?: number;
+                      model?: string;
+                      /**
+                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                       * @enum {string}
+                       */
+                      on_error?: 'fail' | 'continue';
+                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                      output_schema?: components['schemas']['JsonSchemaObject'];
+                      /** @description Agent steps: overrides default_prompt. */
+                      prompt?: string;
+                      retry?: {
+                        /** @description Attempts including the first. */
+                        max_attempts: number;
+                      };
+                      tasks?: string[];
+                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                      template?: string;
+                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                      template_id?: string;
+                      timeout_seconds?: number;
+                      /** @description Agent steps: overrides default_tools. */
+                      tools?: string[];
+                      /**
+                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                       * @enum {string}
+                       */
+                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                      when?: string;
+                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                      workflow_id?: string;
+                    }
+                  | unknown
+                  | unknown
+                  | unknown
+                )[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
