@@ -119,11 +119,6 @@ export const configSchema = z.object({
    * them (eager dispatch, temporal/create-worker.ts), skipping the task queue; 0 turns it off.
    */
   WORKER_EAGER_ACTIVITIES: z.coerce.number().int().min(0).max(1000).default(20),
-  /**
-   * Temporal's per-promise stack traces in the workflow threads, for the `__stack_trace` query (the Web UI's "Stack
-   * Trace" tab): off by default, they cost about a quarter of the worker's CPU per run (temporal/workflow-threads.ts).
-   */
-  WORKFLOW_STACK_TRACES: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
   /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),

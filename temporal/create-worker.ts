@@ -12,7 +12,6 @@ import { createMailer } from './mail/mailer';
 import { Registry } from 'prom-client';
 import { createWorkerMetrics, type WorkerMetrics } from '../runtime/metrics/worker-metrics';
 import type { Tracing } from '../runtime/tracing';
-import { startWorkflowThreadsWithoutStackTraces } from './workflow-threads';
 
 export interface WorkerDeps {
   config: Config;
@@ -40,7 +39,6 @@ function workflowSpanSink(tracing: Tracing | undefined): InjectedSinks<{ exporte
 }
 
 export async function createWorker(deps: WorkerDeps): Promise<Worker> {
-  if (!deps.config.WORKFLOW_STACK_TRACES) startWorkflowThreadsWithoutStackTraces();
   return Worker.create({
     connection: deps.connection,
     namespace: deps.config.TEMPORAL_NAMESPACE,
