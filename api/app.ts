@@ -1,19 +1,21 @@
 /**
  * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
  * Order matters: request context → security headers → envelope/error mapping → codec endpoint (its own CORS and
- * body limit) → CORS → JSON body → routes.
+ * body limit) → CORS → JSON body → the fixed-word guard → routes.
  */
 import Koa from 'koa';
 import './state';
 import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';
-import { httpMetrics, routePatternOf } from './middleware/http-metrics';
+import { httpMetrics } from './middleware/http-metrics';
 import { requestSpan } from './middleware/request-span';
 import { requestContext } from './middleware/request-context';
 import { corsPolicy, securityHeaders } from './middleware/security-headers';
 import { rootRouter } from './routes';
 import { codecRoutes } from './routes/codec';
+import { fixedWordGuard } from './routes/fixed-words';
+import { routePatternOf, routeTable } from './routes/route-table';
 import { createApiMetrics } from '../runtime/metrics/api-metrics';
 
 export function createApp(deps: ApiDeps): Koa {
@@ -22,11 +24,12 @@ export function createApp(deps: ApiDeps): Koa {
   app.silent = true;
   const apiMetrics = createApiMetrics(deps.metrics);
   const router = rootRouter({ ...deps, apiMetrics });
+  const routes = routeTable(router);
   // Outermost, so the request's own log line and everything below it carry the trace.
   if (deps.tracer) app.use(requestSpan(deps.tracer));
   app.use(requestContext(deps.logger));
   // Outside the error mapping: it sees the final status and X-Error-Code of every answer.
-  app.use(httpMetrics(apiMetrics, routePatternOf(router)));
+  app.use(httpMetrics(apiMetrics, routePatternOf(routes)));
   // Before the error mapping, so every answer (errors and 404s included) carries the headers.
   app.use(securityHeaders());
   app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));
@@ -37,6 +40,7 @@ export function createApp(deps: ApiDeps): Koa {
   const corsMiddleware = corsPolicy(deps.config);
   if (corsMiddleware) app.use(corsMiddleware);
   for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
+  app.use(fixedWordGuard(routes));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;

@@ -1,14 +1,15 @@
 /**
  * Fixed words are never ids. A fixed word is a literal path segment of one route where another route, the same up to
  * that segment, has a parameter: `tools` and `actions` beside `/agents/:id`, `runs` beside `/workflows/:id…`. The
- * router matches every route against the path, so without this `/agents/tools` also matched `/agents/:id`: OPTIONS
- * listed that route's PATCH and DELETE in Allow, and a PATCH was answered as a lookup of a template called `tools`.
+ * router runs every route whose pattern matches the path, so without this guard `/agents/tools` also matched
+ * `/agents/:id`: OPTIONS listed that route's PATCH and DELETE in Allow, and a PATCH was answered as a lookup of a
+ * template called `tools`.
  *
  * The words are read from the routes themselves, so a fixed route added later reserves its word with no list to keep.
+ * The guard runs before the router and only acts on a path where some route's parameter would take a fixed word.
  */
-import type Router from '@koa/router';
-
-type Layer = Router['stack'][number];
+import type { Middleware } from 'koa';
+import { decoded, matchesRoute, type RouteEntry } from './route-table';
 
 const isParam = (segment: string) => segment.startsWith(':');
 /** Wildcards and optional groups (`{*path}`) are neither a word nor one parameter: comparison stops there. */
@@ -41,36 +42,36 @@ export function fixedWords(paths: readonly string[]): Map<string, Map<number, Se
 }
 
 /**
- * Makes every route of `router` (routers mounted into it included: their routes are copied into its stack) refuse a
- * path whose parameter would take a fixed word. Call once, after every route is mounted.
+ * Answers a request whose path only some route's parameter would take as a fixed word: with the methods of the
+ * routes left (405 with their Allow, or OPTIONS' list), or as an unknown route when none is left. Every other request
+ * goes on to the router unchanged. The answers are left bodiless, as the router's allowedMethods() leaves them: the
+ * error middleware puts them in the envelope.
  */
-export function reserveFixedWords(router: Router): void {
-  const routes = router.stack.filter(
-    (layer): layer is Layer & { path: string } => layer.methods.length > 0 && typeof layer.path === 'string',
-  );
-  const reserved = fixedWords(routes.map((layer) => layer.path));
-  for (const layer of routes) {
-    const words = reserved.get(layer.path);
-    if (!words) continue;
-    const matches = layer.match.bind(layer);
-    layer.match = (path: string) => matches(path) && !takesWord(path, words);
-  }
+export function fixedWordGuard(routes: readonly RouteEntry[]): Middleware {
+  const reserved = fixedWords(routes.map((r) => r.pattern));
+  return async (ctx, next) => {
+    const path = ctx.path.split('/');
+    const matching = routes.filter((r) => matchesRoute(r, path));
+    const kept = matching.filter((r) => !takesWord(path, reserved.get(r.pattern)));
+    const allow = [...new Set(kept.flatMap((r) => r.methods))];
+    if (kept.length === matching.length || allow.includes(ctx.method)) {
+      await next();
+      return;
+    }
+    if (allow.length === 0) {
+      ctx.status = 404;
+      return;
+    }
+    ctx.set('Allow', allow.join(', '));
+    ctx.status = ctx.method === 'OPTIONS' ? 200 : 405;
+  };
 }
 
-function takesWord(path: string, words: Map<number, Set<string>>): boolean {
-  const segments = path.split('/');
+function takesWord(path: readonly string[], words: Map<number, Set<string>> | undefined): boolean {
+  if (!words) return false;
   for (const [k, set] of words) {
-    const segment = segments[k];
+    const segment = path[k];
     if (segment !== undefined && set.has(decoded(segment))) return true;
   }
   return false;
-}
-
-/** As the router decodes a parameter (`%74ools` is `tools`); a malformed escape is kept as it is. */
-function decoded(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

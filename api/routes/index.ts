@@ -14,7 +14,6 @@ import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
 import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
-import { reserveFixedWords } from './fixed-words';
 import { healthRoutes } from './health';
 import { hookRoutes } from './hooks';
 import { runEventRoutes } from './run-events';
@@ -54,6 +53,5 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
-  reserveFixedWords(root);
   return root;
 }
