@@ -25,6 +25,7 @@ const ERROR_DESCRIPTIONS = {
   401: 'Missing, malformed, unknown or revoked API key.',
   403: 'The resource is read-only (a system template).',
   404: 'Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose).',
+  405: 'The id is a fixed word (`tools`, `actions`): its own route does not answer this method; `Allow` lists what it answers.',
   409: 'Conflict: a request with the same idempotency key is still in flight.',
   413: 'Request body over the size limit.',
   415: 'Request body is not JSON.',

@@ -448,6 +448,15 @@ export interface paths {
             'application/json': components['schemas']['ErrorEnvelope'];
           };
         };
+        /** @description The id is a fixed word (`tools`, `actions`): its own route does not answer this method; `Allow` lists what it answers. */
+        405: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
         /** @description Rate limited; retry after `Retry-After` seconds. */
         429: {
           headers: {
@@ -586,6 +595,15 @@ export interface paths {
         };
         /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description The id is a fixed word (`tools`, `actions`): its own route does not answer this method; `Allow` lists what it answers. */
+        405: {
           headers: {
             [name: string]: unknown;
           };

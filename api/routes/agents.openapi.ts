@@ -78,7 +78,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       requestBody: jsonRequest(updateTemplateBody),
       responses: {
         ...ok(200, 'The changed template', templateWritten),
-        ...errors(400, 401, 403, 404, 409, 413, 415),
+        ...errors(400, 401, 403, 404, 405, 409, 413, 415),
       },
     },
     delete: {
@@ -87,7 +87,7 @@ export const agentsPaths: ZodOpenApiPathsObject = {
       description: 'Runs already started keep their snapshot of the template.',
       security: BEARER,
       requestParams: { path: templateIdParams },
-      responses: { ...ok(200, 'Deleted', deleted), ...errors(401, 403, 404) },
+      responses: { ...ok(200, 'Deleted', deleted), ...errors(401, 403, 404, 405) },
     },
   },
 };
