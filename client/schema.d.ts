@@ -4639,7 +4639,7 @@ export interface paths {
         };
         header?: {
           /** @description The id of the last event received. */
-          'Last-Event-ID'?: string;
+          'Last-Event-ID'?: number;
         };
         path: {
           runId: string;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors } from '../openapi-kit';
 import { runEventView } from '../presenters/run-event';
-import { runEventsParams, runEventsQuery } from './run-events.schema';
+import { lastEventIdHeader, runEventsParams, runEventsQuery } from './run-events.schema';
 
 export const runEventPaths: ZodOpenApiPathsObject = {
   '/api/v1/workflows/runs/{runId}/events': {
@@ -22,7 +22,7 @@ export const runEventPaths: ZodOpenApiPathsObject = {
         path: runEventsParams,
         query: runEventsQuery,
         header: z.strictObject({
-          'Last-Event-ID': z.string().optional().meta({ description: 'The id of the last event received.' }),
+          'Last-Event-ID': lastEventIdHeader.optional().meta({ description: 'The id of the last event received.' }),
         }),
       },
       responses: {

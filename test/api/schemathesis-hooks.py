@@ -3,6 +3,9 @@
 A schedule's end_at must be after its start_at: a rule between two fields that JSON Schema cannot state, so the
 document says it in end_at's description and this hook keeps generated bodies to it. Only two valid dates out of
 order are changed (end_at moves to an hour after start_at); a body that is invalid in any other way stays so.
+
+A status long poll (`?wait=`, up to 60 s) is held as long as asked: generated waits are kept to 2 s, so one request
+cannot take the run's time (as test/reliability/api-fuzz.test.ts does).
 """
 from datetime import datetime, timedelta
 
@@ -34,6 +37,13 @@ def _order(obj):
 # map_case rather than map_body: the coverage phase applies case hooks only.
 @schemathesis.hook
 def map_case(context, case):
+    query = case.query
+    if isinstance(query, dict) and "wait" in query:
+        try:
+            if int(query["wait"]) > 2:
+                query["wait"] = 2
+        except (TypeError, ValueError):
+            pass
     body = case.body
     if isinstance(body, dict):
         _order(body)

@@ -44,7 +44,8 @@ export async function insertTemplate(
 export async function actionTemplates(db: Db, owner: string): Promise<Record<ActionType, TemplateDoc>> {
   const out: Partial<Record<ActionType, TemplateDoc>> = {};
   for (const type of ['send_email', 'http_request', 'transform', 'delay', 'approval'] as const) {
-    out[type] = await insertTemplate(db, owner, { step_type: 'action', action_type: type, name: `${type} template` });
+    // insertTemplate names it uniquely: a test may ask for a second set for the same owner.
+    out[type] = await insertTemplate(db, owner, { step_type: 'action', action_type: type });
   }
   return out as Record<ActionType, TemplateDoc>;
 }
