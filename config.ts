@@ -119,6 +119,12 @@ export const configSchema = z.object({
    * them (eager dispatch, temporal/create-worker.ts), skipping the task queue; 0 turns it off.
    */
   WORKER_EAGER_ACTIVITIES: z.coerce.number().int().min(0).max(1000).default(20),
+  /**
+   * Count every MongoDB command (driver command monitoring) and every Temporal call the API makes on /metrics
+   * (stepwise_db_commands_total, stepwise_temporal_calls_total): round trips per request or step, as the benchmark's
+   * counted rows read them. Off by default: the monitoring costs an event per command.
+   */
+  METRICS_ROUND_TRIPS: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
   /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),

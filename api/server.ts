@@ -10,6 +10,7 @@ import { createApp } from './app';
 import { createLogger } from '../runtime/logger';
 import { retryUntil } from '../runtime/startup';
 import { startTracing } from '../runtime/tracing';
+import { createRoundTripMetrics } from '../runtime/metrics/round-trips';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -18,7 +19,15 @@ async function main(): Promise<void> {
   if (config.PAYLOAD_CODEC_KEYS.length === 0) {
     logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
   }
-  const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const roundTrips = config.METRICS_ROUND_TRIPS ? createRoundTripMetrics(metrics) : undefined;
+  const database = await connectDatabase({
+    uri: config.MONGODB_URI,
+    dbName: config.MONGODB_DB,
+    connect: false,
+    ...(roundTrips ? { onCommand: roundTrips.dbCommand } : {}),
+  });
   let indexes: IndexReport = { duplicateTemplateNames: [] };
   await retryUntil('MongoDB indexes', async () => (indexes = await ensureIndexes(database.db)), logger);
   if (indexes.duplicateTemplateNames.length > 0) {
@@ -35,9 +44,8 @@ async function main(): Promise<void> {
     namespace: config.TEMPORAL_NAMESPACE,
     codecKeys: config.PAYLOAD_CODEC_KEYS,
     tracing: tracing !== undefined,
+    ...(roundTrips ? { onCall: roundTrips.temporalCall } : {}),
   });
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
   const app = createApp({ config, db: database.db, temporal, logger, metrics, tracer: tracing?.tracer });
   const handle = app.callback();
   const server = http.createServer((req, res) => void handle(req, res));

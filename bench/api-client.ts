@@ -57,6 +57,17 @@ export class ApiClient {
     return data.id;
   }
 
+  /** A workflow of `n` `http_request` steps, each a GET of `url` (as the bare arm's request activities). */
+  async createHttpWorkflow(n: number, httpTemplateId: string, url: string): Promise<string> {
+    const steps = Array.from({ length: n }, (_, i) => ({
+      id: `s${i + 1}`,
+      template_id: httpTemplateId,
+      config: { url },
+    }));
+    const { data } = await this.call<{ id: string }>('POST', '/api/v1/workflows', { name: `bench ${n} http`, steps });
+    return data.id;
+  }
+
   async startRun(workflowId: string, input: Record<string, unknown>): Promise<string> {
     const { data } = await this.call<{ run_id: string }>('POST', `/api/v1/workflows/${workflowId}/run`, { input });
     return data.run_id;

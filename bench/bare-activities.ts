@@ -11,6 +11,15 @@ export async function get(url: string): Promise<unknown> {
   return { status: res.status, body: await res.json() };
 }
 
+/**
+ * B2/B3's bare activity: the request a Stepwise `http_request` step with only a URL makes — a GET carrying an
+ * Idempotency-Key — and its JSON body read.
+ */
+export async function request(url: string, idempotencyKey: string): Promise<unknown> {
+  const res = await fetch(url, { headers: { 'Idempotency-Key': idempotencyKey } });
+  return { status: res.status, body: await res.json() };
+}
+
 /** B6's bare activity: one model call through the same provider adapter, against the mock LLM at `baseUrl`. */
 export async function modelCall(baseUrl: string, model: string, apiKey: string): Promise<string> {
   const provider = createLlmProvider({ OPENAI_API_KEY: apiKey, OPENAI_BASE_URL: baseUrl }, model);

@@ -1,18 +1,25 @@
 /**
  * The bare-Temporal reference arm: the same shapes as the Stepwise runs being measured (one trivial activity, or
- * three in sequence, as regular or as local activities; a fan-out of HTTP calls; model calls) with nothing of Stepwise
+ * three in sequence, as regular or as local activities; three HTTP requests in sequence; a fan-out of HTTP calls; model calls) with nothing of Stepwise
  * around them.
  */
-import { proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, workflowInfo } from '@temporalio/workflow';
 import type * as activities from './bare-activities';
 
 const options = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } };
-const { step, get, modelCall } = proxyActivities<typeof activities>(options);
+const { step, get, request, modelCall } = proxyActivities<typeof activities>(options);
 const local = proxyLocalActivities<typeof activities>(options);
 
 export async function bareWorkflow(steps: number, input: Record<string, unknown>): Promise<unknown> {
   let value: unknown = input;
   for (let i = 0; i < steps; i++) value = await step(value);
+  return value;
+}
+
+/** B2/B3: `steps` HTTP requests to `url` one after another, as regular activities, keyed like Stepwise's. */
+export async function bareHttpWorkflow(steps: number, url: string): Promise<unknown> {
+  let value: unknown = null;
+  for (let i = 0; i < steps; i++) value = await request(url, `${workflowInfo().workflowId}:s${i + 1}`);
   return value;
 }
 

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: QUALITY.md's benchmark table, every figure a ratio of two arms measured side by side in this run
  * on this machine. Prints a table and writes bench/results/<time>.json.
- * Options: --only B1,B2   --scale 2 (more samples)   --profile <dir> (CPU profiles of the API and worker; summarise
+ * Options: --only B1,C1   --scale 2 (more samples)   --profile <dir> (CPU profiles of the API and worker; summarise
  * them with `tsx bench/profile-summary.ts <dir>/api` — one
  * folder per process, the heaviest profile in it is the main thread)
  */
@@ -21,6 +21,7 @@ import {
 } from './arms';
 import { startHttpSink, type HttpSink } from '../test/helpers/http-sink';
 import { b6AgentOverhead, startMockLlm } from './agent-overhead';
+import { c1RunStart, c2StepRoundTrips } from './counted';
 import { b11Growth } from './growth';
 import { b10FanOut, b9PureSteps } from './pure-and-fan-out';
 import { startBenchStack } from './stack';
@@ -42,6 +43,9 @@ const BENCHES: Record<string, Bench> = {
   B7: b7Reads,
   B9: b9PureSteps,
   B10: (ctx, { sink }) => b10FanOut(ctx, sink),
+  // Counted, not timed (docs/benchmarks.md lists each round trip with its reason).
+  C1: c1RunStart,
+  C2: c2StepRoundTrips,
   // Last: it fills the database with 100 000 runs.
   B11: b11Growth,
 };
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
   });
   const rows: Row[] = [];
   try {
-    const ctx = await createContext(stack, scale);
+    const ctx = await createContext(stack, scale, sink.url('/bench'));
     for (const [id, bench] of Object.entries(BENCHES)) {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
@@ -81,7 +85,14 @@ async function main(): Promise<void> {
   }
   const table = [
     ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],
-    ...rows.map((r) => [r.id, r.stepwise, r.bare, `${round(r.ratio, 2)}×`, r.target, r.pass ? 'yes' : 'NO']),
+    ...rows.map((r) => [
+      r.id,
+      r.stepwise,
+      r.bare,
+      Number.isFinite(r.ratio) ? `${round(r.ratio, 2)}×` : '-',
+      r.target,
+      r.pass ? 'yes' : 'FAIL',
+    ]),
   ];
   const widths = table[0]!.map((_, c) => Math.max(...table.map((r) => r[c]!.length)));
   for (const r of table) process.stdout.write(`${r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ')}\n`);
@@ -91,6 +102,11 @@ async function main(): Promise<void> {
   const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   fs.writeFileSync(file, JSON.stringify({ at: new Date().toISOString(), scale, rows }, null, 2));
   process.stdout.write(`results: ${path.relative(process.cwd(), file)}\n`);
+  const failed = rows.filter((r) => !r.pass).map((r) => r.id);
+  if (failed.length > 0) {
+    process.stdout.write(`FAIL: ${failed.join(', ')}\n`);
+    process.exitCode = 1;
+  }
 }
 
 main().catch((err: unknown) => {

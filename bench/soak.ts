@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { startHttpSink } from '../test/helpers/http-sink';
 import { readSse, type SseResult } from '../test/helpers/sse';
 import { createContext, type BenchContext } from './arms';
 import { rssMiB, startBenchStack } from './stack';
@@ -168,10 +169,14 @@ async function main(): Promise<void> {
   const minutes = Number(arg('--minutes') ?? 10);
   if (!(minutes > 0)) throw new Error('--minutes takes a positive number');
   // The default per-user cap (20) would refuse most of the K streams.
-  const stack = await startBenchStack({ extraEnv: { EVENTS_MAX_STREAMS_PER_USER: String(STREAMS * 2) } });
+  // The context builds B2/B3's workflow of http_request steps, which needs the sink and the egress allowance.
+  const sink = await startHttpSink();
+  const stack = await startBenchStack({
+    extraEnv: { EVENTS_MAX_STREAMS_PER_USER: String(STREAMS * 2), HTTP_ALLOWED_HOSTS: sink.host },
+  });
   let result;
   try {
-    const ctx = await createContext(stack, 1);
+    const ctx = await createContext(stack, 1, sink.url('/bench'));
     process.stderr.write(`[soak] ${minutes} min, ${CONCURRENCY} runs in flight…\n`);
     const loop = await soak(ctx, minutes);
     process.stderr.write(`[soak] ${STREAMS} event streams…\n`);
@@ -180,6 +185,7 @@ async function main(): Promise<void> {
     result = { at: new Date().toISOString(), loop, sse };
   } finally {
     await stack.stop();
+    await sink.close();
   }
   const { loop, sse } = result;
   const last = loop.samples[loop.samples.length - 1]!;

@@ -26,6 +26,8 @@ export interface BenchStack {
   stepwiseQueue: string;
   bareQueue: string;
   bareKoaUrl: string;
+  /** The worker's Stepwise /metrics (its health port). */
+  workerMetricsUrl: string;
   database: Database;
   /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
   codecKeys: string;
@@ -99,6 +101,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       RATE_LIMIT_PER_MINUTE: '100000000',
       RATE_LIMIT_RUNS_PER_MINUTE: '100000000',
       RATE_LIMIT_IP_PER_MINUTE: '100000000',
+      // C1 and C2 count round trips from the processes' /metrics: an event per MongoDB command, a counter per call.
+      METRICS_ROUND_TRIPS: 'true',
       ...extraEnv,
     };
     const spawnTs = (
@@ -144,6 +148,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       stepwiseQueue,
       bareQueue,
       bareKoaUrl: `http://127.0.0.1:${bareKoaPort}`,
+      workerMetricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
       database,
       codecKeys,
       pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid, database: mongo.process.pid },

@@ -14,6 +14,11 @@ export interface DatabaseOptions {
   serverSelectionTimeoutMS?: number;
   /** Connect now (default) or on first use — servers start while MongoDB may still be coming up. */
   connect?: boolean;
+  /**
+   * Called once per command the driver sends (command monitoring), with the command's name and its collection (`-`
+   * for commands on no collection): what round trips a request or step costs. Unset: no monitoring.
+   */
+  onCommand?: (command: string, collection: string) => void;
 }
 
 export async function connectDatabase(opts: DatabaseOptions): Promise<Database> {
@@ -22,10 +27,23 @@ export async function connectDatabase(opts: DatabaseOptions): Promise<Database> 
     serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 2_000,
     connectTimeoutMS: 2_000,
     appName: 'stepwise',
+    monitorCommands: opts.onCommand !== undefined,
   });
+  const onCommand = opts.onCommand;
+  if (onCommand) client.on('commandStarted', (e) => onCommand(e.commandName, commandCollection(e.command)));
   if (opts.connect !== false) await client.connect();
   const db = client.db(opts.dbName);
   return { client, db, close: () => client.close() };
+}
+
+/**
+ * The collection a command names: the value of its first field for collection commands (`{find: 'runs'}`), the
+ * `collection` field of a getMore; `-` for the others (ping, endSessions, transactions).
+ */
+function commandCollection(command: Record<string, unknown>): string {
+  const first = Object.values(command)[0];
+  if (typeof first === 'string') return first;
+  return typeof command.collection === 'string' ? command.collection : '-';
 }
 
 /** Cheap liveness probe used by /readyz. */

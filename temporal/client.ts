@@ -3,6 +3,7 @@
  * and reconnects by itself when it comes back.
  */
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { closedChannelGuard } from './closed-channel-guard';
 import { createDataConverter } from './codec/data-converter';
@@ -15,6 +16,11 @@ export interface TemporalClientOptions {
   codecKeys: readonly CodecKey[];
   /** Tracing on: starts and signals carry the active trace context into the workflow (its headers). */
   tracing?: boolean;
+  /**
+   * Called once per gRPC request the client sends to Temporal (each retry attempt too), with the method's name
+   * (`StartWorkflowExecution`): what round trips a request costs. Unset: nothing counted.
+   */
+  onCall?: (method: string) => void;
 }
 
 export function createTemporalClient(opts: TemporalClientOptions): Client {
@@ -22,7 +28,12 @@ export function createTemporalClient(opts: TemporalClientOptions): Client {
     address: opts.address,
     connectTimeout: 2_000,
     // The SDK's default retries, then the guard for a retry that finds the connection closed.
-    interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), closedChannelGuard],
+    interceptors: [
+      makeGrpcRetryInterceptor(defaultGrpcRetryOptions()),
+      closedChannelGuard,
+      // Innermost: below the retry interceptor, so that every attempt sent counts.
+      ...(opts.onCall ? [callCounter(opts.onCall)] : []),
+    ],
   });
   return new Client({
     connection,
@@ -30,6 +41,15 @@ export function createTemporalClient(opts: TemporalClientOptions): Client {
     dataConverter: createDataConverter(opts.codecKeys),
     ...(opts.tracing ? { interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } } : {}),
   });
+}
+
+/** A gRPC interceptor reporting each call's method name (the last segment of `/package.Service/Method`). */
+function callCounter(onCall: (method: string) => void): Interceptor {
+  return (options, nextCall) => {
+    const path = options.method_definition.path;
+    onCall(path.slice(path.lastIndexOf('/') + 1));
+    return new InterceptingCall(nextCall(options));
+  };
 }
 
 /** Readiness probe: the frontend answers within a short deadline. */

@@ -18,6 +18,7 @@ import { createWorkerHealthServer } from './health-server';
 import { installTemporalRuntime } from './telemetry-runtime';
 import { startTracing } from '../runtime/tracing';
 import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
+import { createRoundTripMetrics } from '../runtime/metrics/round-trips';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -28,7 +29,14 @@ async function main(): Promise<void> {
   if (config.PAYLOAD_CODEC_KEYS.length === 0) {
     logger.warn('PAYLOAD_CODEC_KEYS is not set: run data goes into Temporal unencrypted (production refuses this)');
   }
-  const database = await connectDatabase({ uri: config.MONGODB_URI, dbName: config.MONGODB_DB, connect: false });
+  const metrics = new Registry();
+  collectDefaultMetrics({ register: metrics });
+  const database = await connectDatabase({
+    uri: config.MONGODB_URI,
+    dbName: config.MONGODB_DB,
+    connect: false,
+    ...(config.METRICS_ROUND_TRIPS ? { onCommand: createRoundTripMetrics(metrics).dbCommand } : {}),
+  });
   const workflowBundlePath = config.WORKFLOW_BUNDLE_PATH ?? (await ensureWorkflowBundle());
   let connection: NativeConnection | undefined;
   await retryUntil(
@@ -39,8 +47,6 @@ async function main(): Promise<void> {
     logger,
   );
   const expressions = createExpressionEvaluator(evaluatorOptions(config));
-  const metrics = new Registry();
-  collectDefaultMetrics({ register: metrics });
   const workerMetrics = createWorkerMetrics(metrics);
   const worker = await createWorker({
     config,

@@ -38,6 +38,8 @@ const STEPWISE_LABELS: Record<string, string[]> = {
   stepwise_idempotent_replays_total: [],
   stepwise_status_reads_total: [],
   stepwise_status_read_repairs_total: [],
+  stepwise_db_commands_total: ['collection', 'command'],
+  stepwise_temporal_calls_total: ['method'],
 };
 
 /** Metric names the dashboard's queries and the alert rules use (histogram series by their base name). */
