@@ -95,6 +95,7 @@ export interface RunTemporalRef {
   run_id: string | null;
 }
 
+/** Whether an open run is progressing, as a status read computes it from Temporal's describe (never stored). */
 export interface RunLiveness {
   checked_at: Date;
   /** True when Temporal has work for this run that no worker has picked up for a while (e.g. every worker down). */
@@ -127,8 +128,6 @@ export interface RunDoc {
    */
   webhook?: boolean;
   temporal: RunTemporalRef;
-  /** The last comparison with Temporal (read-repair): whether the run is progressing. */
-  liveness: RunLiveness | null;
   /** The trace of the request that started the run (runtime/tracing.ts); absent when tracing was off. */
   trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
@@ -244,7 +243,6 @@ export function newRunDoc(args: {
     ...(parent ? { parent_run_id: parent.run_id } : {}),
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
-    liveness: null,
     deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
     created_at: now,
     updated_at: now,
@@ -1112,9 +1110,4 @@ export async function restoreLostOutputs(
       { arrayFilters: [{ 's.id': stepId, 's.status': 'completed', 's.output_json': null }] },
     );
   }
-}
-
-/** Records the result of a liveness check (read-repair found the run still open in Temporal). */
-export async function setRunLiveness(db: Db, runId: string, liveness: RunLiveness): Promise<void> {
-  await runsCollection(db).updateOne({ _id: runId, status: notTerminal }, { $set: { liveness } });
 }

@@ -37,7 +37,7 @@ const STEPWISE_LABELS: Record<string, string[]> = {
   stepwise_http_request_duration_seconds: ['method', 'route'],
   stepwise_idempotent_replays_total: [],
   stepwise_status_reads_total: [],
-  stepwise_status_read_repairs_total: [],
+  stepwise_status_read_checks_total: [],
 };
 
 /** Metric names the dashboard's queries and the alert rules use (histogram series by their base name). */
