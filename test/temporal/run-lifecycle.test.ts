@@ -189,7 +189,7 @@ describe('run lifecycle', () => {
     expect(done.status).toBe('cancelled');
   });
 
-  it('read-repair: a run Temporal closed is never reported running', async () => {
+  it('a run Temporal closed is never reported running (answered from Temporal, not written)', async () => {
     const wf = await createWorkflow(api, user, {
       name: 'to terminate',
       steps: [{ id: 'nap', template_id: tpl.delay._id, config: { seconds: 3600 } }],
