@@ -1,6 +1,7 @@
 /**
- * The `runs` projection: one document per run, written by the API (creation, read-repair) and by the worker's
- * activities (each step writes its own progress; the workflow writes the terminal state). The status endpoint reads
+ * The `runs` projection: one document per run, written by the API (creation) and by the worker's activities (each
+ * step writes its own progress; the workflow writes the terminal state; the reconciler only what the workflow could
+ * not, runtime/runs/reconciler.ts). The status endpoint never writes it, and reads
  * only this document in the common case. Every write after creation is conditional on the run not being terminal, so
  * a late or retried write never turns a finished run back into a running one.
  */
@@ -833,7 +834,7 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
 
 /**
  * A sub-workflow execution started its child run: the parent's step shows the child's id, and the child's own
- * document learns Temporal's run id (so its read-repair never takes it for a run that was never started).
+ * document learns Temporal's run id (so the reconciler never takes it for a run that was never started).
  */
 export async function setChildRun(
   db: Db,
@@ -857,7 +858,7 @@ export async function setChildRun(
 
 /**
  * Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. The one
- * writer of a run's terminal fields (the workflow's outcome and the API's read-repair both come here, with an
+ * writer of a run's terminal fields (the workflow's outcome and the worker's reconciler both come here, with an
  * outcome built by deriveOutcome in temporal/contract/run-state.ts).
  */
 export async function recordRunOutcome(
