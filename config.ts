@@ -113,6 +113,11 @@ export const configSchema = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().optional(),
   /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
+  /**
+   * How often each worker's reconciler (runtime/runs/reconciler.ts) looks for runs Temporal has closed behind the
+   * projection's back; 0 turns it off. Every write it makes is conditional, so several workers may run it at once.
+   */
+  RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(30),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   /**
    * Activity tasks a worker may take straight back from Temporal when it completes a workflow task that scheduled

@@ -70,7 +70,6 @@ export function syntheticRun(
         : null,
     snapshot: { ...template.snapshot, run_id: _id, owner_id: owner.ownerId, workflow_id: owner.workflowId },
     temporal: { ...template.temporal, run_id: randomUUID() },
-    liveness: null,
     created_at: createdAt,
     updated_at: terminal ? ended : createdAt,
     started_at: createdAt,

@@ -55,6 +55,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     // USER_MAX_CONCURRENT_RUNS (owner_id + status).
     { key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' },
     { key: { owner_id: 1, status: 1, created_at: -1, _id: -1 }, name: 'by_owner_status_created' },
+    // The worker's reconciler (db/run-reconcile.ts): open runs quiet since, and completed runs ended since, a time.
+    { key: { status: 1, updated_at: 1, _id: 1 }, name: 'by_status_updated' },
   ],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).

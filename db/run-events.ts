@@ -234,7 +234,7 @@ async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated:
   }
 }
 
-/** Logs the run's end from its (terminal) document: the workflow's outcome, read-repair and readers all come here. */
+/** Logs the run's end from its (terminal) document: the workflow's outcome, the reconciler and readers all come here. */
 export async function appendRunEnded(
   db: Db,
   runId: string,

@@ -1,6 +1,7 @@
 /**
- * The `runs` projection: one document per run, written by the API (creation, read-repair) and by the worker's
- * activities (each step writes its own progress; the workflow writes the terminal state). The status endpoint reads
+ * The `runs` projection: one document per run, written by the API (creation) and by the worker's activities (each
+ * step writes its own progress; the workflow writes the terminal state; the reconciler only what the workflow could
+ * not, runtime/runs/reconciler.ts). The status endpoint never writes it, and reads
  * only this document in the common case. Every write after creation is conditional on the run not being terminal, so
  * a late or retried write never turns a finished run back into a running one.
  */
@@ -95,6 +96,7 @@ export interface RunTemporalRef {
   run_id: string | null;
 }
 
+/** Whether an open run is progressing, as a status read computes it from Temporal's describe (never stored). */
 export interface RunLiveness {
   checked_at: Date;
   /** True when Temporal has work for this run that no worker has picked up for a while (e.g. every worker down). */
@@ -127,8 +129,6 @@ export interface RunDoc {
    */
   webhook?: boolean;
   temporal: RunTemporalRef;
-  /** The last comparison with Temporal (read-repair): whether the run is progressing. */
-  liveness: RunLiveness | null;
   /** The trace of the request that started the run (runtime/tracing.ts); absent when tracing was off. */
   trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
@@ -244,7 +244,6 @@ export function newRunDoc(args: {
     ...(parent ? { parent_run_id: parent.run_id } : {}),
     snapshot,
     temporal: { namespace: args.namespace, task_queue: args.taskQueue, run_id: null },
-    liveness: null,
     deadline_at: args.timeoutSeconds ? new Date(now.getTime() + args.timeoutSeconds * 1000) : null,
     created_at: now,
     updated_at: now,
@@ -835,7 +834,7 @@ export async function markStepSkipped(db: Db, runId: string, stepId: string, rea
 
 /**
  * A sub-workflow execution started its child run: the parent's step shows the child's id, and the child's own
- * document learns Temporal's run id (so its read-repair never takes it for a run that was never started).
+ * document learns Temporal's run id (so the reconciler never takes it for a run that was never started).
  */
 export async function setChildRun(
   db: Db,
@@ -859,7 +858,7 @@ export async function setChildRun(
 
 /**
  * Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. The one
- * writer of a run's terminal fields (the workflow's outcome and the API's read-repair both come here, with an
+ * writer of a run's terminal fields (the workflow's outcome and the worker's reconciler both come here, with an
  * outcome built by deriveOutcome in temporal/contract/run-state.ts).
  */
 export async function recordRunOutcome(
@@ -1112,9 +1111,4 @@ export async function restoreLostOutputs(
       { arrayFilters: [{ 's.id': stepId, 's.status': 'completed', 's.output_json': null }] },
     );
   }
-}
-
-/** Records the result of a liveness check (read-repair found the run still open in Temporal). */
-export async function setRunLiveness(db: Db, runId: string, liveness: RunLiveness): Promise<void> {
-  await runsCollection(db).updateOne({ _id: runId, status: notTerminal }, { $set: { liveness } });
 }

@@ -19,6 +19,8 @@ import { installTemporalRuntime } from './telemetry-runtime';
 import { startTracing } from '../runtime/tracing';
 import { createWorkerMetrics } from '../runtime/metrics/worker-metrics';
 import { createRoundTripMetrics } from '../runtime/metrics/round-trips';
+import { startReconciler } from '../runtime/runs/reconciler';
+import { createTemporalClient } from './client';
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();
@@ -65,9 +67,30 @@ async function main(): Promise<void> {
     health.unref();
   }
 
+  // The reconciler's client: describes, results and webhook starts, encoded like the API's (a lazy connection).
+  const temporal = createTemporalClient({
+    address: config.TEMPORAL_ADDRESS,
+    namespace: config.TEMPORAL_NAMESPACE,
+    codecKeys: config.PAYLOAD_CODEC_KEYS,
+  });
+  const stopReconciler =
+    config.RECONCILE_INTERVAL_SECONDS > 0
+      ? startReconciler(
+          { db: database.db, temporal, logger, quietMs: config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000 },
+          config.RECONCILE_INTERVAL_SECONDS * 1000,
+        )
+      : async () => undefined;
+
   logger.info({ taskQueue: config.TEMPORAL_TASK_QUEUE, address: config.TEMPORAL_ADDRESS }, 'worker running');
   await worker.run();
-  await Promise.allSettled([expressions.close(), connection!.close(), database.close(), tracing?.shutdown()]);
+  await stopReconciler();
+  await Promise.allSettled([
+    expressions.close(),
+    temporal.connection.close(),
+    connection!.close(),
+    database.close(),
+    tracing?.shutdown(),
+  ]);
   logger.info('worker stopped');
 }
 

@@ -1,6 +1,7 @@
 /**
  * Cancel and approve: owner-checked against the projection first (404 for others' runs, 409 when the run or step is
- * not in a state that allows it), then sent to Temporal — cancellation as Temporal's own workflow cancellation, the
+ * not in a state that allows it), then sent to Temporal — cancellation as Temporal's own workflow cancellation (the
+ * API writes no run state: the workflow records its `cancelled` outcome), the
  * decision as the run workflow's `approve` update, whose validator answers synchronously.
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
@@ -32,7 +33,8 @@ export async function cancelRun(deps: RunControlDeps, ownerId: string, runId: st
     );
   } catch (err) {
     // A run is started before its start is answered, so only a start under way (or one whose API process stopped
-    // before it was made: read-repair ends that run) has no execution yet.
+    // before it was made: the worker's reconciler ends that run) has no execution yet. Either way nothing is written
+    // here: the workflow records `cancelled` itself.
     if (err instanceof WorkflowNotFoundError) throw new ConflictError(`run ${runId} has not started`);
     if (isTemporalUnavailable(err)) throw new ServiceUnavailableError('Temporal');
     throw err;

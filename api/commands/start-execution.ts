@@ -13,6 +13,9 @@ import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
 /** How long Temporal gets to accept a start before it counts as unreachable (the request's 503). */
 export const START_DEADLINE_MS = 5_000;
 
+/** How long after the run's deadline Temporal closes an execution whose workflow never got to end it itself. */
+const DEADLINE_BACKSTOP_MS = 60_000;
+
 /**
  * Starts the execution, idempotent by workflow id (a second start of the same run, as a retried idempotent request
  * makes, finds the first), then records Temporal's run id on the run.
@@ -31,8 +34,10 @@ async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): 
       client.workflow.start(RUN_WORKFLOW_TYPE, {
         workflowId: doc._id,
         taskQueue: doc.temporal.task_queue,
-        args: [snapshot],
-        ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) } : {}),
+        // The run's deadline is the workflow's own timer (temporal/workflows/deadline.ts); Temporal's execution
+        // timeout is only the backstop for a run whose code never runs (no worker for the whole grace period).
+        args: [doc.deadline_at ? { ...snapshot, deadline_at: doc.deadline_at.toISOString() } : snapshot],
+        ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) + DEADLINE_BACKSTOP_MS } : {}),
         memo: { stepwise_workflow_id: doc.workflow_id, workflow_name: doc.workflow_name, owner_id: doc.owner_id },
         // The Web UI lists every execution as `runWorkflow`; the summary says which workflow it runs. It renders both
         // as markdown, where an id's underscores could turn into emphasis (`wf_ab_` → wf<em>ab</em>): ids are code.

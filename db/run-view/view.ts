@@ -10,7 +10,7 @@ import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import type { JsonValue } from '../../temporal/contract/json';
 import { TERMINAL_RUN_STATUSES, type Usage } from '../../temporal/contract/run';
 import { deriveRunStatus } from '../../temporal/contract/run-state';
-import type { RunDoc } from '../runs';
+import type { RunDoc, RunLiveness } from '../runs';
 import type { ExecutionCounts, StepExecutionDoc } from '../step-executions';
 import type { WebhookDeliveryDoc } from '../webhook-deliveries';
 import { iso, isoOrNull, isoTimestamp } from './time';
@@ -294,7 +294,7 @@ export interface PresentableOutput {
  * full once, in `outputs`; its step shows `{stored_by_reference: true, bytes}` so the body does not carry it twice.
  */
 export function presentRun(
-  run: Omit<RunDoc, 'snapshot'>,
+  run: Omit<RunDoc, 'snapshot'> & { liveness?: RunLiveness | undefined },
   outputs: ReadonlyMap<string, PresentableOutput>,
   config: Pick<Config, 'TEMPORAL_UI_URL'>,
   executions: ReadonlyMap<string, PresentableExecutions> = new Map(),
@@ -306,7 +306,7 @@ export function presentRun(
     // A failed step has an output only when the run went on after it (`on_error: continue`): its `{error}`.
     if ((step.status === 'completed' || step.status === 'failed') && out !== undefined) completed[step.id] = out.value;
   }
-  // A stall seen by the last check holds only until the run makes progress again (or ends).
+  // Computed by the status read that asked Temporal (api/commands/run-status/read.ts); never stored.
   const stalled =
     !TERMINAL_RUN_STATUSES.includes(run.status) &&
     run.liveness?.stalled === true &&

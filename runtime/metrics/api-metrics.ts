@@ -1,7 +1,7 @@
 /**
  * The Stepwise metrics the API counts (prom-client), each at exactly one place: HTTP requests (rate, errors by their
  * stable error code — rate-limit and budget rejections among them — and latency, by route pattern), runs started,
- * idempotent replays, status reads and the read-repairs they made. Labels never hold a user, run or request id: the
+ * idempotent replays, status reads and the Temporal checks they made. Labels never hold a user, run or request id: the
  * route is the router's pattern (`/api/v1/workflows/runs/:id/status`), unrouted requests are `unmatched`.
  */
 import { Counter, Histogram, type Registry } from 'prom-client';
@@ -15,8 +15,8 @@ export interface ApiMetrics {
   httpRequest(method: string, route: string, status: number, code: string, seconds: number): void;
   runStarted(kind: RunKind): void;
   idempotentReplay(): void;
-  /** One status read; `repaired` when the read compared with Temporal and wrote the projection (read-repair). */
-  statusRead(repaired: boolean): void;
+  /** One status read; `checked` when the read asked Temporal about a quiet or overdue run (it writes nothing). */
+  statusRead(checked: boolean): void;
 }
 
 export function createApiMetrics(registry: Registry): ApiMetrics {
@@ -45,9 +45,9 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
     help: 'Run status reads',
     registers,
   });
-  const repairs = new Counter({
-    name: 'stepwise_status_read_repairs_total',
-    help: 'Status reads that compared a quiet or overdue run with Temporal (read-repair)',
+  const checks = new Counter({
+    name: 'stepwise_status_read_checks_total',
+    help: 'Status reads that asked Temporal about a quiet or overdue run',
     registers,
   });
   // The labelled series of each request kind, looked up by one string instead of prom-client hashing the labels on
@@ -68,9 +68,9 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
     idempotentReplay() {
       replays.inc();
     },
-    statusRead(repaired) {
+    statusRead(checked) {
       statusReads.inc();
-      if (repaired) repairs.inc();
+      if (checked) checks.inc();
     },
   };
 }

@@ -46,8 +46,8 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;
       const log = deps.logger.child({ run_id: req.run_id, step_id: req.step_id, attempt });
-      // The projection is secondary to the run: while MongoDB is unreachable the step still runs (read-repair and
-      // the later writes catch the projection up) instead of burning the step's attempts on bookkeeping.
+      // The projection is secondary to the run: while MongoDB is unreachable the step still runs (the reconciler
+      // and the later writes catch the projection up) instead of burning the step's attempts on bookkeeping.
       const live = await isRunLive(deps.db, req.run_id).catch((err: unknown) => {
         log.warn({ err }, 'could not check the run');
         return true;

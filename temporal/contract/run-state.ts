@@ -1,6 +1,6 @@
 /**
  * The one derivation of run-level state from step states, used by the run workflow (its progress query and its
- * outcome), the API's status view and its read-repair. Nothing else decides a run's status or which steps an ending
+ * outcome), the API's status view and read, and the worker's reconciler. Nothing else decides a run's status or which steps an ending
  * closes: concurrent step writes never race over a run-level field, because the displayed status is computed from
  * the steps every time and the stored one changes only once, to terminal. Pure and workflow-safe.
  */

@@ -145,6 +145,12 @@ export interface RunSnapshot {
   callback_url?: string | null;
   /** Set on a rerun (POST …/runs/:runId/rerun): the run it repeats, and the outputs of the steps it does not run. */
   rerun?: RerunOrigin;
+  /**
+   * When the run times out (ISO-8601; its `timeout_seconds` from when it was recorded), raced by a workflow timer
+   * (temporal/workflows/deadline.ts). Added by the Temporal start only (api/commands/start-execution.ts), never stored
+   * with the run's snapshot. Absent: no time limit, or a run started before the timer existed.
+   */
+  deadline_at?: string;
 }
 
 export interface RerunOrigin {

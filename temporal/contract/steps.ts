@@ -93,7 +93,7 @@ export type StepEvent =
       /** What later steps read as its output (`{error}`): the status shows the same. */
       output?: JsonValue;
     }
-  /** A sub-workflow execution started its child run (Temporal's run id of it, so read-repair knows it started). */
+  /** A sub-workflow execution started its child run (Temporal's run id of it, so the reconciler knows it started). */
   | { kind: 'child'; child_run_id: string; temporal_run_id?: string };
 
 export interface StepProjection {
@@ -103,7 +103,7 @@ export interface StepProjection {
   event: StepEvent;
 }
 
-/** What the workflow (or a read-repair) records when a run ends. */
+/** What the workflow (or the worker's reconciler) records when a run ends. */
 export interface RunOutcome {
   status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
   error: RunError | null;

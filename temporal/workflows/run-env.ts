@@ -22,7 +22,7 @@ export interface RunEnv {
   /** The calls a step (all its executions) has made so far, or undefined when it made none. */
   stepUsage(stepId: string): Usage | undefined;
   approvals: Approvals;
-  /** A projection write; best effort (read-repair catches up). Returns what `completed` stored, else null. */
+  /** A projection write; best effort (the reconciler catches up). Returns what `completed` stored, else null. */
   project(execId: string, event: StepEvent): Promise<JsonValue | OutputRef | null>;
   recordOutcome(outcome: RunOutcome): Promise<void>;
 }

@@ -4,7 +4,8 @@
  * finished, one activity per side effect. Action steps write their own progress into the `runs` projection from
  * inside their activity; what the workflow decides itself (delays, approvals, skips, map and loop progress, agent
  * completion) and the run's outcome are written through cheap local activities. The run's outcome is derived from
- * the step states by deriveOutcome (temporal/contract/run-state.ts), the same function the API's read-repair uses.
+ * the step states by deriveOutcome (temporal/contract/run-state.ts), the same function the status read and the
+ * worker's reconciler (runtime/runs/reconciler.ts) use for an end the workflow never saw.
  *
  * Any change to the order or kind of commands this code issues for a snapshot without graph fields must go behind
  * `patched()`; the replay test over test/temporal/histories/ fails otherwise. The completion webhook (./webhook.ts)
@@ -31,9 +32,10 @@ import { Approvals } from './approvals';
 import { Graph } from './graph';
 import { addUsage, type RunEnv } from './run-env';
 import { serveSharedBudget, shareBudgetWith } from './budget-share';
+import { withinDeadline } from './deadline';
 import { startWebhookDelivery } from './webhook';
 
-/** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the API's read-repair. */
+/** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the worker's reconciler. */
 const projection = proxyLocalActivities<Activities>({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
@@ -54,8 +56,8 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   const spend: RunSpend = { budget: snapshot.budget, model_calls: 0, tokens: 0 };
   const approvals = new Approvals();
 
-  // Projection writes are bookkeeping: when they keep failing (MongoDB down for long) the run goes on, and the API's
-  // read-repair reconciles the projection with Temporal. A cancellation still propagates.
+  // Projection writes are bookkeeping: when they keep failing (MongoDB down for long) the run goes on, and the
+  // worker's reconciler catches the projection up with Temporal. A cancellation still propagates.
   const bestEffort = async <T>(what: string, write: () => Promise<T>): Promise<T | null> => {
     try {
       return await write();
@@ -123,7 +125,6 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
     },
   );
 
-  const stop = await graph.run();
   // A step that ends with the run keeps the calls it made (a map's items, a failed sub-workflow's run).
   const withUsage = (outcome: RunOutcome): RunOutcome => ({
     ...outcome,
@@ -136,6 +137,23 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
         }
       : {}),
   });
+  const ran = await withinDeadline(snapshot.deadline_at, () => graph.run());
+  if (ran.expired) {
+    // The run's own deadline (./deadline.ts): recorded and announced like any other end.
+    const outcome = withUsage(deriveOutcome(stepStates(), { kind: 'timed_out' }));
+    ended = outcome.status;
+    await CancellationScope.nonCancellable(async () => {
+      await env.recordOutcome(outcome);
+      await startWebhookDelivery(snapshot, runId, outcome.status);
+    });
+    throw ApplicationFailure.nonRetryable(
+      outcome.error?.message ?? 'the run exceeded its time limit',
+      RUN_FAILED_FAILURE_TYPE,
+      outcome.error,
+      runUsage(tallies),
+    );
+  }
+  const stop = ran.result;
   if (stop?.kind === 'cancelled') {
     const outcome = withUsage(deriveOutcome(stepStates(), { kind: 'cancelled' }));
     ended = outcome.status;

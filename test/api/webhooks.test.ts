@@ -192,7 +192,7 @@ describe('completion webhooks', () => {
     expect((await settled(runId)).webhooks[0]!.status).toBe('delivered');
   });
 
-  it('delivers for a run that timed out (an end only read-repair sees), once', async () => {
+  it('delivers for a run that timed out (its own deadline timer ends it), once', async () => {
     const path = `/${uniqueId('timed-out')}`;
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('slow'),

@@ -159,7 +159,7 @@ describe('run event log', () => {
     await markStepCompleted(database.db, runId, 'a', { n: 1 });
     const outcome = { status: 'completed' as const, error: null };
     await recordRunOutcome(database.db, runId, outcome);
-    await recordRunOutcome(database.db, runId, outcome); // the workflow's retry, or read-repair racing it
+    await recordRunOutcome(database.db, runId, outcome); // the workflow's retry, or the reconciler racing it
     // A straggler after the end: the run document refuses it, so nothing is logged.
     await markStepRunning(database.db, runId, 'a', 2);
     const events = await readLogged(runId);

@@ -82,7 +82,7 @@ export interface StatusBody {
   started_at: string | null;
   completed_at: string | null;
   error: { step_id: string | null; reason: string; message: string; code?: string } | null;
-  progress: { stalled: boolean; message: string | null };
+  progress: { stalled: boolean; message: string | null; checked_at?: string | null };
   [key: string]: unknown;
 }
 

@@ -37,7 +37,7 @@ const STEPWISE_LABELS: Record<string, string[]> = {
   stepwise_http_request_duration_seconds: ['method', 'route'],
   stepwise_idempotent_replays_total: [],
   stepwise_status_reads_total: [],
-  stepwise_status_read_repairs_total: [],
+  stepwise_status_read_checks_total: [],
   stepwise_db_commands_total: ['collection', 'command'],
   stepwise_temporal_calls_total: ['method'],
 };

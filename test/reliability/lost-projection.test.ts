@@ -1,11 +1,21 @@
 /**
  * R4, the long-outage case: when MongoDB stays down longer than the workflow retries its projection writes, a
  * completed step's output never reaches the projection. The run still ends `completed` (its outcome is written when
- * the database is back), so nothing would ever fix the step. The status read does: a completed run whose completed
- * step has no output takes the outputs from Temporal's result. The lost writes are reproduced here by clearing the
- * outputs in the projection of a finished run (waiting out a real outage of several minutes is too slow for the suite).
+ * the database is back), so nothing would ever fix the step. The status read answers the outputs from Temporal's
+ * result without writing them; the worker's reconciler (runtime/runs/reconciler.ts) writes them back. The lost writes
+ * are reproduced here by clearing the outputs in the projection of a finished run (waiting out a real outage of
+ * several minutes is too slow for the suite).
  */
-import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorker } from '../helpers/stack';
+import { runsCollection } from '../../db/runs';
+import { Reconciler } from '../../runtime/runs/reconciler';
+import {
+  silentLogger,
+  startTestApi,
+  startTestWorker,
+  testConfig,
+  type TestApi,
+  type TestWorker,
+} from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { RunResult } from '../../temporal/contract/run';
@@ -25,7 +35,7 @@ describe('R4: outputs lost by a long database outage', () => {
     await api?.close();
   });
 
-  it('the status of a completed run shows the outputs Temporal recorded', async () => {
+  it('the status shows the outputs Temporal recorded; the reconciler writes them back', async () => {
     const tpl = await actionTemplates(api.database.db, user.id);
     const wf = await createWorkflow(api, user, {
       name: 'lost writes',
@@ -48,8 +58,17 @@ describe('R4: outputs lost by a long database outage', () => {
     expect(res.body.data.status).toBe('completed');
     expect(res.body.data.outputs).toEqual({ a: { x: 1 }, b: 2 });
     expect(res.body.data.outputs).toEqual(result.outputs);
-    // Written back: the next read needs no Temporal call.
-    const stored = await api.database.db.collection('runs').findOne({ _id: runId as never });
-    expect(stored?.steps.map((s: { output_json: string | null }) => s.output_json)).toEqual(['{"x":1}', '2']);
+    const outputsOf = async () =>
+      (await runsCollection(api.database.db).findOne({ _id: runId }))?.steps.map((s) => s.output_json);
+    // The read wrote nothing; the reconciler's pass writes them back, so later reads need no Temporal call.
+    expect(await outputsOf()).toEqual([null, null]);
+    const reconciler = new Reconciler({
+      db: api.database.db,
+      temporal: api.temporal,
+      logger: silentLogger,
+      quietMs: 1_000,
+    });
+    expect((await reconciler.pass()).outputs_restored).toEqual([runId]);
+    expect(await outputsOf()).toEqual(['{"x":1}', '2']);
   });
 });

@@ -7,6 +7,7 @@
  *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
  *   npx tsx test/temporal/record-histories.ts lines    # lines of transforms in one local activity (run-lines-*)
  *   npx tsx test/temporal/record-histories.ts scheduled  # scheduled runs: one completed, one refused (run-scheduled-*)
+ *   npx tsx test/temporal/record-histories.ts deadline   # runs with a deadline timer: met, and passed (run-deadline-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
@@ -105,6 +106,10 @@ async function main(): Promise<void> {
     }
     if (process.argv[2] === 'scheduled') {
       await recordScheduled({ api, user, tpl, sink, save });
+      return;
+    }
+    if (process.argv[2] === 'deadline') {
+      await recordDeadline({ api, user, tpl, sink, save });
       return;
     }
 
@@ -460,4 +465,31 @@ async function recordScheduled({ api, user, tpl, save }: Recorder): Promise<void
   });
   await api.http.delete(`/api/v1/agents/${doomed}`).set(user.auth);
   await save('scheduled-refused', (await scheduledRun(refused)).runId);
+}
+
+/**
+ * The run's deadline as a workflow timer (temporal/workflows/deadline.ts, patch `run-deadline-timer`): a run that ends
+ * before it (the timer is cancelled) and one that waits past it (the timer cancels the steps; the workflow records
+ * `timed_out` and starts its webhook).
+ */
+async function recordDeadline({ api, user, tpl, sink, save }: Recorder): Promise<void> {
+  const quick = await createWorkflow(api, user, {
+    name: 'deadline met',
+    config: { timeout_seconds: 600 },
+    steps: [{ id: 'calc', template_id: tpl.transform._id, config: { expression: '1 + 1' } }],
+  });
+  const met = await startRun(api, user, quick);
+  await waitForStatus(api, user, met, isTerminal);
+  await temporalFinalStatus(api, met);
+  await save('deadline-met', met);
+
+  const slow = await createWorkflow(api, user, {
+    name: 'deadline passed',
+    config: { timeout_seconds: 2, callback_url: sink.url('/hook') },
+    steps: [{ id: 'ask', template_id: tpl.approval._id, config: { message: 'ok?' } }],
+  });
+  const passed = await startRun(api, user, slow);
+  await waitForStatus(api, user, passed, isTerminal);
+  await temporalFinalStatus(api, passed);
+  await save('deadline-timed-out', passed);
 }

@@ -1,4 +1,5 @@
-// Endpoint 8: the read path (read.ts), its long poll and its read-repair against Temporal. Output resolution lives
-// with the run view (db/run-view), which the worker shares for webhook bodies.
-export { getRunStatus, type RunStatusDeps, type RunView } from './read';
+// Endpoint 8: the read path (read.ts) and its long poll; reads only. Output resolution lives with the run view
+// (db/run-view), which the worker shares for webhook bodies.
+export { getRunStatus, type RunStatusDeps } from './read';
+export type { RunView } from './types';
 export { resolveOutputs, type ResolvedOutput } from '../../../db/run-view/outputs';

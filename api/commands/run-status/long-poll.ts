@@ -12,7 +12,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { findRun, isTerminal } from '../../../db/runs';
-import type { RunView } from './read';
+import type { RunView } from './types';
 
 const WAIT_POLL_FIRST_MS = 20;
 const WAIT_POLL_MAX_MS = 250;
@@ -71,7 +71,7 @@ export async function waitForChange(
 ): Promise<RunView> {
   const deadline = Date.now() + waitMs;
   const stop = new AbortController();
-  // Raced with each pause until it fires once (a projection that stays behind a closed run is read-repair's business).
+  // Raced with each pause until it fires once (a projection that stays behind a closed run is the reconciler's business).
   // Held only from the first re-read that finds nothing new: a busy run (a map's items) answers a wait within the
   // first pause, and a Temporal long poll opened and dropped for each of those waits cost more than the wait itself.
   let closed: Promise<void> | undefined;

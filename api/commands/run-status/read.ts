@@ -1,19 +1,23 @@
 /**
- * Endpoint 8's read path. The common case is one MongoDB read of the `runs` projection. Only when the projection
- * is non-terminal and has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it
- * ask Temporal (read-repair.ts): a run Temporal has closed is written terminal, and a run whose next task no worker
- * picks up is reported as stalled instead of silently `running`. Temporal being unreachable never fails the read.
+ * Endpoint 8's read path. It only reads: the workflow (through its activities) is the one writer of a run's state,
+ * and the worker's reconciler (runtime/runs/reconciler.ts) repairs what a lost write or an operator's terminate leaves
+ * behind. The common case is one MongoDB read of the `runs` projection. Only when the projection is non-terminal and
+ * has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it ask Temporal, with one
+ * describe: a run Temporal has closed is answered with the status derived from the projection's steps and Temporal's
+ * close status (never `running`), and a run whose next task no worker picks up is answered as not progressing.
+ * Temporal being unreachable never fails the read.
  */
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Config } from '../../../config';
-import { findRun, isTerminal, type RunDoc } from '../../../db/runs';
-import { NotFoundError } from '../../errors';
+import { findRun, isTerminal } from '../../../db/runs';
 import type { ApiMetrics } from '../../../runtime/metrics/api-metrics';
+import { deriveOutcome } from '../../../temporal/contract/run-state';
+import { closedOutcome, describeRun, isOpen, livenessOf, lostOutputs } from '../../../runtime/runs/temporal-state';
+import { NotFoundError } from '../../errors';
+import { withOutcome, withOutputs } from './derived';
 import { waitForChange, type CloseWatches, type WaitUntil } from './long-poll';
-import { checkWithTemporal, needsCheck, repairLostOutputs } from './read-repair';
-
-export type RunView = Omit<RunDoc, 'snapshot'>;
+import type { RunView } from './types';
 
 export interface RunStatusDeps {
   config: Config;
@@ -30,12 +34,38 @@ export async function getRunStatus(
   runId: string,
   opts: { waitSeconds?: number; until?: WaitUntil } = {},
 ): Promise<RunView> {
-  let run = await findRun(deps.db, ownerId, runId);
-  if (!run) throw new NotFoundError(`run ${runId} not found`);
+  const found = await findRun(deps.db, ownerId, runId);
+  if (!found) throw new NotFoundError(`run ${runId} not found`);
+  // Runs from before reads became read-only may carry a stored `liveness`: only this read's own check counts.
+  let run: RunView = { ...found, liveness: undefined };
   if (opts.waitSeconds && !isTerminal(run.status))
     run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches, opts.until);
-  const check = !isTerminal(run.status) && needsCheck(deps.config, run, Date.now());
+  const check = !isTerminal(run.status) && needsCheck(deps, run, Date.now());
   deps.apiMetrics?.statusRead(check);
-  if (check) run = (await checkWithTemporal(deps, run)) ?? run;
-  return repairLostOutputs(deps, run);
+  if (check) run = (await answerWithTemporal(deps, run)) ?? run;
+  return withOutputs(run, await lostOutputs(deps.temporal, run));
+}
+
+function needsCheck(deps: RunStatusDeps, run: RunView, now: number): boolean {
+  if (run.deadline_at && now >= run.deadline_at.getTime()) return true;
+  return now - run.updated_at.getTime() >= deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
+}
+
+/** The view with what Temporal knows, or undefined when Temporal could not be asked (the projection as it is). */
+async function answerWithTemporal(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
+  const d = await describeRun(deps.temporal, run._id);
+  if (d === undefined) return undefined;
+  const now = new Date();
+  if (d === 'not_found') {
+    // Started once: Temporal's retention removed it; answer the projection as it is. Never started: the API process
+    // stopped between recording the run and starting it, and nothing will start it (the reconciler records that).
+    if (run.temporal.run_id !== null) return undefined;
+    const steps = run.steps.map((s) => ({ id: s.id, status: s.status }));
+    return withOutcome(run, deriveOutcome(steps, { kind: 'not_started' }), now);
+  }
+  if (isOpen(d)) {
+    const thresholdMs = deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
+    return { ...run, liveness: livenessOf(d, run, now, thresholdMs) };
+  }
+  return withOutcome(run, await closedOutcome(deps.temporal, run, d), d.closeTime ?? now);
 }

@@ -1,4 +1,4 @@
-/** The one derivation of run-level state (temporal/contract/run-state.ts), as the workflow, the view and read-repair use it. */
+/** The one derivation of run-level state (temporal/contract/run-state.ts), as the workflow, the view and the reconciler use it. */
 import { deriveOutcome, deriveRunStatus } from '../../../temporal/contract/run-state';
 import type { StepStatus } from '../../../temporal/contract/run';
 

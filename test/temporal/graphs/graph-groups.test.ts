@@ -201,7 +201,7 @@ describe('groups, and steps inside maps and loops', () => {
     expect(cancel.status).toBe(202);
     const parent = await waitForStatus(g.api, g.user, runId, isTerminal);
     expect(parent.status).toBe('cancelled');
-    // Recorded by the workflow itself (a local activity after the child's cancellation), not left to read-repair.
+    // Recorded by the workflow itself (a local activity after the child's cancellation), not left to the reconciler.
     // (The local activity's marker is in the history once the execution has closed.)
     expect(await temporalFinalStatus(g.api, runId)).toBe('CANCELLED');
     const history = await g.api.temporal.workflow.getHandle(runId).fetchHistory();

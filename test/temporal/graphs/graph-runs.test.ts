@@ -98,7 +98,7 @@ describe('workflow graphs on the real stack', () => {
     expect(status.outputs.reply).toEqual({ b: 'handled by billing', t: null });
   });
 
-  it('read-repair of a graph run that lost its last writes keeps the branch not taken skipped', async () => {
+  it('the status of a graph run that lost its last writes keeps the branch not taken skipped', async () => {
     const { runId, status } = await run([
       { id: 'pick', template_id: g.tpl.transform._id, config: { expression: '"a"' } },
       {
