@@ -2368,8 +2368,115 @@ export interface paths {
             };
             description?: string | null;
             name: string;
-            steps: (
-              | {
+            steps: {
+              /** @description Merged over the template config (action steps: per action type). */
+              config?: components['schemas']['JsonDataObject'];
+              /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+              depends_on?: string[];
+              egress?: components['schemas']['EgressPolicy'];
+              /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+              id: string;
+              /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+              input?: components['schemas']['JsonData'];
+              /** @description Repeat the step until a condition holds. */
+              loop?: {
+                /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                max_iterations: number;
+                /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                until: string;
+              };
+              /** @description Run the step once per item of a list. */
+              map?: {
+                /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                concurrency?: number;
+                /**
+                 * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                 * @enum {string}
+                 */
+                on_item_error?: 'fail' | 'continue';
+                /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                over: string;
+              };
+              /** @description Agent steps: overrides max_turns. */
+              max_turns?: number;
+              model?: string;
+              /**
+               * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+               * @enum {string}
+               */
+              on_error?: 'fail' | 'continue';
+              /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+              output_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description Agent steps: overrides default_prompt. */
+              prompt?: string;
+              retry?: {
+                /** @description Attempts including the first. */
+                max_attempts: number;
+              };
+              tasks?: string[];
+              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+              template?: string;
+              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+              template_id?: string;
+              timeout_seconds?: number;
+              /** @description Agent steps: overrides default_tools. */
+              tools?: string[];
+              /**
+               * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+               * @enum {string}
+               */
+              trigger?: 'any_ran' | 'all_ran' | 'all_done';
+              /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+              when?: string;
+              /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+              workflow_id?: string;
+            }[];
+          };
+        };
+      };
+      responses: {
+        /** @description Dry run: the workflow as it would be stored, without an id (nothing written) */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                config: {
+                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
+                  budget?: {
+                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
+                    max_model_calls?: number;
+                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
+                    max_tokens?: number;
+                  };
+                  /**
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
+                   * @example https://example.com/hooks/stepwise
+                   */
+                  callback_url?: string;
+                  /** @description JSON Schema the run input must satisfy. */
+                  input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description Default attempt limit of each step (default 3). */
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
+                  step_timeout_seconds?: number;
+                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
+                  timeout_seconds?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                description: string | null;
+                name: string;
+                steps: {
                   /** @description Merged over the template config (action steps: per action type). */
                   config?: components['schemas']['JsonDataObject'];
                   /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
@@ -2431,124 +2538,7 @@ export interface paths {
                   when?: string;
                   /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
                   workflow_id?: string;
-                }
-              | unknown
-              | unknown
-              | unknown
-            )[];
-          };
-        };
-      };
-      responses: {
-        /** @description Dry run: the workflow as it would be stored, without an id (nothing written) */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              data: {
-                config: {
-                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
-                  budget?: {
-                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
-                    max_model_calls?: number;
-                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
-                    max_tokens?: number;
-                  };
-                  /**
-                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
-                   * @example https://example.com/hooks/stepwise
-                   */
-                  callback_url?: string;
-                  /** @description JSON Schema the run input must satisfy. */
-                  input_schema?: components['schemas']['JsonSchemaObject'];
-                  /** @description Default attempt limit of each step (default 3). */
-                  retry?: {
-                    /** @description Attempts including the first. */
-                    max_attempts: number;
-                  };
-                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
-                  step_timeout_seconds?: number;
-                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
-                  timeout_seconds?: number;
-                };
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC timestamp
-                 * @example 2026-01-31T12:00:00.000Z
-                 */
-                created_at: string;
-                description: string | null;
-                name: string;
-                steps: (
-                  | {
-                      /** @description Merged over the template config (action steps: per action type). */
-                      config?: components['schemas']['JsonDataObject'];
-                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-                      depends_on?: string[];
-                      egress?: components['schemas']['EgressPolicy'];
-                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-                      id: string;
-                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                      input?: components['schemas']['JsonData'];
-                      /** @description Repeat the step until a condition holds. */
-                      loop?: {
-                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                        max_iterations: number;
-                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                        until: string;
-                      };
-                      /** @description Run the step once per item of a list. */
-                      map?: {
-                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                        concurrency?: number;
-                        /**
-                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                         * @enum {string}
-                         */
-                        on_item_error?: 'fail' | 'continue';
-                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                        over: string;
-                      };
-                      /** @description Agent steps: overrides max_turns. */
-                      max_turns?: number;
-                      model?: string;
-                      /**
-                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-                       * @enum {string}
-                       */
-                      on_error?: 'fail' | 'continue';
-                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                      output_schema?: components['schemas']['JsonSchemaObject'];
-                      /** @description Agent steps: overrides default_prompt. */
-                      prompt?: string;
-                      retry?: {
-                        /** @description Attempts including the first. */
-                        max_attempts: number;
-                      };
-                      tasks?: string[];
-                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-                      template?: string;
-                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-                      template_id?: string;
-                      timeout_seconds?: number;
-                      /** @description Agent steps: overrides default_tools. */
-                      tools?: string[];
-                      /**
-                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-                       * @enum {string}
-                       */
-                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
-                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-                      when?: string;
-                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-                      workflow_id?: string;
-                    }
-                  | unknown
-                  | unknown
-                  | unknown
-                )[];
+                }[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -2607,74 +2597,69 @@ export interface paths {
                 /** @example wf_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 name: string;
-                steps: (
-                  | {
-                      /** @description Merged over the template config (action steps: per action type). */
-                      config?: components['schemas']['JsonDataObject'];
-                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-                      depends_on?: string[];
-                      egress?: components['schemas']['EgressPolicy'];
-                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-                      id: string;
-                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                      input?: components['schemas']['JsonData'];
-                      /** @description Repeat the step until a condition holds. */
-                      loop?: {
-                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                        max_iterations: number;
-                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                        until: string;
-                      };
-                      /** @description Run the step once per item of a list. */
-                      map?: {
-                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                        concurrency?: number;
-                        /**
-                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                         * @enum {string}
-                         */
-                        on_item_error?: 'fail' | 'continue';
-                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                        over: string;
-                      };
-                      /** @description Agent steps: overrides max_turns. */
-                      max_turns?: number;
-                      model?: string;
-                      /**
-                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-                       * @enum {string}
-                       */
-                      on_error?: 'fail' | 'continue';
-                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                      output_schema?: components['schemas']['JsonSchemaObject'];
-                      /** @description Agent steps: overrides default_prompt. */
-                      prompt?: string;
-                      retry?: {
-                        /** @description Attempts including the first. */
-                        max_attempts: number;
-                      };
-                      tasks?: string[];
-                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-                      template?: string;
-                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-                      template_id?: string;
-                      timeout_seconds?: number;
-                      /** @description Agent steps: overrides default_tools. */
-                      tools?: string[];
-                      /**
-                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-                       * @enum {string}
-                       */
-                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
-                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-                      when?: string;
-                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-                      workflow_id?: string;
-                    }
-                  | unknown
-                  | unknown
-                  | unknown
-                )[];
+                steps: {
+                  /** @description Merged over the template config (action steps: per action type). */
+                  config?: components['schemas']['JsonDataObject'];
+                  /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+                  depends_on?: string[];
+                  egress?: components['schemas']['EgressPolicy'];
+                  /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+                  id: string;
+                  /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+                  input?: components['schemas']['JsonData'];
+                  /** @description Repeat the step until a condition holds. */
+                  loop?: {
+                    /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                    max_iterations: number;
+                    /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                    until: string;
+                  };
+                  /** @description Run the step once per item of a list. */
+                  map?: {
+                    /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                    concurrency?: number;
+                    /**
+                     * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                     * @enum {string}
+                     */
+                    on_item_error?: 'fail' | 'continue';
+                    /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                    over: string;
+                  };
+                  /** @description Agent steps: overrides max_turns. */
+                  max_turns?: number;
+                  model?: string;
+                  /**
+                   * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+                   * @enum {string}
+                   */
+                  on_error?: 'fail' | 'continue';
+                  /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+                  output_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description Agent steps: overrides default_prompt. */
+                  prompt?: string;
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  tasks?: string[];
+                  /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+                  template?: string;
+                  /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+                  template_id?: string;
+                  timeout_seconds?: number;
+                  /** @description Agent steps: overrides default_tools. */
+                  tools?: string[];
+                  /**
+                   * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+                   * @enum {string}
+                   */
+                  trigger?: 'any_ran' | 'all_ran' | 'all_done';
+                  /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+                  when?: string;
+                  /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+                  workflow_id?: string;
+                }[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -2971,8 +2956,117 @@ export interface paths {
             };
             description?: string | null;
             name?: string;
-            steps?: (
-              | {
+            steps?: {
+              /** @description Merged over the template config (action steps: per action type). */
+              config?: components['schemas']['JsonDataObject'];
+              /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+              depends_on?: string[];
+              egress?: components['schemas']['EgressPolicy'];
+              /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+              id: string;
+              /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+              input?: components['schemas']['JsonData'];
+              /** @description Repeat the step until a condition holds. */
+              loop?: {
+                /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+                max_iterations: number;
+                /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+                until: string;
+              };
+              /** @description Run the step once per item of a list. */
+              map?: {
+                /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+                concurrency?: number;
+                /**
+                 * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+                 * @enum {string}
+                 */
+                on_item_error?: 'fail' | 'continue';
+                /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+                over: string;
+              };
+              /** @description Agent steps: overrides max_turns. */
+              max_turns?: number;
+              model?: string;
+              /**
+               * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+               * @enum {string}
+               */
+              on_error?: 'fail' | 'continue';
+              /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+              output_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description Agent steps: overrides default_prompt. */
+              prompt?: string;
+              retry?: {
+                /** @description Attempts including the first. */
+                max_attempts: number;
+              };
+              tasks?: string[];
+              /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+              template?: string;
+              /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+              template_id?: string;
+              timeout_seconds?: number;
+              /** @description Agent steps: overrides default_tools. */
+              tools?: string[];
+              /**
+               * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+               * @enum {string}
+               */
+              trigger?: 'any_ran' | 'all_ran' | 'all_done';
+              /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+              when?: string;
+              /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+              workflow_id?: string;
+            }[];
+          };
+        };
+      };
+      responses: {
+        /** @description The updated workflow */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                config: {
+                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
+                  budget?: {
+                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
+                    max_model_calls?: number;
+                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
+                    max_tokens?: number;
+                  };
+                  /**
+                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
+                   * @example https://example.com/hooks/stepwise
+                   */
+                  callback_url?: string;
+                  /** @description JSON Schema the run input must satisfy. */
+                  input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description Default attempt limit of each step (default 3). */
+                  retry?: {
+                    /** @description Attempts including the first. */
+                    max_attempts: number;
+                  };
+                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
+                  step_timeout_seconds?: number;
+                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
+                  timeout_seconds?: number;
+                };
+                /**
+                 * Format: date-time
+                 * @description ISO-8601 UTC timestamp
+                 * @example 2026-01-31T12:00:00.000Z
+                 */
+                created_at: string;
+                description: string | null;
+                /** @example wf_x1Y2z3A4b5C6d7E8 */
+                id: string;
+                name: string;
+                steps: {
                   /** @description Merged over the template config (action steps: per action type). */
                   config?: components['schemas']['JsonDataObject'];
                   /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
@@ -3034,126 +3128,7 @@ export interface paths {
                   when?: string;
                   /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
                   workflow_id?: string;
-                }
-              | unknown
-              | unknown
-              | unknown
-            )[];
-          };
-        };
-      };
-      responses: {
-        /** @description The updated workflow */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': {
-              data: {
-                config: {
-                  /** @description Lowers the server's run budget for this workflow; a run that would exceed it fails with `budget_exceeded`. Values above the server's maximum are refused. */
-                  budget?: {
-                    /** @description Model calls of a run (default and ceiling: RUN_MAX_MODEL_CALLS). */
-                    max_model_calls?: number;
-                    /** @description Input + output tokens of all model calls of a run (default and ceiling: RUN_MAX_TOKENS). */
-                    max_tokens?: number;
-                  };
-                  /**
-                   * @description Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret (GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, and so is a host of invalid punycode (`xn--…`).
-                   * @example https://example.com/hooks/stepwise
-                   */
-                  callback_url?: string;
-                  /** @description JSON Schema the run input must satisfy. */
-                  input_schema?: components['schemas']['JsonSchemaObject'];
-                  /** @description Default attempt limit of each step (default 3). */
-                  retry?: {
-                    /** @description Attempts including the first. */
-                    max_attempts: number;
-                  };
-                  /** @description Default per-attempt timeout of each step (default 60 s for actions, 300 s for agents). */
-                  step_timeout_seconds?: number;
-                  /** @description Limit of a whole run; the run ends `timed_out` after it. */
-                  timeout_seconds?: number;
-                };
-                /**
-                 * Format: date-time
-                 * @description ISO-8601 UTC timestamp
-                 * @example 2026-01-31T12:00:00.000Z
-                 */
-                created_at: string;
-                description: string | null;
-                /** @example wf_x1Y2z3A4b5C6d7E8 */
-                id: string;
-                name: string;
-                steps: (
-                  | {
-                      /** @description Merged over the template config (action steps: per action type). */
-                      config?: components['schemas']['JsonDataObject'];
-                      /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-                      depends_on?: string[];
-                      egress?: components['schemas']['EgressPolicy'];
-                      /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-                      id: string;
-                      /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-                      input?: components['schemas']['JsonData'];
-                      /** @description Repeat the step until a condition holds. */
-                      loop?: {
-                        /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-                        max_iterations: number;
-                        /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-                        until: string;
-                      };
-                      /** @description Run the step once per item of a list. */
-                      map?: {
-                        /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-                        concurrency?: number;
-                        /**
-                         * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-                         * @enum {string}
-                         */
-                        on_item_error?: 'fail' | 'continue';
-                        /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-                        over: string;
-                      };
-                      /** @description Agent steps: overrides max_turns. */
-                      max_turns?: number;
-                      model?: string;
-                      /**
-                       * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-                       * @enum {string}
-                       */
-                      on_error?: 'fail' | 'continue';
-                      /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-                      output_schema?: components['schemas']['JsonSchemaObject'];
-                      /** @description Agent steps: overrides default_prompt. */
-                      prompt?: string;
-                      retry?: {
-                        /** @description Attempts including the first. */
-                        max_attempts: number;
-                      };
-                      tasks?: string[];
-                      /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-                      template?: string;
-                      /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-                      template_id?: string;
-                      timeout_seconds?: number;
-                      /** @description Agent steps: overrides default_tools. */
-                      tools?: string[];
-                      /**
-                       * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-                       * @enum {string}
-                       */
-                      trigger?: 'any_ran' | 'all_ran' | 'all_done';
-                      /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-                      when?: string;
-                      /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-                      workflow_id?: string;
-                    }
-                  | unknown
-                  | unknown
-                  | unknown
-                )[];
+                }[];
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -6520,74 +6495,69 @@ export interface components {
       /** @example wf_x1Y2z3A4b5C6d7E8 */
       id: string;
       name: string;
-      steps: (
-        | {
-            /** @description Merged over the template config (action steps: per action type). */
-            config?: components['schemas']['JsonDataObject'];
-            /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
-            depends_on?: string[];
-            egress?: components['schemas']['EgressPolicy'];
-            /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
-            id: string;
-            /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
-            input?: components['schemas']['JsonData'];
-            /** @description Repeat the step until a condition holds. */
-            loop?: {
-              /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
-              max_iterations: number;
-              /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
-              until: string;
-            };
-            /** @description Run the step once per item of a list. */
-            map?: {
-              /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
-              concurrency?: number;
-              /**
-               * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
-               * @enum {string}
-               */
-              on_item_error?: 'fail' | 'continue';
-              /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
-              over: string;
-            };
-            /** @description Agent steps: overrides max_turns. */
-            max_turns?: number;
-            model?: string;
-            /**
-             * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
-             * @enum {string}
-             */
-            on_error?: 'fail' | 'continue';
-            /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
-            output_schema?: components['schemas']['JsonSchemaObject'];
-            /** @description Agent steps: overrides default_prompt. */
-            prompt?: string;
-            retry?: {
-              /** @description Attempts including the first. */
-              max_attempts: number;
-            };
-            tasks?: string[];
-            /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
-            template?: string;
-            /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
-            template_id?: string;
-            timeout_seconds?: number;
-            /** @description Agent steps: overrides default_tools. */
-            tools?: string[];
-            /**
-             * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
-             * @enum {string}
-             */
-            trigger?: 'any_ran' | 'all_ran' | 'all_done';
-            /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
-            when?: string;
-            /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
-            workflow_id?: string;
-          }
-        | unknown
-        | unknown
-        | unknown
-      )[];
+      steps: {
+        /** @description Merged over the template config (action steps: per action type). */
+        config?: components['schemas']['JsonDataObject'];
+        /** @description Steps this one waits for (all of them). Absent: the step before it in the list; `[]`: none. */
+        depends_on?: string[];
+        egress?: components['schemas']['EgressPolicy'];
+        /** @description Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`. */
+        id: string;
+        /** @description May reference `{{input.x}}` and `{{steps.<id>.output…}}`. */
+        input?: components['schemas']['JsonData'];
+        /** @description Repeat the step until a condition holds. */
+        loop?: {
+          /** @description Required bound (at most LOOP_MAX_ITERATIONS); reaching it fails the step with `loop_limit`. */
+          max_iterations: number;
+          /** @description Checked after each iteration; `steps.<this id>.output` is that iteration's output. */
+          until: string;
+        };
+        /** @description Run the step once per item of a list. */
+        map?: {
+          /** @description Items running at once (default 5, at most MAP_MAX_CONCURRENCY). */
+          concurrency?: number;
+          /**
+           * @description `fail` (default): the first failed item fails the step; `continue`: its result is `{error}` and the other items go on.
+           * @enum {string}
+           */
+          on_item_error?: 'fail' | 'continue';
+          /** @description One reference to a list: `{{input.items}}` or `{{steps.<id>.output…}}`. Inside the step, `{{map.item…}}` is the current item and `{{map.index}}` its 0-based index. */
+          over: string;
+        };
+        /** @description Agent steps: overrides max_turns. */
+        max_turns?: number;
+        model?: string;
+        /**
+         * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
+         * @enum {string}
+         */
+        on_error?: 'fail' | 'continue';
+        /** @description Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template. */
+        output_schema?: components['schemas']['JsonSchemaObject'];
+        /** @description Agent steps: overrides default_prompt. */
+        prompt?: string;
+        retry?: {
+          /** @description Attempts including the first. */
+          max_attempts: number;
+        };
+        tasks?: string[];
+        /** @description The template by name instead of id (your own template of that name, else the system template of that name), resolved when the workflow is written; it wins over template_id, so a fetched definition can be sent back. */
+        template?: string;
+        /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
+        template_id?: string;
+        timeout_seconds?: number;
+        /** @description Agent steps: overrides default_tools. */
+        tools?: string[];
+        /**
+         * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
+         * @enum {string}
+         */
+        trigger?: 'any_ran' | 'all_ran' | 'all_done';
+        /** @description Condition over `input…` and finished steps (`steps.<id>.output…`, `steps.<id>.status`); false → the step is `skipped`. See docs/graphs.md. */
+        when?: string;
+        /** @description Run another of your workflows as a sub-workflow (a child run of its own); `input` is its run input. */
+        workflow_id?: string;
+      }[];
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp
