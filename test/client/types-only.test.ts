@@ -2,7 +2,7 @@
  * The generated client keeps the shapes of the document and leaves out the rules TypeScript cannot state: a step's
  * "exactly one of template, template_id and workflow_id" would otherwise make every step `unknown` in the client.
  */
-import { typesOnly } from '../../client/generate-schema';
+import { typesOnly } from '../../client/types-only';
 
 it('drops not and assertion-only anyOf/oneOf, keeps unions of typed members', () => {
   const step = {
