@@ -86,12 +86,17 @@ export class Reconciler {
     }
     if (isOpen(d)) return;
     const outcome = await closedOutcome(this.deps.temporal, run, d);
+    // An end the workflow never saw also never started the run's completion webhook. It is started before the end is
+    // written: a start that fails leaves the run open, so the next pass tries again (its id keeps it to one delivery).
+    if (endedWithoutWorkflow(d)) {
+      const webhook = await this.startWebhook(run, outcome.status);
+      if (webhook === 'failed') return;
+      if (webhook === 'started') done.webhooks.push(run._id);
+    }
     if (!(await recordRunOutcome(this.deps.db, run._id, outcome, d.closeTime ?? now))) return;
     done.ended.push(run._id);
     this.deps.logger.info({ run_id: run._id, status: outcome.status }, 'reconciled a run Temporal has closed');
     if (outcome.status === 'completed') await this.restoreOutputs({ ...run, status: 'completed' }, done);
-    // An end the workflow never saw also never started the run's completion webhook.
-    if (endedWithoutWorkflow(d) && (await this.startWebhook(run, outcome.status))) done.webhooks.push(run._id);
   }
 
   private async restoreOutputs(run: ReconcileCandidate, done: ReconcilePass): Promise<void> {
@@ -102,9 +107,9 @@ export class Reconciler {
   }
 
   /** The delivery the run workflow would have started, under its id: started at most once, whoever starts it. */
-  private async startWebhook(run: ReconcileCandidate, status: RunStatus): Promise<boolean> {
+  private async startWebhook(run: ReconcileCandidate, status: RunStatus): Promise<'started' | 'none' | 'failed'> {
     const url = run.snapshot.callback_url;
-    if (!url || run.snapshot.parent) return false;
+    if (!url || run.snapshot.parent) return 'none';
     const request: WebhookRequest = { run_id: run._id, owner_id: run.owner_id, url, status };
     try {
       await this.deps.temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
@@ -115,11 +120,11 @@ export class Reconciler {
           staticSummary: `webhook of ${run._id} (${status})`,
         }),
       );
-      return true;
+      return 'started';
     } catch (err) {
-      if (err instanceof WorkflowExecutionAlreadyStartedError) return false;
+      if (err instanceof WorkflowExecutionAlreadyStartedError) return 'none';
       this.deps.logger.warn({ run_id: run._id, err }, 'could not start the completion webhook of a reconciled run');
-      return false;
+      return 'failed';
     }
   }
 }
