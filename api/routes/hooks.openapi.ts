@@ -42,7 +42,8 @@ export const hooksPaths: ZodOpenApiPathsObject = {
         'rotation. 409 past HOOKS_MAX_PER_WORKFLOW.',
       security: BEARER,
       requestParams: { path: workflowHooksParams },
-      requestBody: jsonRequest(createHookBody),
+      // Optional: a hook without a body gets the defaults (no name, signed, enabled).
+      requestBody: { content: { 'application/json': { schema: createHookBody } } },
       responses: { ...ok(201, 'The new hook, with its secret', hookView), ...errors(400, 401, 404, 409, 413, 415) },
     },
   },

@@ -30,8 +30,9 @@ function userId(ctx: Context): string {
 }
 
 function resumeAfter(ctx: Context, after: number | undefined): number {
+  // Present but empty is refused like any other malformed id, not read as absent.
+  if (ctx.request.headers['last-event-id'] === undefined) return after ?? 0;
   const header = ctx.get('Last-Event-ID');
-  if (header === '') return after ?? 0;
   const parsed = lastEventIdHeader.safeParse(header);
   if (!parsed.success) throw new BadRequestError('Last-Event-ID: an event id (a whole number ≥ 0)', 'invalid_field');
   return parsed.data;

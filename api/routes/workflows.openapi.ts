@@ -34,7 +34,8 @@ const started = z.strictObject({
 const idempotencyHeader = z.strictObject({
   'Idempotency-Key': z
     .string()
-    .regex(/^[\x21-\x7e]{1,200}$/)
+    // Spaces and tabs around a field value are not part of it (HTTP strips them), so the document allows them.
+    .regex(/^[ \t]*[\x21-\x7e]{1,200}[ \t]*$/)
     .optional()
     .meta({
       description:

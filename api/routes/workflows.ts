@@ -75,8 +75,10 @@ function userId(ctx: Context): string {
 
 /** The `Idempotency-Key` header of a run start or rerun, checked. */
 function idempotencyKey(ctx: Context): string | undefined {
-  const key = ctx.get('Idempotency-Key') || undefined;
-  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+  // Present but empty (or only spaces, which HTTP strips) is refused like any other malformed key, not read as absent.
+  if (ctx.request.headers['idempotency-key'] === undefined) return undefined;
+  const key = ctx.get('Idempotency-Key');
+  if (!IDEMPOTENCY_KEY.test(key)) {
     throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
   }
   return key;

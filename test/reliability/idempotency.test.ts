@@ -41,6 +41,15 @@ describe('R6: concurrent duplicates of one Idempotency-Key', () => {
   const send = (key: string, input: Record<string, unknown>) =>
     api.http.post(`/api/v1/workflows/${wf}/run`).set(user.auth).set('Idempotency-Key', key).send({ input });
 
+  it('an empty or blank Idempotency-Key is refused, not read as no key', async () => {
+    for (const key of ['', '   ']) {
+      const res = await send(key, { n: 1 });
+      expect(res.status).toBe(400);
+      expectEnvelope(res, false);
+      expect(res.body.error).toContain('Idempotency-Key');
+    }
+  });
+
   /** Executions Temporal holds for this key's run ids, by workflow id (visibility catches up; describe does not lag). */
   async function temporalExecutions(): Promise<string[]> {
     const ids: string[] = [];
