@@ -1,6 +1,6 @@
 /**
  * The one place that reads process.env. Every entrypoint calls loadConfig() once and passes the typed result down;
- * a bad value stops the process with every problem listed (see README "Configuration").
+ * a bad value stops the process with every problem listed (every setting: docs/configuration.md).
  */
 import { z } from 'zod';
 import { parseHostEntry } from './temporal/net/address-policy';

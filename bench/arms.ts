@@ -1,6 +1,6 @@
 /**
- * Each benchmark of QUALITY.md's table as one function returning a row: two arms measured side by side in the same
- * run, reduced to a ratio. Absolute times are printed only as context.
+ * Each row of the benchmark table in docs/benchmarks.md as one function returning a row: two arms measured side by
+ * side in the same run, reduced to a ratio. Absolute times are printed only as context.
  */
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';

@@ -1,6 +1,6 @@
 /**
- * `npm run bench`: QUALITY.md's benchmark table, every figure a ratio of two arms measured side by side in this run
- * on this machine. Prints a table and writes bench/results/<time>.json.
+ * `npm run bench`: the table of docs/benchmarks.md ("Rows and targets"), every figure a ratio of two arms measured
+ * side by side in this run on this machine. Prints a table and writes bench/results/<time>.json.
  * Options: --only B1,C1   --scale 2 (more samples)   --profile <dir> (CPU profiles of the API and worker; summarise
  * them with `tsx bench/profile-summary.ts <dir>/api` — one
  * folder per process, the heaviest profile in it is the main thread)

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:soak [-- --minutes N]` (default 10): QUALITY.md's memory row. A B3-style closed loop of 3-step
- * transform runs, 10 in flight, while the API's and the worker's RSS (and the API's heap in use) are sampled every 5 s;
+ * `npm run bench:soak [-- --minutes N]` (default 10): the memory soak of docs/benchmarks.md. A B3-style closed loop
+ * of 3-step transform runs, 10 in flight, while the API's and the worker's RSS (and the API's heap in use) are sampled every 5 s;
  * the least-squares slope over the second half (after warm-up) is reported in MiB/min, and the floor of each minute
  * (what garbage collection leaves), where a leak shows as a rise that does not stop. Then the memory an open event
  * stream costs the API: K streams of one run waiting at an approval, (RSS with them − RSS before) / K.

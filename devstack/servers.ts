@@ -116,7 +116,7 @@ export async function startMongo(opts: MongoServerOptions, log: Log): Promise<Mo
         args: [
           // The query planner's indexes live in memory (a few hundred bytes an entry): room for millions of entries.
           '-Xmx2g',
-          // Extra JVM flags, e.g. a flight recording to profile the server (see the README's Benchmarks section).
+          // Extra JVM flags, e.g. a flight recording to profile the server (docs/benchmarks.md, "Where the time goes").
           ...(process.env.STEPWISE_MONGO_JAVA_OPTS?.split(' ').filter(Boolean) ?? []),
           '-cp',
           `${server.launcherClassDir}${path.delimiter}${server.classpath}`,

@@ -1,15 +1,19 @@
 /**
- * The README's shell examples are meant to run as pasted, one after the other: every `$VAR` they use is assigned
- * earlier (or is the reader's own, `KEY`: the demo key `npm run dev` prints), every tool they call is listed where the
- * examples begin, and an execution id in a URL path is percent-encoded (`#` would end the path, curl globs `[…]`).
+ * The shell examples of the README and of docs/api.md are meant to run as pasted, one after the other, each file on
+ * its own: every `$VAR` they use is assigned earlier in the same file (or is the reader's own, `KEY`: the demo key
+ * `npm run dev` prints), every tool they call is listed where the file's examples begin, and an execution id in a URL
+ * path is percent-encoded (`#` would end the path, curl globs `[…]`).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { repoRoot } from './helpers/run-node';
 
-const readme = fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
-
-/** Variables the reader sets themselves, as the README says where they first appear. */
+/** The files whose examples run in order, and the fewest shell blocks each holds (so a lost example is noticed). */
+const FILES: [file: string, minBlocks: number][] = [
+  ['README.md', 5],
+  ['docs/api.md', 9],
+];
+/** Variables the reader sets themselves, as each file says where they first appear. */
 const READER_SET = new Set(['KEY']);
 /** Commands of the shell itself or of this project's own setup (the quick start installs them). */
 const NOT_TOOLS = new Set(['echo', 'printf', 'export', 'cd', 'npm', 'node', 'docker']);
@@ -41,49 +45,72 @@ function expanded(code: string): string {
     .replace(/(^|\s)#.*$/gm, '$1');
 }
 
-const blocks = shellBlocks(readme);
+/** `$VAR`s used before any line of the file assigned them. */
+function unassignedVariables(file: string, blocks: Block[]): string[] {
+  const assigned = new Set(READER_SET);
+  const unassigned: string[] = [];
+  for (const block of blocks) {
+    for (const [offset, line] of expanded(block.code).split('\n').entries()) {
+      // Assignments on a line count for what follows them on it (`ID=msg_1; TS=…; … "$ID"`).
+      const tokens = [...line.matchAll(/(?:^|[\s;(])(?:export\s+)?([A-Z_][A-Z0-9_]*)=|\$([A-Z_][A-Z0-9_]*)/g)];
+      for (const m of tokens) {
+        if (m[1]) assigned.add(m[1]);
+        else if (m[2] && !assigned.has(m[2])) unassigned.push(`${file}:${block.line + offset} $${m[2]}`);
+      }
+    }
+  }
+  return unassigned;
+}
 
-describe('README shell examples', () => {
+/** Each command of a line (continuation lines joined): its start, after a pipe, `;`, `&&`, `||` or in `$(…)`. */
+function toolsCalled(blocks: Block[]): Set<string> {
+  const tools = new Set<string>();
+  for (const block of blocks) {
+    const code = expanded(block.code).replace(/\\\n/g, ' ');
+    for (const m of code.matchAll(/(?:^|\||;|&&|\$\()\s*(?:[A-Z_][A-Z0-9_]*=[^\s$]*\s+)*([a-z][\w-]*)/gm)) {
+      if (!NOT_TOOLS.has(m[1]!)) tools.add(m[1]!);
+    }
+  }
+  return tools;
+}
+
+describe.each(FILES)('shell examples of %s', (file, minBlocks) => {
+  const text = fs.readFileSync(path.join(repoRoot, file), 'utf8');
+  const blocks = shellBlocks(text);
+
   it('are found', () => {
-    expect(blocks.length).toBeGreaterThan(10);
+    expect(blocks.length).toBeGreaterThanOrEqual(minBlocks);
   });
 
-  it("use only variables assigned earlier in the README (or the reader's KEY)", () => {
-    const assigned = new Set(READER_SET);
-    const unassigned: string[] = [];
-    for (const block of blocks) {
-      for (const [offset, line] of expanded(block.code).split('\n').entries()) {
-        // Assignments on a line count for what follows them on it (`ID=msg_1; TS=…; … "$ID"`).
-        const tokens = [...line.matchAll(/(?:^|[\s;(])(?:export\s+)?([A-Z_][A-Z0-9_]*)=|\$([A-Z_][A-Z0-9_]*)/g)];
-        for (const m of tokens) {
-          if (m[1]) assigned.add(m[1]);
-          else if (m[2] && !assigned.has(m[2])) unassigned.push(`README.md:${block.line + offset} $${m[2]}`);
-        }
-      }
-    }
-    expect(unassigned).toEqual([]);
+  it("use only variables assigned earlier in the file (or the reader's KEY)", () => {
+    expect(unassignedVariables(file, blocks)).toEqual([]);
   });
 
-  it('call only tools the README lists where the examples begin', () => {
-    const listed = /\*\*Tools the examples use\.\*\*([^\n]*(?:\n(?!\n)[^\n]*)*)/.exec(readme)?.[1] ?? '';
+  it('call only tools the file lists where its examples begin', () => {
+    const listed = /\*\*Tools the examples use\.\*\*([^\n]*(?:\n(?!\n)[^\n]*)*)/.exec(text)?.[1] ?? '';
     expect(listed).not.toBe('');
-    const tools = new Set<string>();
-    for (const block of blocks) {
-      // Each command of a line (continuation lines joined): its start, after a pipe, `;`, `&&`, `||` or in `$(…)`.
-      const code = expanded(block.code).replace(/\\\n/g, ' ');
-      for (const m of code.matchAll(/(?:^|\||;|&&|\$\()\s*(?:[A-Z_][A-Z0-9_]*=[^\s$]*\s+)*([a-z][\w-]*)/gm)) {
-        if (!NOT_TOOLS.has(m[1]!)) tools.add(m[1]!);
-      }
-    }
-    expect(tools.size).toBeGreaterThan(3);
+    const tools = toolsCalled(blocks);
+    expect(tools.has('curl')).toBe(true);
     expect([...tools].filter((t) => !listed.includes(`\`${t}\``))).toEqual([]);
   });
 
-  it('percent-encode execution ids in URL paths, as the README says to', () => {
+  it('percent-encode execution ids in URL paths', () => {
     const raw = blocks.flatMap((b) =>
-      b.code.split('\n').flatMap((l, i) => (/\/steps\/[^/\s"?]*[#[\]]/.test(l) ? [`README.md:${b.line + i}`] : [])),
+      b.code.split('\n').flatMap((l, i) => (/\/steps\/[^/\s"?]*[#[\]]/.test(l) ? [`${file}:${b.line + i}`] : [])),
     );
     expect(raw).toEqual([]);
-    expect(readme).toMatch(/percent-encoded[^.]*`ask%232`/);
+  });
+});
+
+describe('the checks themselves', () => {
+  it('catch a variable used before it is assigned, and a tool nobody listed', () => {
+    const blocks = shellBlocks('```sh\ncurl "$API/x" | grep y\nAPI=http://h\n```\n');
+    expect(unassignedVariables('t.md', blocks)).toEqual(['t.md:2 $API']);
+    expect([...toolsCalled(blocks)]).toEqual(['curl', 'grep']);
+  });
+
+  it('docs/api.md says how to encode an execution id', () => {
+    const api = fs.readFileSync(path.join(repoRoot, 'docs/api.md'), 'utf8');
+    expect(api).toMatch(/percent-encoded[^.]*`ask%232`/);
   });
 });

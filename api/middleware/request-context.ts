@@ -2,7 +2,7 @@ import '../state';
 /**
  * Gives every request an id (echoed as X-Request-Id) and a child logger, and logs one line when it ends. The child is
  * made on first use: most requests never log anything but that line, which the base logger writes with the same
- * fields (a pino child per request was a visible part of a simple read's CPU, README Benchmarks B7).
+ * fields (a pino child per request is a visible part of a simple read's CPU; docs/benchmarks.md, row B7).
  */
 import { randomUUID } from 'node:crypto';
 import type { Context, Middleware } from 'koa';

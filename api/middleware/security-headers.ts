@@ -11,7 +11,7 @@ import type { Config } from '../../config';
 /**
  * Every response's security headers. They do not depend on the request, so helmet is asked once, at startup, which
  * headers it sets (and removes), and each response gets that list: the same headers without helmet's per-request
- * chain of middleware and promises, a measurable share of a small read's cost (README, Benchmarks, B7).
+ * chain of middleware and promises, a measurable share of a small read's cost (docs/benchmarks.md, row B7).
  */
 export function securityHeaders(): Middleware {
   const set: [string, string][] = [];

@@ -1,5 +1,5 @@
 /**
- * The README / docs/agents.md "Local models" recipe, as written: no provider key, `LLM_BASE_URL` pointing at an
+ * The docs/agents.md "Local models" recipe, as written: no provider key, `LLM_BASE_URL` pointing at an
  * OpenAI-compatible server on the machine and `LLM_DEFAULT_MODEL=compat:<model>`. The server here is the scripted one
  * the test starts (it speaks the same chat-completions API as Ollama, llama.cpp's server and vLLM), so the real
  * provider code runs over HTTP: a template with no model of its own is written without a warning, and its agent step

@@ -3,7 +3,7 @@
  * stateless phases (examples, coverage, fuzzing) and its stateful phase (chains of calls following the document's
  * links), once per user of two, each with its own API key while the other user's data is in the same database.
  * Bounded in examples and time (SCHEMATHESIS_* below). Any failure prints Schemathesis's own report. Checks left out
- * on purpose are named in the README ("Contract fuzzing").
+ * on purpose are named in docs/operations.md ("Contract fuzzing").
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,7 +22,7 @@ const SEED = process.env.ST_SEED ?? '1000';
 const HOOKS = path.join(__dirname, 'schemathesis-hooks.py');
 
 /**
- * Checks switched off for named operations, each for a reason the README gives ("Contract fuzzing"). Everything else
+ * Checks switched off for named operations, each for a reason docs/operations.md gives ("Contract fuzzing"). Everything else
  * runs everywhere with every check.
  */
 const EXCEPTIONS: { path: string; method: string; check: string }[] = [

@@ -138,7 +138,7 @@ describe('CLI runs start/get/cancel, workflows list, agents list against the rea
     expect(limited.out).toHaveLength(4); // the header and three rows
     expect(limited.err.join('\n')).toContain('--limit');
 
-    // The README's template example, applied with the CLI as it says, is then listed.
+    // docs/api.md's template example, applied with the CLI as it says, is then listed.
     const applied = await cli(
       'agents',
       'apply',

@@ -1,7 +1,7 @@
 /**
- * Definitions as code, end to end: the README's workflow file (docs/examples/order-total.yaml) applies unchanged to
- * two deployments on two databases and runs on both, started and read with the generated client exactly as the
- * README shows; re-applying changes nothing, a change is reported by field (and `--dry-run` writes nothing), a bad
+ * Definitions as code, end to end: docs/cli.md's workflow file (docs/examples/order-total.yaml) applies unchanged to
+ * two deployments on two databases and runs on both, started and read with the generated client exactly as
+ * docs/api.md shows; re-applying changes nothing, a change is reported by field (and `--dry-run` writes nothing), a bad
  * file names file, step and field and writes nothing, and `export` gives back a file `apply` takes.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -39,7 +39,7 @@ async function cli(d: Deployment, ...args: string[]) {
   return { code, out, err };
 }
 
-/** The README's client example: start a run, wait for it, read its outputs. */
+/** docs/api.md's client example: start a run, wait for it, read its outputs. */
 async function runWithClient(
   d: Deployment,
   workflowId: string,
@@ -76,10 +76,10 @@ describe('workflows apply / export across two deployments', () => {
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
-  it('is the file the README shows', async () => {
-    const readme = await readFile(path.join(ROOT, 'README.md'), 'utf8');
+  it('is the file docs/cli.md shows', async () => {
+    const doc = await readFile(path.join(ROOT, 'docs/cli.md'), 'utf8');
     const file = await readFile(EXAMPLE, 'utf8');
-    expect(readme).toContain(
+    expect(doc).toContain(
       file
         .split('\n')
         .filter((l) => !l.startsWith('#'))

@@ -60,7 +60,7 @@ describe('console serving', () => {
     await page.goto(`${s.baseUrl}/console/`);
     await page.getByRole('heading').first().waitFor();
     expect(problems).toEqual([]);
-    // What a first visit costs (loopback, cold cache), kept as an artifact for the README — measured, not asserted.
+    // What a first visit costs (loopback, cold cache), kept as an artifact for docs/console.md — measured, not asserted.
     // A string: this project's types have no DOM (the browser runs it).
     const load = await page.evaluate<{ dom_content_loaded_ms: number; load_ms: number; bytes: number }>(`(() => {
       const nav = performance.getEntriesByType('navigation')[0];

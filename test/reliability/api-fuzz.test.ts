@@ -101,7 +101,7 @@ const queryValue = (name: string) =>
       );
 
 /**
- * R10 payload classes (QUALITY.md): inputs built to be expensive or to reach across tenants. Fuzzed through every
+ * R10 payload classes (the test table in docs/reliability.md): inputs built to be expensive or to reach across tenants. Fuzzed through every
  * operation like the rest: the answer must still be a documented envelope, never a 5xx, and (by the suite's timeout)
  * never a stall.
  */

@@ -1,5 +1,5 @@
 /**
- * Run budgets under concurrency (QUALITY.md R12), end to end through the API on real Temporal with a real worker,
+ * Run budgets under concurrency (row R12 of the test table in docs/reliability.md), end to end through the API on real Temporal with a real worker,
  * against the scripted OpenAI-compatible HTTP server, which counts the calls that reach the model: an agent map at
  * concurrency 10, parallel agent branches and parallel sub-workflows under `max_model_calls: 3` make exactly 3 calls.
  * And usage counts every call made, also when a map, a sub-workflow or the run fails.
