@@ -186,23 +186,6 @@ export async function fillEventSeq(db: Db, runId: string, seq: number): Promise<
   }
 }
 
-/** Puts a `skip` at each of `count` seqs from `from` unless something is there (seqs allocated for nothing to log). */
-export async function fillEventSeqs(db: Db, runId: string, from: number, count: number): Promise<void> {
-  if (count <= 1) {
-    if (count === 1) await fillEventSeq(db, runId, from);
-    return;
-  }
-  const at = new Date();
-  const docs = Array.from({ length: count }, (_, i) => skipDoc(runId, from + i, at));
-  try {
-    await runEventsCollection(db).insertMany(docs, { ordered: false });
-  } catch (err) {
-    // A seq a reader filled first already holds its skip.
-    const errors = err instanceof MongoBulkWriteError ? ([] as WriteError[]).concat(err.writeErrors) : [];
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
-  }
-}
-
 async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated: number): Promise<number | null> {
   const events = runEventsCollection(db);
   const key = `${runId}/${event.key}`;
@@ -244,8 +227,8 @@ export async function appendRunEnded(
   return (await appendRunEvents(db, runId, [runEndedEvent(data)], firstSeq))[0] ?? null;
 }
 
-/** The run's `run.ended` event (for a writer that appends it with others). */
-export function runEndedEvent(data: RunEndedData): NewRunEvent {
+/** The run's `run.ended` event. */
+function runEndedEvent(data: RunEndedData): NewRunEvent {
   return { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
 }
 

@@ -80,32 +80,12 @@ export async function logStepChange(
   firstSeq?: number,
   before: NewRunEvent[] = [],
 ): Promise<void> {
-  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq, before);
-}
-
-/**
- * The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated), after
- * the events in `before` (an agent's model call, logged with the step write it led to).
- */
-export async function logStepChanges(
-  db: Db,
-  runId: string,
-  entries: { execId: string; changes: StepChange[] }[],
-  firstSeq?: number,
-  before: NewRunEvent[] = [],
-): Promise<void> {
-  await appendRunEvents(db, runId, [...before, ...stepChangeEvents(entries)], firstSeq);
-}
-
-/** The events of executions' state changes, in the order given (for a writer that appends them with others). */
-export function stepChangeEvents(entries: { execId: string; changes: StepChange[] }[]): NewRunEvent[] {
-  return entries.flatMap(({ execId, changes }) =>
-    changes.map((c) => ({
-      type: c.type,
-      key: keyOf(execId, c),
-      data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
-    })),
-  );
+  const events = (Array.isArray(change) ? change : [change]).map((c) => ({
+    type: c.type,
+    key: keyOf(execId, c),
+    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
+  }));
+  await appendRunEvents(db, runId, [...before, ...events], firstSeq);
 }
 
 export type AgentTurnEvent =
@@ -128,7 +108,7 @@ export function agentTurnEvent(execId: string, seq: number, event: AgentTurnEven
   };
 }
 
-/** Logs an agent turn on its own (db/runs.ts logs a model call with the step write that follows it). */
+/** Logs an agent turn on its own (db/step-states.ts logs a model call with the step write that follows it). */
 export async function logAgentTurn(
   db: Db,
   runId: string,

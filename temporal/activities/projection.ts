@@ -6,21 +6,17 @@
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { resolveOutputRefs, storeOutput } from '../../db/blobs';
+import { insertRun, newRunDoc } from '../../db/runs';
 import {
-  insertRun,
   markStepCompleted,
   markStepFailed,
   markStepRunning,
   markStepSkipped,
   markStepWaiting,
-  newRunDoc,
-  recordRunCompletedWithLine,
-  recordRunCompletedWithStep,
-  recordRunEnd,
-  type EndedRun,
   recordStepInput,
   setChildRun,
-} from '../../db/runs';
+} from '../../db/step-states';
+import { recordRunEnd, type EndedRun } from '../../db/run-end';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import type { JsonValue } from '../contract/json';
@@ -66,34 +62,6 @@ function countBuiltinAttempts(metrics: WorkerMetrics, run: EndedRun): void {
 export async function endRun(deps: { db: Db; metrics: WorkerMetrics }, runId: string, outcome: RunOutcome) {
   const ended = await recordRunEnd(deps.db, runId, outcome);
   if (ended) countRunFinished(deps.metrics, ended);
-}
-
-/**
- * The last step's completion with the run's end (db/runs.ts recordRunCompletedWithStep); false when they could not go
- * together, and the caller writes them one after the other.
- */
-export async function completeRunWithStep(
-  deps: { db: Db; metrics: WorkerMetrics },
-  runId: string,
-  stepId: string,
-  step: Parameters<typeof recordRunCompletedWithStep>[3],
-  outcome: RunOutcome,
-): Promise<boolean> {
-  const ended = await recordRunCompletedWithStep(deps.db, runId, stepId, step, outcome);
-  if (ended) countRunFinished(deps.metrics, ended);
-  return ended !== null;
-}
-
-/** A line of pure steps with the run's end (db/runs.ts recordRunCompletedWithLine); false as completeRunWithStep. */
-export async function completeRunWithLine(
-  deps: { db: Db; metrics: WorkerMetrics },
-  runId: string,
-  done: Parameters<typeof recordRunCompletedWithLine>[2],
-  outcome: RunOutcome,
-): Promise<boolean> {
-  const ended = await recordRunCompletedWithLine(deps.db, runId, done, outcome);
-  if (ended) countRunFinished(deps.metrics, ended);
-  return ended !== null;
 }
 
 export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {

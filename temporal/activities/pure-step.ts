@@ -6,23 +6,20 @@
  * (temporal/expressions/): a runaway expression cannot stall the worker. Its result is recorded in the run's history
  * as a marker, so a replay never evaluates it again; a worker crash before that evaluates it again (harmless: pure).
  *
- * A line of pure steps (each waiting only for the ones before it, or for steps already done) goes to one local
- * activity, runPureLine: one activation and one marker instead of one per step. Each step is rendered and evaluated
- * in line order, as runPureStep would; the line stops at the first step that cannot be, and the workflow runs that
- * step alone (its retries, its failure). What completed is recorded together at the end: one write and one event
- * insert for the line (db/runs.ts recordPureSteps), the events in line order — with the run's end in the same two
- * when the line ends the run (recordRunCompletedWithLine).
+ * runPureLine serves runs whose workflow batched a line of pure steps into one local activity (histories from before
+ * `patched('step-per-activity')`, temporal/workflows/legacy-pure-lines.ts); new runs never call it. Each step is
+ * rendered and evaluated in line order, as runPureStep would; the line stops at the first step that cannot be, and
+ * the workflow runs that step alone.
  */
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { storeOutput } from '../../db/blobs';
-import { markStepRunning, recordPureSteps, recordStepDone, type PureStepDone } from '../../db/runs';
+import { markStepRunning, recordStepDone } from '../../db/step-states';
 import type { JsonValue } from '../contract/json';
 import { render } from '../contract/render';
 import type { OutputRef, StepStatus } from '../contract/run';
 import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../contract/steps';
 import { execute, givenOf, type ActionStepDeps } from './action-step';
-import { completeRunWithLine, endRun } from './projection';
 import { failStepAttempt } from './step-failure';
 
 export function createPureStepActivity(deps: ActionStepDeps) {
@@ -41,7 +38,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
       const log = deps.logger.child({ run_id: req.run_id, attempt });
       const steps = { ...req.ctx.steps };
       const statuses: Record<string, StepStatus> = { ...req.ctx.statuses };
-      const done: PureStepDone[] = [];
+      const done: ActionStepResult[] = [];
       for (const step of req.steps) {
         const startedAt = new Date();
         const started = performance.now();
@@ -61,13 +58,14 @@ export function createPureStepActivity(deps: ActionStepDeps) {
             step.step_id,
             await execute(deps, one, ctx, () => undefined),
           );
-          done.push({
-            stepId: step.step_id,
+          // Recorded step by step, as runPureStep records one (a failed write: the workflow records it).
+          const projected = await recordStepDone(deps.db, req.run_id, step.step_id, {
             attempt,
             startedAt,
             ...(attempt === 1 ? { input: givenOf(one) } : {}),
             output,
-          });
+          }).then(() => true, unrecorded(log, 'could not record the step'));
+          done.push(answer(output, projected));
         } catch {
           // Not recorded: the workflow runs this step on its own, and its failure is reported there.
           break;
@@ -76,26 +74,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
         steps[step.step_id] = done.at(-1)!.output;
         statuses[step.step_id] = 'completed';
       }
-      // A line that ends the run, all of it completed: its steps and the run's end in one write and one insert.
-      if (req.outcome && done.length === req.steps.length) {
-        const ended = await completeRunWithLine(deps, req.run_id, done, req.outcome).catch(
-          unrecorded(log, 'could not record the line with the run outcome'),
-        );
-        if (ended) return { completed: done.map((d) => answer(d.output, true)), ended };
-      }
-      // The steps that completed, recorded together: one write and one event insert for the line.
-      const projected = await recordPureSteps(deps.db, req.run_id, done).then(
-        () => true,
-        unrecorded(log, 'could not record the line'),
-      );
-      const completed = done.map((d) => answer(d.output, projected));
-      // A line that ends the run records the run's end too: the workflow then needs no activity of its own for it.
-      if (!req.outcome || !projected || done.length < req.steps.length) return { completed };
-      const ended = await endRun(deps, req.run_id, req.outcome).then(
-        () => true,
-        unrecorded(log, 'could not record the run outcome'),
-      );
-      return ended ? { completed, ended } : { completed };
+      return { completed: done };
     },
 
     async runPureStep(req: ActionStepRequest): Promise<ActionStepResult> {

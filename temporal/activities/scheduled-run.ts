@@ -7,7 +7,8 @@
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
-import { insertRun, loadedSnapshot, newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
+import { insertRun, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { recordRunOutcome } from '../../db/run-end';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import { runKindOf } from '../../runtime/metrics/run-kind';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';

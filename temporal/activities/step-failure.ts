@@ -7,7 +7,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import { BlobMissingError, BlobPathError, OutputTooLargeError } from '../../db/blobs';
-import { markStepFailed } from '../../db/runs';
+import { markStepFailed } from '../../db/step-states';
 import { toActivityError } from '../failures';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 

@@ -5,7 +5,6 @@
  */
 import type { JsonValue } from './json';
 import type { OutputRef, RunBudget, Usage } from './run';
-import type { RunOutcome } from './steps';
 
 /** Turn limit of an agent step when neither its template nor the step sets one. */
 export const DEFAULT_MAX_TURNS = 8;
@@ -24,8 +23,6 @@ export interface AgentStepContext {
   shared?: SharedBudget;
   /** The model call activity records the step's start and completion (CallModelInput.project). */
   projectInActivity?: boolean;
-  /** With projectInActivity: the run's outcome should the step complete, when nothing else is left to run. */
-  outcome?: RunOutcome;
 }
 
 /**
@@ -56,6 +53,6 @@ export interface AgentStepOutcome {
   turns: number;
   /** The last model call's activity recorded the step's completion: the workflow need not. */
   projected?: boolean;
-  /** That activity recorded the run's end (AgentStepContext.outcome) too. */
+  /** Histories from before the run's end was always the workflow's own write: that activity recorded it too. */
   ended?: boolean;
 }

@@ -38,8 +38,6 @@ export interface PureLineRequest {
   run_id: string;
   steps: { step_id: string; action_type: 'transform'; config: JsonObject; input: JsonValue }[];
   ctx: RenderContext;
-  /** When the line is all that is left of the run: its outcome, recorded once every step of the line completed. */
-  outcome?: RunOutcome;
 }
 
 export interface PureLineResult {
@@ -48,7 +46,7 @@ export interface PureLineResult {
    * be rendered or evaluated, which the workflow then runs on its own (retries, failure and all) as any step.
    */
   completed: ActionStepResult[];
-  /** The request's outcome was recorded: the workflow does not record it again. */
+  /** Histories from before the run's end was always the workflow's own write: the activity recorded it. */
   ended?: true;
 }
 

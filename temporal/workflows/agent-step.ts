@@ -24,7 +24,6 @@ import type { JsonValue } from '../contract/json';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
 import {
   assertBudgetAllowsCall,
-  BUDGET_RESERVATIONS,
   budgetExceeded,
   recordCall,
   releaseCall,
@@ -32,6 +31,7 @@ import {
   settleCall,
   tokensLeft,
 } from './budget';
+import { BUDGET_RESERVATIONS } from './patches';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -89,11 +89,7 @@ export async function runAgentStep(
       repair,
       ...(ctx.projectInActivity
         ? {
-            project: {
-              usage_before: { ...usage },
-              tokens_left: tokensLeft(ctx.spend),
-              ...(ctx.outcome ? { outcome: ctx.outcome } : {}),
-            },
+            project: { usage_before: { ...usage }, tokens_left: tokensLeft(ctx.spend) },
           }
         : {}),
       setup:

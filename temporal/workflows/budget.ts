@@ -15,9 +15,6 @@ import { ApplicationFailure } from '@temporalio/workflow';
 import type { RunSpend } from '../contract/agent';
 import { BUDGET_EXCEEDED_FAILURE_TYPE, type Usage } from '../contract/run';
 
-/** The patch id of reserving each model call before it is made (docs/decisions/0010-budget-reservations.md). */
-export const BUDGET_RESERVATIONS = 'budget-reservations';
-
 /** The step's failure when the run's budget refuses a call or a call went over it. */
 export function budgetExceeded(message: string, spend: RunSpend, stepUsage: Usage): ApplicationFailure {
   return ApplicationFailure.nonRetryable(message, BUDGET_EXCEEDED_FAILURE_TYPE, {

@@ -9,8 +9,7 @@
  * one before this code existed.
  */
 import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/workflow';
-
-export const RUN_DEADLINE_TIMER = 'run-deadline-timer';
+import { RUN_DEADLINE_TIMER } from './patches';
 
 export type WithinDeadline<T> = { expired: false; result: T } | { expired: true };
 

@@ -8,22 +8,20 @@
  * over test/temporal/histories/ proves it). Any change to the order or kind of commands issued for such a snapshot
  * must go behind `patched()`.
  *
- * A line of pure steps — a `transform` and the `transform`s waiting only for it and for one another (or for steps
- * already completed) — runs in one local activity (./step.ts, runPureLine) behind `patched('pure-lines')`. A step
- * the line could not finish goes back to pending and runs alone, the way it would have without the line.
+ * Every step runs in its own activity. Histories recorded with lines of pure steps in one local activity replay
+ * through ./legacy-pure-lines.ts, the scheduler's only branch kept for old histories.
  */
-import { CancellationScope, isCancellation, patched } from '@temporalio/workflow';
+import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { evaluateCondition, parseCondition, type ConditionScope } from '../contract/condition';
 import { resolveDependencies, type Trigger } from '../contract/graph';
-import { deriveOutcome } from '../contract/run-state';
 import type { JsonValue } from '../contract/json';
 import type { RenderContext } from '../contract/render';
 import type { ActionStepSnapshot, OutputRef, RunError, StepSnapshot, StepStatus } from '../contract/run';
-import type { RunOutcome } from '../contract/steps';
+import { findPureLine, runPureLine } from './legacy-pure-lines';
 import { runLoop, runMap } from './repeat';
 import { toRunError } from './run-errors';
 import { addUsage, type RunEnv, type StepResult } from './run-env';
-import { PURE_LINES, runOnce, runPureLine } from './step';
+import { runOnce } from './step';
 
 export interface StepRecord {
   status: StepStatus;
@@ -41,7 +39,10 @@ export class Graph {
   private readonly deps: Map<string, string[]>;
   /** Steps a line stopped at: they run alone (their own retries and failure), never as a line again. */
   private readonly alone = new Set<string>();
-  /** The run's end was recorded by the line that finished it (./run.ts then records nothing more). */
+  /**
+   * The run's end was recorded by the activity of its last step: only in histories from before the run's end was
+   * always the workflow's own write (their results say `ended`); ./run.ts then records nothing more.
+   */
   outcomeRecorded = false;
 
   constructor(private readonly env: RunEnv) {
@@ -76,15 +77,13 @@ export class Graph {
     let stop: GraphStop | undefined;
 
     const start = (step: StepSnapshot): void => {
-      const line = this.pureLine(step);
+      const line = findPureLine(step, this.env.snapshot.steps, (id) => this.record(id).status, this.deps, this.alone);
       if (line) return startLine(line);
       const record = this.record(step.id);
-      // All that is left of the run: an agent step records its outcome, should it complete, with its own end.
-      const outcome = running.size === 0 && isPlainAgent(step) ? this.outcomeAfter([step]) : undefined;
       record.status = 'running';
       const scope = new CancellationScope();
       const done = scope
-        .run(() => this.execute(step, outcome))
+        .run(() => this.execute(step))
         .then(
           (result) => {
             if (result.ended) this.outcomeRecorded = true;
@@ -126,15 +125,13 @@ export class Graph {
       running.set(step.id, { scope, done });
     };
 
-    /** A line of pure steps in one activity: what it completed is done; where it stopped runs alone next. */
+    /** A legacy line of pure steps in one activity: what it completed is done; where it stopped runs alone next. */
     const startLine = (line: ActionStepSnapshot[]): void => {
-      // All that is left of the run: its outcome, should every step complete, goes with the line.
-      const outcome = running.size === 0 ? this.outcomeAfter(line) : undefined;
       for (const step of line) this.record(step.id).status = 'running';
       const head = line[0]!;
       const scope = new CancellationScope();
       const done = scope
-        .run(() => runPureLine(line, this.renderContext(), this.env, outcome))
+        .run(() => runPureLine(line, this.renderContext(), this.env))
         .then(
           ({ completed, ended }) => {
             if (ended) this.outcomeRecorded = true;
@@ -240,52 +237,18 @@ export class Graph {
     }
   }
 
-  private async execute(step: StepSnapshot, outcome?: RunOutcome): Promise<StepResult> {
+  private async execute(step: StepSnapshot): Promise<StepResult> {
     const scope = this.conditionScope();
     // Re-evaluated here so that an evaluation error fails the step (with reason invalid_condition) like any error.
     if (step.when !== undefined) evaluateCondition(parseCondition(step.when), scope);
     const ctx = this.renderContext();
     if (step.map) return runMap(step, step.map, ctx, this.env);
     if (step.loop) return runLoop(step, step.loop, ctx, scope, this.env);
-    return runOnce(step, step.id, ctx, this.env, outcome);
-  }
-
-  /** The run's outcome once `line` has completed, when nothing else would be left to run; else undefined. */
-  private outcomeAfter(line: StepSnapshot[]): RunOutcome | undefined {
-    const inLine = new Set(line.map((s) => s.id));
-    const states = [...this.records].map(([id, r]) => ({ id, status: inLine.has(id) ? 'completed' : r.status }));
-    if (!states.every((s) => FINISHED.includes(s.status))) return undefined;
-    return deriveOutcome(states, { kind: 'completed' });
+    return runOnce(step, step.id, ctx, this.env);
   }
 
   private renderContext(): RenderContext {
     return { input: this.env.snapshot.input, steps: this.finishedOutputs(), statuses: this.statuses() };
-  }
-
-  /**
-   * The line of pure steps starting at `head`, or undefined when `head` runs alone. A line is a plain `transform` (no
-   * map, loop, condition or on_error: continue) and the other such pending steps that wait only for it, for one
-   * another and for steps that completed. List order decides the line's order, each step after all it waits for.
-   */
-  private pureLine(head: StepSnapshot): ActionStepSnapshot[] | undefined {
-    if (!isPlainPure(head) || this.alone.has(head.id)) return undefined;
-    const line: ActionStepSnapshot[] = [head];
-    const inLine = new Set([head.id]);
-    for (let grew = true; grew;) {
-      grew = false;
-      for (const step of this.env.snapshot.steps) {
-        if (inLine.has(step.id) || this.alone.has(step.id) || !isPlainPure(step)) continue;
-        if (this.record(step.id).status !== 'pending') continue;
-        const deps = this.deps.get(step.id) ?? [];
-        if (!deps.some((d) => inLine.has(d))) continue;
-        if (!deps.every((d) => inLine.has(d) || this.record(d).status === 'completed')) continue;
-        line.push(step);
-        inLine.add(step.id);
-        grew = true;
-      }
-    }
-    // Runs recorded before lines existed ran each step alone, and replay that way.
-    return line.length > 1 && patched(PURE_LINES) ? line : undefined;
   }
 
   /** What references can reach: every finished step's output (null for skipped ones). */
@@ -310,23 +273,6 @@ export class Graph {
     if (!r) throw new Error(`unknown step ${id}`);
     return r;
   }
-}
-
-/** A step a line may hold: a `transform` that runs once, unconditionally, and fails the run when it fails. */
-function isPlainPure(step: StepSnapshot): step is ActionStepSnapshot {
-  return (
-    step.kind === 'action' &&
-    step.action_type === 'transform' &&
-    !step.map &&
-    !step.loop &&
-    step.when === undefined &&
-    step.on_error !== 'continue'
-  );
-}
-
-/** An agent step that runs once (not per item or iteration). */
-function isPlainAgent(step: StepSnapshot): boolean {
-  return step.kind === 'agent' && !step.map && !step.loop;
 }
 
 function codeOf(error: RunError): { code?: string } {

@@ -31,7 +31,7 @@ export interface RunEnv {
 export interface StepResult {
   output: JsonValue | OutputRef;
   usage?: Usage;
-  /** The step's activity recorded the run's end (the outcome it was given): the workflow does not record it again. */
+  /** Histories from before the run's end was always the workflow's write: the step's activity recorded it. */
   ended?: boolean;
 }
 

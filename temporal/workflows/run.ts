@@ -1,9 +1,9 @@
 /**
  * The run workflow: one execution per run (workflow id = run id). Its input is the immutable RunSnapshot the API
  * built, never a database document. The steps form a graph (./graph.ts): each runs when its dependencies have
- * finished, one activity per side effect. Action steps write their own progress into the `runs` projection from
- * inside their activity; what the workflow decides itself (delays, approvals, skips, map and loop progress, agent
- * completion) and the run's outcome are written through cheap local activities. The run's outcome is derived from
+ * finished, one activity per side effect. Every step's activity writes its own step's progress into the `runs`
+ * projection; what the workflow decides itself (delays, approvals, skips, map and loop progress, sub-workflows) and
+ * the run's outcome go through one seam, `env.project` / `env.recordOutcome` (local activities, best effort). The run's outcome is derived from
  * the step states by deriveOutcome (temporal/contract/run-state.ts), the same function the status read and the
  * worker's reconciler (runtime/runs/reconciler.ts) use for an end the workflow never saw.
  *
@@ -183,7 +183,7 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
 
   const outcome = deriveOutcome(stepStates(), { kind: 'completed' });
   ended = outcome.status;
-  // A line of pure steps that finished the run has recorded this very outcome already (./graph.ts).
+  // Histories from before the end was always written here may have had the last step's activity write it (./graph.ts).
   if (!graph.outcomeRecorded) await env.recordOutcome(outcome);
   await CancellationScope.nonCancellable(() => startWebhookDelivery(snapshot, runId, outcome.status));
   const outputs = graph.outputs();

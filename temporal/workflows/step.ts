@@ -7,57 +7,19 @@ import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/work
 import type { Activities } from '../activities';
 import type { JsonValue } from '../contract/json';
 import { render, type RenderContext } from '../contract/render';
-import type { ActionStepSnapshot, StepSnapshot } from '../contract/run';
-import type { PureLineResult, RunOutcome } from '../contract/steps';
+import type { StepSnapshot } from '../contract/run';
 import { runAgentStep } from './agent-step';
 import { budgetAllowsCall } from './budget';
 import { performApproval, performDelay } from './builtin-steps';
+import { AGENT_PROJECTIONS, PURE_STEPS_LOCAL } from './patches';
 import type { RunEnv, StepResult } from './run-env';
 import { runSubWorkflow } from './sub-workflow';
 
-/** The patch id of running `transform` steps as local activities (temporal/activities/pure-step.ts). */
-export const PURE_STEPS_LOCAL = 'pure-steps-local';
-/** The patch id of running a line of `transform` steps in one local activity (./graph.ts, pureLine). */
-export const PURE_LINES = 'pure-lines';
-/** The patch id of the model call activity recording an agent step's start and completion (CallModelInput.project). */
-export const AGENT_PROJECTIONS = 'agent-projections';
-
-/**
- * A line of pure steps (./graph.ts says which) in one local activity; returns the results of the steps that
- * completed, a prefix of the line, each recorded by the activity (or here, when its write failed). With `outcome`
- * (the line is all that is left of the run) the activity records the run's end too once every step completed.
- */
-export async function runPureLine(
-  steps: ActionStepSnapshot[],
-  ctx: RenderContext,
-  env: RunEnv,
-  outcome?: RunOutcome,
-): Promise<PureLineResult> {
-  const result = await proxyLocalActivities<Activities>({
-    summary: `transform ${steps.map((s) => s.id).join(', ')}`,
-    // Each step's own timeout bounds its evaluation; the line gets their sum.
-    startToCloseTimeout: `${steps.reduce((sum, s) => sum + s.timeout_seconds, 0)} seconds`,
-    // Only a lost worker or a timeout fails the activity itself (a step that fails ends the line instead).
-    retry: { maximumAttempts: 3, initialInterval: '500 ms', backoffCoefficient: 2, maximumInterval: '30 seconds' },
-  }).runPureLine({
-    run_id: env.runId,
-    steps: steps.map((s) => ({ step_id: s.id, action_type: 'transform', config: s.config, input: s.input })),
-    ctx,
-    ...(outcome ? { outcome } : {}),
-  });
-  for (const [i, step] of result.completed.entries()) {
-    if (step.projected === false) await env.project(steps[i]!.id, { kind: 'completed', output: step.output });
-  }
-  return result;
-}
-
-/** `outcome`: the run's outcome should this step complete, when nothing else is left to run (agent steps record it). */
 export async function runOnce(
   step: StepSnapshot,
   execId: string,
   ctx: RenderContext,
   env: RunEnv,
-  outcome?: RunOutcome,
 ): Promise<StepResult> {
   switch (step.kind) {
     case 'agent': {
@@ -73,7 +35,7 @@ export async function runOnce(
         spend: env.spend,
         onCall: (used) => env.tally(execId, used),
         ...(env.shared ? { shared: env.shared } : {}),
-        ...(inActivity ? { projectInActivity: true, ...(outcome ? { outcome } : {}) } : {}),
+        ...(inActivity ? { projectInActivity: true } : {}),
       });
       if (!done.projected) {
         await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });

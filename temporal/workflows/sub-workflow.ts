@@ -24,7 +24,7 @@ import {
 } from '../contract/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../contract/search-attributes';
 import { RUN_FAILED_FAILURE_TYPE } from '../contract/steps';
-import { BUDGET_RESERVATIONS } from './budget';
+import { BUDGET_RESERVATIONS } from './patches';
 import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
 const { prepareChildRun } = proxyLocalActivities<Activities>({

@@ -1,5 +1,6 @@
 /** The status record of refused tool calls: idempotent on retried writes, per step, capped, long targets cut. */
-import { EGRESS_DENIALS_SHOWN, findRun, newRunDoc, recordEgressDenied, runsCollection } from '../../db/runs';
+import { findRun, newRunDoc, runsCollection } from '../../db/runs';
+import { EGRESS_DENIALS_SHOWN, recordEgressDenied } from '../../db/step-states';
 import { agentStep, testSnapshot } from '../helpers/snapshots';
 import { useTestDb } from '../helpers/stack';
 

@@ -14,7 +14,8 @@ import {
   runEventsCollection,
   type LoggedRunEvent,
 } from '../../db/run-events';
-import { markStepCompleted, markStepRunning, recordRunOutcome } from '../../db/runs';
+import { markStepCompleted, markStepRunning } from '../../db/step-states';
+import { recordRunOutcome } from '../../db/run-end';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 

@@ -3,7 +3,8 @@
  * the limit holds whatever order the records land in, including a record created earlier but inserted later (the
  * case a count of only the earlier-created runs let through: two backfilled scheduled fires both ran).
  */
-import { newRunDoc, recordRunOutcome, runsCollection, type RunDoc } from '../../db/runs';
+import { newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { recordRunOutcome } from '../../db/run-end';
 import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
 import { testSnapshot } from '../helpers/snapshots';
 import { useTestDb } from '../helpers/stack';

@@ -1,7 +1,7 @@
 /**
- * Pure steps (`transform`) run as local activities: no activity task goes through the Temporal server, a whole line
- * of them completes in one workflow task, and the status and event log still show each step as started, given its
- * input, and completed (or failed) — one write per step instead of three.
+ * Pure steps (`transform`) run as local activities: no activity task goes through the Temporal server, a chain of
+ * them completes in one workflow task, and the status and event log show each step as started, given its input, and
+ * completed (or failed) — one write per step.
  */
 import { MongoClient } from 'mongodb';
 import { runEventsCollection } from '../../db/run-events';
@@ -66,9 +66,9 @@ describe('pure steps as local activities', () => {
     const status = await waitForStatus(api, user, runId, isTerminal);
     expect(status.status).toBe('completed');
     expect(status.outputs).toEqual({ a: { n: 2 }, b: 4, c: 5 });
-    // The three steps and the run's end: one write of the run and one insert of the seven events, all told.
-    expect(commands.filter((c) => c.endsWith(' runs'))).toEqual(['findAndModify runs']);
-    expect(commands.filter((c) => c.endsWith(' run_events'))).toEqual(['insert run_events']);
+    // Each step one write (its start, input and end together) and one event insert; the run's end the same.
+    expect(commands.filter((c) => c.endsWith(' runs'))).toEqual(Array(4).fill('findAndModify runs'));
+    expect(commands.filter((c) => c.endsWith(' run_events'))).toEqual(Array(4).fill('insert run_events'));
     for (const step of status.steps) {
       expect(step).toMatchObject({ status: 'completed', attempts: 1, error: null });
       expect(Date.parse(step.started_at!)).toBeLessThanOrEqual(Date.parse(step.completed_at!));
@@ -82,8 +82,8 @@ describe('pure steps as local activities', () => {
     const count = (t: string) => types.filter((x) => x.endsWith(t) || x === String(eventTypeNumber(t))).length;
     expect(count('ACTIVITY_TASK_SCHEDULED')).toBe(0);
     expect(count('WORKFLOW_TASK_COMPLETED')).toBe(1);
-    // One local activity for the line of three, which also records the run's end.
-    expect(localActivityMarkers(history)).toBe(1);
+    // One local activity per step, and the projection's for the run's end.
+    expect(localActivityMarkers(history)).toBe(4);
 
     expect(await eventsOf(runId)).toEqual([
       '1 step.started a',
@@ -96,7 +96,7 @@ describe('pure steps as local activities', () => {
     ]);
   });
 
-  it('a line that meets a failing step stops there: the steps before it completed, the step fails on its own', async () => {
+  it('a chain that meets a failing step stops there: the steps before it completed, the step fails on its own', async () => {
     const wf = await createWorkflow(api, user, {
       name: 'pure line failing',
       steps: [
@@ -126,7 +126,7 @@ describe('pure steps as local activities', () => {
     ]);
   });
 
-  it('branches of pure steps that meet again run as one line, each step given what it waits for', async () => {
+  it('branches of pure steps that meet again: each step its own local activity, given what it waits for', async () => {
     const wf = await createWorkflow(api, user, {
       name: 'pure diamond',
       steps: [
@@ -156,7 +156,7 @@ describe('pure steps as local activities', () => {
     expect(status.status).toBe('completed');
     expect(status.outputs).toEqual({ a: 3, b: 30, c: 4, d: 34 });
     expect(await temporalFinalStatus(api, runId)).toBe('COMPLETED');
-    expect(localActivityMarkers(await api.temporal.workflow.getHandle(runId).fetchHistory())).toBe(1);
+    expect(localActivityMarkers(await api.temporal.workflow.getHandle(runId).fetchHistory())).toBe(5);
   });
 
   it('a failing transform shows started, then failed with its attempt, and the run fails with the step named', async () => {

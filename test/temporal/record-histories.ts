@@ -5,13 +5,15 @@
  *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
  *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
  *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
- *   npx tsx test/temporal/record-histories.ts lines    # lines of transforms in one local activity (run-lines-*)
+ *   npx tsx test/temporal/record-histories.ts steps    # transforms each in its own local activity (run-steps-*)
  *   npx tsx test/temporal/record-histories.ts scheduled  # scheduled runs: one completed, one refused (run-scheduled-*)
  *   npx tsx test/temporal/record-histories.ts deadline   # runs with a deadline timer: met, and passed (run-deadline-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
- * histories are what proves that a change of the workflow code still replays the runs in flight.
+ * histories are what proves that a change of the workflow code still replays the runs in flight. Some cannot be
+ * recorded again: run-lines-* and run-pure-line.json hold lines of transforms in one local activity, which no new run
+ * forms since patch `step-per-activity` (docs/decisions/0120-patch-lifecycle.md).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -100,8 +102,8 @@ async function main(): Promise<void> {
       await recordPure({ api, user, tpl, sink, save });
       return;
     }
-    if (process.argv[2] === 'lines') {
-      await recordLines({ api, user, tpl, sink, save });
+    if (process.argv[2] === 'steps') {
+      await recordSteps({ api, user, tpl, sink, save });
       return;
     }
     if (process.argv[2] === 'scheduled') {
@@ -368,10 +370,10 @@ async function recordPure({ api, user, tpl, save }: Recorder): Promise<void> {
 }
 
 /**
- * Lines of pure steps in one local activity: two branches that meet again (one line of four), and a line that stops at
- * a failing step, which then runs (and fails) alone.
+ * Pure steps, each its own local activity (patch `step-per-activity`): two branches that meet again, and a chain that
+ * stops at a failing step.
  */
-async function recordLines({ api, user, tpl, save }: Recorder): Promise<void> {
+async function recordSteps({ api, user, tpl, save }: Recorder): Promise<void> {
   const diamond = await createWorkflow(api, user, {
     name: 'pure diamond',
     steps: [
@@ -399,7 +401,7 @@ async function recordLines({ api, user, tpl, save }: Recorder): Promise<void> {
   const ok = await startRun(api, user, diamond, { n: 3 });
   await waitForStatus(api, user, ok, isTerminal);
   await temporalFinalStatus(api, ok);
-  await save('lines-diamond', ok);
+  await save('steps-diamond', ok);
 
   const stopping = await createWorkflow(api, user, {
     name: 'pure line failing',
@@ -412,7 +414,7 @@ async function recordLines({ api, user, tpl, save }: Recorder): Promise<void> {
   const failed = await startRun(api, user, stopping, { n: 1 });
   await waitForStatus(api, user, failed, isTerminal);
   await temporalFinalStatus(api, failed);
-  await save('lines-stopped', failed);
+  await save('steps-stopped', failed);
 }
 
 main().then(

@@ -10,7 +10,7 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
-import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/runs';
+import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/step-states';
 import { appendRunEvent } from '../../../db/run-events';
 import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
@@ -23,7 +23,6 @@ import {
   type TranscriptEntry,
 } from '../../../db/transcripts';
 import { NonRetryableError } from '../../failures';
-import { completeRunWithStep, endRun } from '../projection';
 import { failStepAttempt } from '../step-failure';
 import {
   buildRepairMessage,
@@ -262,40 +261,17 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
           output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
         };
-        // When nothing else is left of the run, its end goes in the same write as the step's.
-        const step = { output: outcome.output, usage, turns: req.turn, announce: [turnEvent] };
-        const together =
-          project.outcome !== undefined &&
-          (await completeRunWithStep(deps, req.run_id, req.step_id, step, project.outcome).catch((err: unknown) => {
-            log.warn({ err }, 'could not record the step and the run completed at once; one at a time then');
+        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
+          turnEvent,
+        ]).then(
+          () => true,
+          (err: unknown) => {
+            log.warn({ err }, 'could not record the step completed; the workflow will');
             return false;
-          }));
-        if (together) {
-          outcome.projected = true;
-          outcome.ended = true;
-        } else {
-          const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
-            turnEvent,
-          ]).then(
-            (took) => ({ took }),
-            (err: unknown) => {
-              log.warn({ err }, 'could not record the step completed; the workflow will');
-              return null;
-            },
-          );
-          if (wrote === null) await logTurnAlone();
-          outcome.projected = wrote !== null;
-          if (wrote?.took && project.outcome) {
-            // Nothing else is left of the run: its end goes with the step's (the workflow records it when this fails).
-            outcome.ended = await endRun(deps, req.run_id, project.outcome).then(
-              () => true,
-              (err: unknown) => {
-                log.warn({ err }, 'could not record the run outcome; the workflow will');
-                return false;
-              },
-            );
-          }
-        }
+          },
+        );
+        if (!wrote) await logTurnAlone();
+        outcome.projected = wrote;
       } else {
         // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).
         const progress = { turn: req.turn, usage: usageOf([...history, entry]) };

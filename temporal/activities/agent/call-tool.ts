@@ -7,7 +7,7 @@
  */
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
-import { recordEgressDenied } from '../../../db/runs';
+import { recordEgressDenied } from '../../../db/step-states';
 import { logAgentTurn } from '../../../db/step-events';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import { DEFAULT_EGRESS } from '../../contract/egress';

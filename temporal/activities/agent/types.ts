@@ -5,7 +5,6 @@
 import type { JsonObject, JsonValue } from '../../contract/json';
 import type { EgressPolicy } from '../../contract/egress';
 import type { OutputRef, Usage } from '../../contract/run';
-import type { RunOutcome } from '../../contract/steps';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
 export interface AgentSetup {
@@ -52,8 +51,6 @@ export interface AgentProjection {
   usage_before: Usage;
   /** Tokens this call may use before it pushes the run over its budget (the workflow then fails the step); null: no budget. */
   tokens_left: number | null;
-  /** The run's outcome should this step complete, when nothing else is left to run: recorded with the step's end. */
-  outcome?: RunOutcome;
 }
 
 export interface CallUsage {
@@ -74,7 +71,7 @@ export type CallModelResult =
       output: JsonValue | OutputRef;
       /** With `project`: true when this activity recorded the step's completion, false when that write failed. */
       projected?: boolean;
-      /** With `project.outcome`: the run's end was recorded too (the workflow does not record it again). */
+      /** Set only in histories from before the run's end was always the workflow's write: the run's end was recorded. */
       ended?: boolean;
     })
   | (CallModelBase & { kind: 'invalid_output'; problem: string });

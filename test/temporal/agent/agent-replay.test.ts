@@ -71,6 +71,10 @@ SCENARIOS['projected-over-budget'] = {
 // with the patch's marker in the history.
 SCENARIOS['reserved-budget-exceeded'] = SCENARIOS['budget-exceeded']!;
 
+// Recorded since the run's end is always the workflow's own write (docs/decisions/0130-one-write-per-change.md): the
+// same loop, and a projection local activity for the end after the last call.
+SCENARIOS['workflow-end-tool-round-trip'] = SCENARIOS['tool-round-trip']!;
+
 async function record(): Promise<void> {
   const llm = await startLlmServer();
   // Without payload encryption, so the committed histories read (and can be tampered with) as plain JSON.

@@ -75,34 +75,6 @@ describe('callModel recording its agent step', () => {
     expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call', 'agent.model_call', 'step.completed']);
   });
 
-  it("records the run's end with the step's when nothing else is left of the run", async () => {
-    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42' }]);
-    const { runId, first } = await start(script);
-
-    const answered = await call({
-      ...first,
-      project: { usage_before: ZERO, tokens_left: null, outcome: { status: 'completed', error: null } },
-    });
-    expect(answered).toMatchObject({ kind: 'final', projected: true, ended: true });
-    const run = await runsCollection(database.db).findOne({ _id: runId });
-    expect(run).toMatchObject({ status: 'completed', error: null });
-    expect(run!.steps[0]).toMatchObject({ status: 'completed', output_json: JSON.stringify('42'), turns: 1 });
-    // One write for both: the step ends at the run's end, and the log has every event once, in order, no gaps.
-    expect(run!.completed_at).toEqual(run!.steps[0]!.completed_at);
-    const events = await readRunEvents(database.db, runId, { afterSeq: 0, counter: 100, limit: 100 });
-    expect(events.map((e) => [e.seq, e.type])).toEqual([
-      [1, 'step.started'],
-      [2, 'agent.model_call'],
-      [3, 'step.completed'],
-      [4, 'run.ended'],
-    ]);
-    expect(JSON.parse(events[3]!.data_json)).toMatchObject({
-      status: 'completed',
-      usage: { llm_calls: 1 },
-      steps: [{ id: run!.steps[0]!.id, status: 'completed' }],
-    });
-  });
-
   it("logs the call's event even when the run ended while the model was thinking", async () => {
     const script = llm.script(uniqueId('gpt-test-'), [
       { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] },
@@ -129,11 +101,9 @@ describe('callModel recording its agent step', () => {
     const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
     const { runId, first } = await start(script);
 
-    const outcome = { status: 'completed' as const, error: null };
-    const answered = await call({ ...first, project: { usage_before: ZERO, tokens_left: 29, outcome } });
+    const answered = await call({ ...first, project: { usage_before: ZERO, tokens_left: 29 } });
     expect(answered.kind).toBe('final');
     expect(answered).not.toHaveProperty('projected');
-    expect(answered).not.toHaveProperty('ended');
     expect(await runsCollection(database.db).findOne({ _id: runId })).toMatchObject({ status: 'running' });
     expect(await stepOf(runId)).toMatchObject({ status: 'running', turns: 1 });
     expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call']);

@@ -1,0 +1,514 @@
+/**
+ * Step and execution states of a run, written by the worker: each step's activity records its own attempts (started,
+ * retrying, completed, failed), and the workflow's projection activity what it decides itself (skips, waits, map and
+ * loop progress). A plain step lives in its run's document (`steps[]`); a map item or loop iteration in
+ * `step_executions` (./step-executions.ts). Each change that takes effect goes to the run's event log
+ * (./run-events.ts) at a seq allocated by the same write. Every write is conditional on the run not being terminal.
+ */
+import type { Db, Filter, UpdateFilter } from 'mongodb';
+import { putApproval, removeApproval } from './approvals';
+import { appendRunEvents, fillEventSeq, type NewRunEvent } from './run-events';
+import { notTerminal, runsCollection, type EgressDenial, type RunDoc } from './runs';
+import { logStepChange, type StepChange } from './step-events';
+import { writeExecution } from './step-executions';
+import { parseExecutionId } from '../temporal/contract/exec-id';
+import type { JsonValue } from '../temporal/contract/json';
+import type { OutputRef, Usage } from '../temporal/contract/run';
+import type { ApprovalRequest, StepError } from '../temporal/contract/steps';
+
+/**
+ * What a step write found: whether it took effect (the run had not ended); the first of the event seqs it allocated
+ * for the change (db/run-events.ts: logging it then costs only the insert); and, from the document as it was before,
+ * whether the step could be in the approvals inbox (it was waiting, or it is an approval step).
+ */
+interface StepWrite {
+  wrote: boolean;
+  firstSeq?: number;
+  mayWait?: boolean;
+}
+
+/** `events`: how many event seqs to allocate with the write (the changes it will log when it takes effect). */
+async function updateStep(
+  db: Db,
+  runId: string,
+  stepId: string,
+  update: UpdateFilter<RunDoc>,
+  events = 0,
+): Promise<StepWrite> {
+  const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
+  const before = await runsCollection(db).findOneAndUpdate(
+    filter,
+    events > 0 ? { ...update, $inc: { event_seq: events } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.status': 1 } },
+  );
+  if (!before) return { wrote: false };
+  return {
+    wrote: true,
+    ...(events > 0 ? { firstSeq: ((before as { event_seq?: number }).event_seq ?? 0) + 1 } : {}),
+    mayWait: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
+  };
+}
+
+/** A map item or loop iteration (`emails[3]`, `draft#2`), or undefined for a plain step id. */
+function innerExecution(execId: string) {
+  const parsed = parseExecutionId(execId);
+  if (!parsed || parsed.kind === 'step') return undefined;
+  return {
+    stepId: parsed.stepId,
+    execId,
+    position: parsed.kind === 'item' ? parsed.index : parsed.iteration,
+  };
+}
+
+/**
+ * A write to an execution inside a map or loop: it goes to `step_executions` (db/step-executions.ts) if the run has
+ * not ended; the run's `updated_at` moves so long polls see the progress. The change is logged only when the
+ * execution took it (a late write to an ended execution changes nothing). Returns false when the run is terminal.
+ */
+async function updateExecution(
+  db: Db,
+  runId: string,
+  exec: NonNullable<ReturnType<typeof innerExecution>>,
+  set: Parameters<typeof writeExecution>[2],
+  opts: { startedAt?: Date; change?: StepChange | StepChange[]; force?: boolean } = {},
+): Promise<boolean> {
+  const now = new Date();
+  const update: UpdateFilter<RunDoc> = opts.startedAt
+    ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
+    : { $set: { updated_at: now } };
+  const events = opts.change === undefined ? 0 : Array.isArray(opts.change) ? opts.change.length : 1;
+  const before = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal },
+    events > 0 ? { ...update, $inc: { event_seq: events } } : update,
+    { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
+  );
+  if (!before) return false;
+  const changed = await writeExecution(db, { runId, ...exec }, set, { force: opts.force ?? false });
+  if (opts.change) {
+    const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
+    // The seqs allocated with the run's write hold the changes, or nothing when the execution did not take them.
+    if (!changed) for (let i = 0; i < events; i++) await fillEventSeq(db, runId, firstSeq + i);
+    else {
+      const mayWait = before.steps.some((s) => s.id === exec.stepId && s.action_type === 'approval');
+      await afterChange(db, runId, exec.execId, opts.change, { wrote: true, firstSeq, mayWait });
+    }
+  }
+  return true;
+}
+
+/**
+ * What follows a write that took effect (a write refused because the run ended does neither): the change goes to the
+ * event log, and an execution that has ended leaves the approvals inbox (whatever ended it: a decision, a timeout).
+ */
+async function logged(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  write: StepWrite,
+  before: NewRunEvent[] = [],
+): Promise<boolean> {
+  if (write.wrote) await afterChange(db, runId, execId, change, write, before);
+  return write.wrote;
+}
+
+/** `found` is what the write saw, when it knows; without it, the inbox is cleared just in case. */
+async function afterChange(
+  db: Db,
+  runId: string,
+  execId: string,
+  change: StepChange | StepChange[],
+  found: StepWrite = { wrote: true },
+  before: NewRunEvent[] = [],
+): Promise<void> {
+  const ends = (Array.isArray(change) ? change : [change]).some(
+    (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
+  );
+  if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
+  await logStepChange(db, runId, execId, change, found.firstSeq, before);
+}
+
+/**
+ * A step attempt has started (called by the step's activity at the start of every attempt). Moves the run to
+ * `running`. Returns false when the run is already terminal (the caller may skip its work).
+ */
+export async function markStepRunning(
+  db: Db,
+  runId: string,
+  stepId: string,
+  attempt: number,
+  opts: { itemsTotal?: number; input?: JsonValue; progress?: { turn: number; usage: Usage } } = {},
+): Promise<boolean> {
+  const now = new Date();
+  const change: StepChange = { type: 'step.started', attempt };
+  // An agent step's first turn in flight rides along too (what setStepProgress writes), saving that write.
+  const progress = opts.progress ? { turns: opts.progress.turn, usage: opts.progress.usage } : {};
+  // The rendered input rides along (the same write): the status shows what the step was given from its start.
+  const inputJson = opts.input !== undefined ? shownInput(opts.input) : undefined;
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        status: 'running',
+        attempts: attempt,
+        ...(attempt <= 1 ? { started_at: now } : {}),
+        ...(inputJson !== undefined ? { input_json: inputJson } : {}),
+        ...progress,
+      },
+      { startedAt: now, change },
+    );
+  }
+  // The stored status only ever moves queued → running → terminal (every writer of `running` writes the same value,
+  // and never over a terminal one); `waiting` is derived from the steps when shown (temporal/contract/run-state.ts).
+  const set: Record<string, unknown> = {
+    status: 'running',
+    updated_at: now,
+    'steps.$.status': 'running',
+    'steps.$.attempts': attempt,
+  };
+  if (attempt <= 1) set['steps.$.started_at'] = now;
+  if (opts.itemsTotal !== undefined) set['steps.$.items_total'] = opts.itemsTotal;
+  if (inputJson !== undefined) set['steps.$.input_json'] = inputJson;
+  if (opts.progress) {
+    set['steps.$.turns'] = opts.progress.turn;
+    set['steps.$.usage'] = opts.progress.usage;
+  }
+  // started_at of the run: the first step attempt; $min keeps the earliest across concurrent writers.
+  return logged(
+    db,
+    runId,
+    stepId,
+    change,
+    await updateStep(db, runId, stepId, { $set: set, $min: { started_at: now } }, 1),
+  );
+}
+
+/** A step waits for a human decision (approval); with its request, the approval is listed in the owner's inbox. */
+export async function markStepWaiting(
+  db: Db,
+  runId: string,
+  stepId: string,
+  approval?: ApprovalRequest,
+): Promise<boolean> {
+  const now = new Date();
+  const inner = innerExecution(stepId);
+  const write: StepWrite = inner
+    ? {
+        wrote: await updateExecution(
+          db,
+          runId,
+          inner,
+          { status: 'waiting', attempts: 1, started_at: now },
+          { startedAt: now },
+        ),
+      }
+    : await updateStep(
+        db,
+        runId,
+        stepId,
+        {
+          $set: {
+            updated_at: now,
+            'steps.$.status': 'waiting',
+            'steps.$.attempts': 1,
+            'steps.$.started_at': now,
+          },
+          $min: { started_at: now },
+        },
+        1,
+      );
+  if (write.wrote && approval) {
+    const run = await runsCollection(db).findOne(
+      { _id: runId },
+      { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
+    );
+    if (run) await putApproval(db, run, stepId, approval);
+  }
+  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
+}
+
+/**
+ * A step finished. `usage`/`turns` are the step's totals (agent steps). `announce`: events logged just before the
+ * step's (the model call that gave the answer) with seqs allocated by the same write; when the write does not take
+ * effect (the run has ended), they are logged on their own, as the call happened all the same.
+ */
+export async function markStepCompleted(
+  db: Db,
+  runId: string,
+  stepId: string,
+  output: JsonValue | OutputRef,
+  usage?: Usage,
+  turns?: number,
+  announce: NewRunEvent[] = [],
+): Promise<boolean> {
+  const now = new Date();
+  const change: StepChange = { type: 'step.completed', output, ...(usage ? { usage } : {}) };
+  const inner = innerExecution(stepId);
+  if (inner) {
+    // An execution's write may be refused by the execution alone (it has ended): its events come first, separately.
+    await appendRunEvents(db, runId, announce);
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        status: 'completed',
+        output_json: JSON.stringify(output),
+        error: null,
+        completed_at: now,
+        ...(usage ? { usage } : {}),
+        ...(turns !== undefined ? { turns } : {}),
+      },
+      { change },
+    );
+  }
+  const set: Record<string, unknown> = {
+    updated_at: now,
+    'steps.$.status': 'completed',
+    'steps.$.output_json': JSON.stringify(output),
+    'steps.$.error': null,
+    'steps.$.completed_at': now,
+  };
+  if (usage) set['steps.$.usage'] = usage;
+  if (turns !== undefined) set['steps.$.turns'] = turns;
+  const write = await updateStep(db, runId, stepId, { $set: set }, 1 + announce.length);
+  if (!write.wrote) await appendRunEvents(db, runId, announce);
+  return logged(db, runId, stepId, change, write, announce);
+}
+
+/**
+ * A pure step's attempt (temporal/activities/pure-step.ts): done in milliseconds with nothing to show while it runs,
+ * so its start, input and completion are one write and its two events one append. A map item or loop iteration the
+ * same, on its execution document (the run's write allocating both events' seqs).
+ */
+export async function recordStepDone(
+  db: Db,
+  runId: string,
+  stepId: string,
+  done: { attempt: number; startedAt: Date; input?: JsonValue; output: JsonValue | OutputRef },
+): Promise<boolean> {
+  const changes: StepChange[] = [
+    { type: 'step.started', attempt: done.attempt },
+    { type: 'step.completed', output: done.output },
+  ];
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        status: 'completed',
+        attempts: done.attempt,
+        ...(done.attempt <= 1 ? { started_at: done.startedAt } : {}),
+        ...(done.input !== undefined ? { input_json: shownInput(done.input) } : {}),
+        output_json: JSON.stringify(done.output),
+        error: null,
+        completed_at: new Date(),
+      },
+      { startedAt: done.startedAt, change: changes },
+    );
+  }
+  const now = new Date();
+  const set: Record<string, unknown> = {
+    status: 'running',
+    updated_at: now,
+    'steps.$.status': 'completed',
+    'steps.$.attempts': done.attempt,
+    'steps.$.output_json': JSON.stringify(done.output),
+    'steps.$.error': null,
+    'steps.$.completed_at': now,
+  };
+  if (done.attempt <= 1) set['steps.$.started_at'] = done.startedAt;
+  if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
+  const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } }, 2);
+  return logged(db, runId, stepId, changes, write);
+}
+
+/**
+ * A step attempt failed. With `final` the step is `failed` (the workflow then records the run's outcome);
+ * without, the step stays `running` and shows the error of the attempt that Temporal will retry.
+ */
+export async function markStepFailed(
+  db: Db,
+  runId: string,
+  stepId: string,
+  error: StepError,
+  /** `output`: what later steps read of a failure the run goes on after (`{error}`), shown by the status. */
+  opts: { final: boolean; attempt?: number; usage?: Usage; output?: JsonValue },
+): Promise<boolean> {
+  const now = new Date();
+  const outputJson = opts.output !== undefined ? JSON.stringify(opts.output) : undefined;
+  const change: StepChange = opts.final
+    ? { type: 'step.failed', error }
+    : { type: 'step.retrying', attempt: opts.attempt ?? 1, error };
+  const inner = innerExecution(stepId);
+  if (inner) {
+    return updateExecution(
+      db,
+      runId,
+      inner,
+      {
+        error,
+        ...(opts.attempt !== undefined ? { attempts: opts.attempt } : {}),
+        ...(opts.final ? { status: 'failed' as const, completed_at: now } : {}),
+        ...(opts.usage ? { usage: opts.usage } : {}),
+        ...(outputJson !== undefined ? { output_json: outputJson } : {}),
+      },
+      // The workflow's record of a failure it goes on after is the execution's last word, written over the
+      // activity's own final one (which ended the execution first).
+      { change, force: outputJson !== undefined },
+    );
+  }
+  const set: Record<string, unknown> = { updated_at: now, 'steps.$.error': error };
+  if (opts.attempt !== undefined) set['steps.$.attempts'] = opts.attempt;
+  if (opts.usage) set['steps.$.usage'] = opts.usage;
+  if (outputJson !== undefined) set['steps.$.output_json'] = outputJson;
+  if (opts.final) {
+    set['steps.$.status'] = 'failed';
+    set['steps.$.completed_at'] = now;
+  }
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
+}
+
+/** Inputs larger than this are recorded by their size only (the status is not the place for megabytes). */
+export const INPUT_SHOWN_BYTES = 64 * 1024;
+
+/** The rendered input of an execution, as the status shows it (idempotent: a retried write stores the same). */
+export async function recordStepInput(db: Db, runId: string, stepId: string, input: JsonValue): Promise<boolean> {
+  const json = shownInput(input);
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { input_json: json });
+  return (await updateStep(db, runId, stepId, { $set: { 'steps.$.input_json': json } })).wrote;
+}
+
+function shownInput(input: JsonValue): string {
+  const json = JSON.stringify(input);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  return bytes > INPUT_SHOWN_BYTES ? JSON.stringify({ not_shown: true, bytes }) : json;
+}
+
+/**
+ * Progress of a long step (the agent loop after each turn): cumulative usage and turns so far. `announce`: events to
+ * log with it (the model call just made), with seqs allocated by the same write, or on their own when the run has
+ * ended.
+ */
+export async function setStepProgress(
+  db: Db,
+  runId: string,
+  stepId: string,
+  progress: { turn: number; usage: Usage },
+  announce: NewRunEvent[] = [],
+): Promise<boolean> {
+  const inner = innerExecution(stepId);
+  if (inner) {
+    await appendRunEvents(db, runId, announce);
+    return updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage });
+  }
+  const write = await updateStep(
+    db,
+    runId,
+    stepId,
+    { $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage } },
+    announce.length,
+  );
+  await appendRunEvents(db, runId, announce, write.firstSeq);
+  return write.wrote;
+}
+
+/** The status lists at most this many refused calls per step; the transcript keeps every one. */
+export const EGRESS_DENIALS_SHOWN = 20;
+const TARGET_CHARS = 200;
+
+/**
+ * Records a refused tool call in the step's status. $addToSet of the same value makes a retried write idempotent;
+ * the list is capped (a model may try again and again) and a run that already ended is left alone — its transcript
+ * still holds every attempt.
+ */
+export async function recordEgressDenied(
+  db: Db,
+  runId: string,
+  stepId: string,
+  denial: EgressDenial,
+): Promise<boolean> {
+  const target = denial.target.length > TARGET_CHARS ? `${denial.target.slice(0, TARGET_CHARS - 1)}…` : denial.target;
+  // Refusals inside a map item or loop iteration are listed on their step (the transcript names the execution).
+  stepId = innerExecution(stepId)?.stepId ?? stepId;
+  const res = await runsCollection(db).updateOne(
+    { _id: runId, status: notTerminal, 'steps.id': stepId },
+    {
+      $set: { updated_at: new Date() },
+      $addToSet: { 'steps.$[s].egress_denied': { seq: denial.seq, tool: denial.tool, target } },
+    },
+    { arrayFilters: [{ 's.id': stepId, [`s.egress_denied.${EGRESS_DENIALS_SHOWN - 1}`]: { $exists: false } }] },
+  );
+  return res.matchedCount === 1;
+}
+
+/** A step (or execution) the run will not perform: its condition was false, or its dependencies were skipped. */
+export async function markStepSkipped(db: Db, runId: string, stepId: string, reason: string): Promise<boolean> {
+  const now = new Date();
+  const change: StepChange = { type: 'step.skipped', reason };
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { status: 'skipped', completed_at: now }, { change });
+  const write = await updateStep(
+    db,
+    runId,
+    stepId,
+    {
+      $set: {
+        updated_at: now,
+        'steps.$.status': 'skipped',
+        'steps.$.skip_reason': reason,
+        'steps.$.completed_at': now,
+      },
+    },
+    1,
+  );
+  return logged(db, runId, stepId, change, write);
+}
+
+/**
+ * A sub-workflow execution started its child run: the parent's step shows the child's id, and the child's own
+ * document learns Temporal's run id (so the reconciler never takes it for a run that was never started).
+ */
+export async function setChildRun(
+  db: Db,
+  runId: string,
+  stepId: string,
+  childRunId: string,
+  temporalRunId?: string,
+): Promise<boolean> {
+  if (temporalRunId) {
+    await runsCollection(db).updateOne(
+      { _id: childRunId, 'temporal.run_id': null },
+      { $set: { 'temporal.run_id': temporalRunId } },
+    );
+  }
+  const change: StepChange = { type: 'step.child_run', child_run_id: childRunId };
+  const inner = innerExecution(stepId);
+  if (inner) return updateExecution(db, runId, inner, { child_run_id: childRunId }, { change });
+  const set = { updated_at: new Date(), 'steps.$.child_run_id': childRunId };
+  return logged(db, runId, stepId, change, await updateStep(db, runId, stepId, { $set: set }, 1));
+}
+
+/**
+ * Fills in outputs of completed steps whose completion write was lost (a database outage longer than the workflow's
+ * retries), from Temporal's record of the run. Only empty outputs are written, so a newer projection write wins.
+ */
+export async function restoreLostOutputs(
+  db: Db,
+  runId: string,
+  outputs: Record<string, JsonValue | OutputRef>,
+): Promise<void> {
+  for (const [stepId, output] of Object.entries(outputs)) {
+    await runsCollection(db).updateOne(
+      { _id: runId },
+      { $set: { 'steps.$[s].output_json': JSON.stringify(output) } },
+      { arrayFilters: [{ 's.id': stepId, 's.status': 'completed', 's.output_json': null }] },
+    );
+  }
+}
