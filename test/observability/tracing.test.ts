@@ -109,10 +109,10 @@ describe('tracing', () => {
       expect(parentName('RunActivity:callModel')).toBe('StartActivity:callModel');
       expect(parentName(`model openai:${script.model}`)).toBe('RunActivity:callModel');
       expect(named('RunActivity:callModel')!.service).toBe('stepwise-worker');
-      // Every activity of the run is in this trace. A one-step agent run has exactly one: its model call records the
-      // step and the run's end itself (temporal/workflows/step.ts, agent-projections), with no local activity left.
+      // Every activity of the run is in this trace. A one-step agent run has two: its model call, which records the
+      // step itself (agent-projections), and the workflow's record of the run's end (a local activity).
       const activities = spans.filter((s) => s.name.startsWith('StartActivity:')).map((s) => s.name);
-      expect(activities).toEqual(['StartActivity:callModel']);
+      expect(activities).toEqual(['StartActivity:callModel', 'StartActivity:recordOutcome']);
       // One trace: every span's parent is in it, except the request's root.
       expect(spans.filter((s) => s.parentSpanId !== undefined && !byId.has(s.parentSpanId)).map((s) => s.name)).toEqual(
         [],

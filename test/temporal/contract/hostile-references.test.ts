@@ -15,6 +15,12 @@ import { scanReferences } from '../../../temporal/contract/reference-scan';
 import { costRatio } from '../../helpers/cost-ratio';
 
 const N = 400_000;
+/**
+ * How much more an attack may cost than harmless text of its size: a linear scanner does a few times more work per
+ * `{{` than per plain character, and a busy machine adds noise; a backtracking one costs thousands of times more at
+ * this size (the old pattern: 2 s for 2 500 characters).
+ */
+const AT_MOST = 50;
 
 describe('R10: hostile reference strings', () => {
   it('an unclosed "{{" followed by many spaces costs what plain text of the same size costs', async () => {
@@ -27,14 +33,14 @@ describe('R10: hostile reference strings', () => {
         () => collectReferences({ attack }),
         () => collectReferences({ harmless }),
       ),
-    ).toBeLessThan(10);
+    ).toBeLessThan(AT_MOST);
     const ctx = { input: {}, steps: {} };
     expect(
       await costRatio(
         () => render(attack, ctx),
         () => render(harmless, ctx),
       ),
-    ).toBeLessThan(10);
+    ).toBeLessThan(AT_MOST);
   });
 
   it('many openings without a close cost linear time as well', async () => {
@@ -45,7 +51,7 @@ describe('R10: hostile reference strings', () => {
         () => scanReferences(attack),
         () => scanReferences(harmless),
       ),
-    ).toBeLessThan(10);
+    ).toBeLessThan(AT_MOST);
   });
 
   it('finds the same references as the rule says: {{ text without braces }}', () => {
