@@ -17,7 +17,8 @@ import {
   type ReconcileCandidate,
   type ScanPosition,
 } from '../../db/run-reconcile';
-import { recordRunOutcome, restoreLostOutputs } from '../../db/runs';
+import { restoreLostOutputs } from '../../db/step-states';
+import { recordRunOutcome } from '../../db/run-end';
 import type { RunStatus } from '../../temporal/contract/run';
 import { deriveOutcome } from '../../temporal/contract/run-state';
 import { DELIVER_WEBHOOK_WORKFLOW_TYPE, webhookDeliveryId, type WebhookRequest } from '../../temporal/contract/webhook';

@@ -15,7 +15,8 @@ import {
   readRunEvents,
   type LoggedRunEvent,
 } from '../../../db/run-events';
-import { isTerminal, logRunEnded } from '../../../db/runs';
+import { isTerminal } from '../../../db/runs';
+import { logRunEnded } from '../../../db/run-end';
 
 export const EVENTS_BATCH = 100;
 
