@@ -61,7 +61,9 @@ export function buildOpenApiDocument(config: Pick<Config, 'PUBLIC_URL'>): oas31.
       version: '1.0.0',
       description:
         'Agent templates and workflows run durably on Temporal. Every response body is `{data, error}`; ' +
-        'authenticate with `Authorization: Bearer <api key>`.',
+        'authenticate with `Authorization: Bearer <api key>`. The same key also opens `/mcp`, an MCP server ' +
+        '(Streamable HTTP, JSON-RPC, not part of this document): each workflow is a tool, and a run started there is ' +
+        'a task (docs/mcp.md).',
     },
     ...(config.PUBLIC_URL ? { servers: [{ url: config.PUBLIC_URL }] } : {}),
     components: {

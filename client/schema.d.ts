@@ -2356,6 +2356,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2458,6 +2463,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2577,6 +2587,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2944,6 +2959,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -3046,6 +3066,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -6475,6 +6500,11 @@ export interface components {
         callback_url?: string;
         /** @description JSON Schema the run input must satisfy. */
         input_schema?: components['schemas']['JsonSchemaObject'];
+        /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+        mcp?: {
+          /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+          listed?: boolean;
+        };
         /** @description Default attempt limit of each step (default 3). */
         retry?: {
           /** @description Attempts including the first. */
