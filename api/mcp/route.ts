@@ -10,13 +10,7 @@ import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { createInputValidators } from '../commands/input-validators';
-import {
-  ApiError,
-  BadRequestError,
-  MethodNotAllowedError,
-  PayloadTooLargeError,
-  UnsupportedMediaTypeError,
-} from '../errors';
+import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors';
 import { requireUser } from '../middleware/auth';
 import type { RouteDeps } from '../route-deps';
 import type { McpCaller, McpDeps } from './context';
@@ -27,7 +21,9 @@ export const MCP_PATH = '/mcp';
 
 /** JSON-RPC's codes for what fails before a request reaches the MCP layer. */
 const PARSE_ERROR = -32700;
+const INVALID_REQUEST = -32600;
 const SERVER_ERROR = -32000;
+const RPC_CODES: Record<string, number> = { malformed_json: PARSE_ERROR, batch: INVALID_REQUEST };
 
 export function mcpRoutes(deps: RouteDeps): Router {
   const router = new Router();
@@ -50,16 +46,28 @@ export function mcpRoutes(deps: RouteDeps): Router {
   ];
 
   router.post(MCP_PATH, ...guard, requireJson, parse, async (ctx) => {
+    if (Array.isArray(ctx.request.body)) {
+      // JSON-RPC batches left the protocol in 2025-06-18; one message per request keeps each answer one tool result.
+      throw new BadRequestError('JSON-RPC batches are not supported: send one message per request', 'batch');
+    }
+    acceptJson(ctx);
     await serve(ctx, mcpDeps, callerOf(ctx, deps));
   });
-  // Stateless: no server-initiated stream to open (GET) and no session to end (DELETE).
-  router.get(MCP_PATH, ...guard, () => {
-    throw new MethodNotAllowedError(['POST']);
-  });
-  router.delete(MCP_PATH, ...guard, () => {
-    throw new MethodNotAllowedError(['POST']);
-  });
+  // GET (a server-initiated event stream) and DELETE (ending a session) have nothing to do without sessions: the
+  // router answers them 405 with `Allow: POST`, which MCP clients read as "no stream".
   return router;
+}
+
+/**
+ * The transport answers 406 unless `Accept` lists both JSON and event streams. Answers here are always JSON
+ * (`enableJsonResponse`), so a client that accepts JSON (or says nothing, or anything) is served as one that listed
+ * both.
+ */
+function acceptJson(ctx: Context): void {
+  const accept = ctx.get('Accept');
+  if (accept === '' || /\*\/\*|application\/(\*|json)/i.test(accept)) {
+    ctx.req.headers.accept = 'application/json, text/event-stream';
+  }
 }
 
 function callerOf(ctx: Context, deps: RouteDeps): McpCaller {
@@ -107,7 +115,7 @@ function jsonRpcErrors(bodyLimitBytes: number): Middleware {
       for (const [k, v] of Object.entries(apiError.headers)) ctx.set(k, v);
       ctx.set('X-Error-Code', apiError.code);
       ctx.status = apiError.status;
-      const code = apiError.code === 'malformed_json' ? PARSE_ERROR : SERVER_ERROR;
+      const code = RPC_CODES[apiError.code] ?? SERVER_ERROR;
       ctx.body = jsonRpcError(code, apiError.message, { http_status: apiError.status, code: apiError.code });
     }
   };

@@ -115,6 +115,30 @@ describe('/mcp', () => {
     await expect(client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)))).rejects.toThrow();
   });
 
+  it('answers GET and DELETE 405 (no sessions, no server stream) and refuses JSON-RPC batches', async () => {
+    const auth = { Authorization: `Bearer ${g.user.key}` };
+    for (const method of ['GET', 'DELETE']) {
+      const res = await fetch(`${base}/mcp`, { method, headers: { ...auth, Accept: 'text/event-stream' } });
+      expect(res.status).toBe(405);
+      expect(res.headers.get('allow')).toBe('POST');
+    }
+    const batch = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]),
+    });
+    expect(batch.status).toBe(400);
+    expect(await batch.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32600 }, id: null });
+    // A client that accepts JSON only is answered (answers are JSON anyway).
+    const jsonOnly = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(jsonOnly.status).toBe(200);
+    expect(((await jsonOnly.json()) as { result: { tools: Tool[] } }).result.tools.length).toBeGreaterThanOrEqual(6);
+  });
+
   it("lists the caller's listed workflows as tools, paged, with unique names and their input schemas", async () => {
     const user = await createTestUser(g.api.database.db);
     const tpl = await actionTemplates(g.api.database.db, user.id);
