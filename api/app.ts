@@ -3,7 +3,7 @@
  * Order matters: request context → security headers → envelope/error mapping → codec endpoint (its own CORS and
  * body limit) → CORS → JSON body → the fixed-word guard → routes.
  */
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import './state';
 import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
@@ -12,6 +12,7 @@ import { httpMetrics } from './middleware/http-metrics';
 import { requestSpan } from './middleware/request-span';
 import { requestContext } from './middleware/request-context';
 import { corsPolicy, securityHeaders } from './middleware/security-headers';
+import { MCP_PATH } from './mcp/route';
 import { rootRouter } from './routes';
 import { codecRoutes } from './routes/codec';
 import { fixedWordGuard } from './routes/fixed-words';
@@ -39,9 +40,17 @@ export function createApp(deps: ApiDeps): Koa {
   if (codec) app.use(codec.routes());
   const corsMiddleware = corsPolicy(deps.config);
   if (corsMiddleware) app.use(corsMiddleware);
-  for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(mw);
+  // /mcp reads its own JSON-RPC bodies (api/mcp/route.ts): its errors are JSON-RPC's, and its keys are no database paths.
+  for (const mw of jsonBody(deps.config.BODY_LIMIT_BYTES)) app.use(exceptPath(MCP_PATH, mw));
   app.use(fixedWordGuard(routes));
   app.use(router.routes());
   app.use(router.allowedMethods());
   return app;
+}
+
+function exceptPath(path: string, mw: Middleware): Middleware {
+  return async (ctx, next) => {
+    if (ctx.path === path) await next();
+    else await mw(ctx, next);
+  };
 }

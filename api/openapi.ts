@@ -17,6 +17,7 @@ import { runsPaths } from './routes/runs.openapi';
 import { hooksPaths } from './routes/hooks.openapi';
 import { schedulesPaths } from './routes/schedules.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
+import { mcpPaths } from './mcp/openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -40,6 +41,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   schedulesPaths,
   // /api/v1/webhooks/secret
   webhooksPaths,
+  // /mcp (JSON-RPC: the MCP server)
+  mcpPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 
@@ -61,7 +64,9 @@ export function buildOpenApiDocument(config: Pick<Config, 'PUBLIC_URL'>): oas31.
       version: '1.0.0',
       description:
         'Agent templates and workflows run durably on Temporal. Every response body is `{data, error}`; ' +
-        'authenticate with `Authorization: Bearer <api key>`.',
+        'authenticate with `Authorization: Bearer <api key>`. The same key also opens `/mcp`, an MCP server ' +
+        '(Streamable HTTP, JSON-RPC, not part of this document): each workflow is a tool, and a run started there is ' +
+        'a task (docs/mcp.md).',
     },
     ...(config.PUBLIC_URL ? { servers: [{ url: config.PUBLIC_URL }] } : {}),
     components: {

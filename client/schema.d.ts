@@ -2356,6 +2356,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2458,6 +2463,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2577,6 +2587,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2944,6 +2959,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -3046,6 +3066,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -5337,6 +5362,133 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/mcp': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The MCP server (Streamable HTTP, stateless): your workflows as tools, runs as tasks
+     * @description JSON-RPC 2.0 over HTTP as the Model Context Protocol (2025-11-25) defines it, answered as JSON; no session (every request carries the API key). Each workflow is a tool, beside `list_workflows`, `start_run`, `get_run`, `list_approvals`, `decide_approval` and `cancel_run`; a run started with a task is the task (task id = run id). Details: docs/mcp.md.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['McpMessage'];
+        };
+      };
+      responses: {
+        /** @description The response to a request. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpResponse'];
+          };
+        };
+        /** @description A notification, accepted (no body). */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Malformed JSON, not a JSON-RPC message, a batch, or an unsupported protocol version. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            'WWW-Authenticate': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description `Accept` allows neither JSON nor an event stream. */
+        406: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'] | components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB unreachable while authenticating; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/metrics': {
     parameters: {
       query?: never;
@@ -5612,6 +5764,60 @@ export interface components {
       [key: string]: components['schemas']['JsonSchemaValue'];
     };
     JsonSchemaValue: unknown;
+    /** @description A JSON-RPC error answered before the message reached the MCP server. */
+    McpError: {
+      error: {
+        code: number;
+        data?: unknown;
+        message: string;
+      } & {
+        [key: string]: unknown;
+      };
+      id: null;
+      /** @constant */
+      jsonrpc: '2.0';
+    };
+    /** @description A JSON-RPC 2.0 request or notification of the Model Context Protocol. */
+    McpMessage: {
+      /** @description Present on a request; a notification has none. */
+      id?: string | number;
+      /** @constant */
+      jsonrpc: '2.0';
+      /** @description An MCP method: `initialize`, `tools/list`, `tools/call`, `tasks/get`, … */
+      method: string;
+      params?: {
+        _meta?: {
+          'io.modelcontextprotocol/related-task'?: {
+            taskId: string;
+          } & {
+            [key: string]: unknown;
+          };
+          progressToken?: string | number;
+        } & {
+          [key: string]: unknown;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+    };
+    /** @description The JSON-RPC response: `result`, or `error` (a tool error is a result). */
+    McpResponse: {
+      error?: {
+        code: number;
+        data?: unknown;
+        message: string;
+      } & {
+        [key: string]: unknown;
+      };
+      id: string | number | null;
+      /** @constant */
+      jsonrpc: '2.0';
+      result?: {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
     /** @description One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed {output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last. */
     RunEvent: {
       /**
@@ -6475,6 +6681,11 @@ export interface components {
         callback_url?: string;
         /** @description JSON Schema the run input must satisfy. */
         input_schema?: components['schemas']['JsonSchemaObject'];
+        /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+        mcp?: {
+          /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+          listed?: boolean;
+        };
         /** @description Default attempt limit of each step (default 3). */
         retry?: {
           /** @description Attempts including the first. */

@@ -46,6 +46,8 @@ export interface WorkflowConfigDoc {
   budget?: { max_tokens?: number; max_model_calls?: number };
   /** Completion webhook of every run (a run start's own callback_url replaces it). */
   callback_url?: string;
+  /** `listed: false` leaves the workflow out of the /mcp tool list (api/mcp/workflow-tools.ts). */
+  mcp?: { listed?: boolean };
 }
 
 export interface WorkflowDoc {

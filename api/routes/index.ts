@@ -9,6 +9,7 @@ import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-met
 import { KeyCache } from '../middleware/key-cache';
 import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
+import { mcpRoutes } from '../mcp/route';
 import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
@@ -40,6 +41,8 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
   root.use(consoleRoutes().routes());
+  // Stepwise as an MCP server (api/mcp/): JSON-RPC, authenticated like /api/v1.
+  root.use(mcpRoutes(routeDeps).routes());
   const v1 = new Router({ prefix: '/api/v1' });
   v1.use(routeDeps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): one line each.

@@ -248,6 +248,19 @@ export const workflowConfigBody = z.strictObject({
       "Values above the server's maximum are refused.",
   }),
   callback_url: callbackUrl.optional(),
+  mcp: z
+    .strictObject({
+      listed: z
+        .boolean()
+        .optional()
+        .meta({
+          description:
+            'Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list ' +
+            'and list_workflows; start_run still starts it by id.',
+        }),
+    })
+    .optional()
+    .meta({ description: 'How the workflow appears to MCP clients of `/mcp` (docs/mcp.md).' }),
 });
 
 export const createWorkflowBody = z.strictObject({

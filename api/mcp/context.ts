@@ -1,0 +1,21 @@
+/** What every MCP handler of one request knows: the app's dependencies and the authenticated caller. */
+import type { Logger } from 'pino';
+import type { InputValidators } from '../commands/input-validators';
+import type { RouteDeps } from '../route-deps';
+
+export interface McpDeps extends RouteDeps {
+  /** Compiled workflow input schemas, shared by every /mcp request of the app. */
+  inputValidators: InputValidators;
+}
+
+/** The caller of one /mcp request (stateless: built from the request's own API key each time). */
+export interface McpCaller {
+  ownerId: string;
+  /** The API key's id: part of a derived idempotency key, so two keys of one user never share a run. */
+  keyId: string;
+  /** Absolute base of status and approve URLs (PUBLIC_URL or the request origin). */
+  baseUrl: string;
+  /** Takes one run start from the key's budget (429 → a tool error). */
+  chargeRunStart: () => Promise<void>;
+  log: Logger;
+}
