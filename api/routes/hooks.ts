@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import {
   deleteOwnHook,
@@ -51,12 +52,6 @@ export const removeHook = validate({ params: workflowHookParams });
 export const deliver = validate({ params: hookIdParams });
 
 const HOOK_ID = /^hook_[A-Za-z0-9_-]{32}$/;
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 function baseUrl(deps: RouteDeps, ctx: Context): string {
   return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;

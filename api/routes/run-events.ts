@@ -8,6 +8,7 @@ import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import { findRun } from '../../db/runs';
 import { followRunEvents, type EventSink } from '../commands/run-events/follow';
@@ -22,12 +23,6 @@ const stream = validate({ params: runEventsParams, query: runEventsQuery });
 
 /** Sent first: how long a client waits before reconnecting after the connection drops (the SSE `retry:` field). */
 const RECONNECT_MS = 1000;
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 function resumeAfter(ctx: Context, after: number | undefined): number {
   // Present but empty is refused like any other malformed id, not read as absent.

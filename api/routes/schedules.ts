@@ -6,6 +6,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
 import {
@@ -68,12 +69,6 @@ export const backfillSchedule = validate({ params: scheduleIdParams, body: backf
 const DEFAULT_CATCHUP_WINDOW_SECONDS = 3600;
 /** A backfill takes every fire of its range at once: bounded so one request cannot start thousands of runs. */
 const MAX_BACKFILL_RUNS = 100;
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
   return {

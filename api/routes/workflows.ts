@@ -5,6 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { disableWorkflowHooks } from '../../db/hooks';
 import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
@@ -66,12 +67,6 @@ export const approveRoute = validate({ params: runIdParams, body: approveBody })
 export const rerunRoute = validate({ params: runIdParams, body: rerunBody });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('route mounted without authentication');
-  return user.id;
-}
 
 /** The `Idempotency-Key` header of a run start or rerun, checked. */
 function idempotencyKey(ctx: Context): string | undefined {
