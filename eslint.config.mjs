@@ -71,6 +71,41 @@ export default tseslint.config(
     },
   },
   {
+    // The clients read the API through the client generated from the OpenAPI document (client/): its types are the
+    // contract, never the server's own modules (docs/decisions/0302-clients-on-the-generated-types.md).
+    files: ['cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(api|temporal|runtime)(/|$)',
+              message: 'The CLI reads the API through client/ (generated types); the server code is not its contract.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['console/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./){2,}(api|db|temporal|runtime)(/|$)',
+              message:
+                'The console reads the API through client/ (generated types); the server code is not its contract.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     // The worker never imports the API process; what both need lives in runtime/ or temporal/contract. One exception:
     // the run view's presenter (api/presenters/run-view), so a completion webhook's body is the status body itself
     // (docs/decisions/0301-run-view-schema-with-the-presenters.md).

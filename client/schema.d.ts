@@ -5612,35 +5612,250 @@ export interface components {
       [key: string]: components['schemas']['JsonSchemaValue'];
     };
     JsonSchemaValue: unknown;
-    /** @description One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed {output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last. */
-    RunEvent: {
-      /**
-       * Format: date-time
-       * @description ISO-8601 UTC timestamp
-       * @example 2026-01-31T12:00:00.000Z
-       */
-      at: string;
-      /** @description Step events: `step`, `step[i]` (map item) or `step#n`. */
-      exec_id?: string;
-      run_id: string;
-      /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
-      seq: number;
-      step_id?: string;
-      /** @enum {string} */
-      type:
-        | 'step.started'
-        | 'step.retrying'
-        | 'step.waiting'
-        | 'step.completed'
-        | 'step.failed'
-        | 'step.skipped'
-        | 'step.child_run'
-        | 'agent.model_call'
-        | 'agent.tool_call'
-        | 'run.ended';
-    } & {
-      [key: string]: unknown;
-    };
+    /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
+    RunEvent:
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          attempt: number;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.started';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          attempt: number;
+          error: {
+            message: string;
+            reason: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.retrying';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.waiting';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          output?: unknown;
+          /** @description Instead of `output` when the output is stored by reference (over 64 KiB). */
+          output_ref?: {
+            bytes: number;
+          } & {
+            [key: string]: unknown;
+          };
+          reused_from_run_id?: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.completed';
+          usage?: {
+            input_tokens: number;
+            output_tokens: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          error: {
+            message: string;
+            reason: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.failed';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          reason: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.skipped';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          child_run_id: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.child_run';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          tool_calls: number;
+          turn: number;
+          /** @constant */
+          type: 'agent.model_call';
+          usage: {
+            input_tokens: number;
+            output_tokens: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          ok: boolean;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          summary: string;
+          tool: string;
+          turn: number;
+          /** @constant */
+          type: 'agent.tool_call';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          error:
+            | ({
+                message?: string;
+                step_id?: string | null;
+              } & {
+                [key: string]: unknown;
+              })
+            | null;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          /** @enum {string} */
+          status: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+          steps: ({
+            id: string;
+            status: string;
+          } & {
+            [key: string]: unknown;
+          })[];
+          /** @constant */
+          type: 'run.ended';
+          usage?: {
+            input_tokens?: number;
+            llm_calls?: number;
+            output_tokens?: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        });
     RunSearchItem: {
       completed_at: string | null;
       /**
