@@ -15,11 +15,13 @@ import { createRoundTripMetrics } from '../runtime/metrics/round-trips';
 import { retryUntil } from '../runtime/startup';
 import { startTracing } from '../runtime/tracing';
 import { createTemporalClient } from '../temporal/client';
+import { createInputValidators } from './commands/input-validators';
 import { CloseWatches } from './commands/run-status/long-poll';
 import { TemplateLists } from './commands/template-lists';
 import type { ApiConnections, ApiDeps } from './deps';
 import { KeyCache } from './middleware/key-cache';
 import { createRateLimits } from './middleware/rate-limit';
+import { StreamSlots } from './middleware/stream-slots';
 
 /** The caches, limiters, watchers and instruments of one API process, on top of its connections. */
 export function composeApi(connections: ApiConnections): ApiDeps {
@@ -31,6 +33,8 @@ export function composeApi(connections: ApiConnections): ApiDeps {
     keys: new KeyCache(db, config.API_KEY_CACHE_SECONDS * 1000),
     closeWatches: new CloseWatches(temporal),
     templateLists: new TemplateLists(db),
+    inputValidators: createInputValidators(),
+    streamSlots: new StreamSlots(config.EVENTS_MAX_STREAMS, config.EVENTS_MAX_STREAMS_PER_USER),
   };
 }
 

@@ -13,10 +13,12 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config';
 import type { ApiMetrics } from '../runtime/metrics/api-metrics';
+import type { InputValidators } from './commands/input-validators';
 import type { CloseWatches } from './commands/run-status/long-poll';
 import type { TemplateLists } from './commands/template-lists';
 import type { KeyCache } from './middleware/key-cache';
 import type { RateLimits } from './middleware/rate-limit';
+import type { StreamSlots } from './middleware/stream-slots';
 
 export interface ApiConnections {
   config: Config;
@@ -39,4 +41,8 @@ export interface ApiDeps extends ApiConnections {
   closeWatches: CloseWatches;
   /** Copies of template list pages, used while the templates' versions are unchanged (one per process). */
   templateLists: TemplateLists;
+  /** Compiled run input schemas, shared by every way a run starts (API, hooks, schedules). */
+  inputValidators: InputValidators;
+  /** Open event streams of this process, bounded in total and per user. */
+  streamSlots: StreamSlots;
 }

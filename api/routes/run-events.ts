@@ -13,7 +13,6 @@ import { isId } from '../../db/ids';
 import { findRun } from '../../db/runs';
 import { followRunEvents, type EventSink } from '../commands/run-events/follow';
 import { BadRequestError, NotFoundError } from '../errors';
-import { StreamSlots } from '../middleware/stream-slots';
 import { validate } from '../middleware/validate';
 import { presentRunEvent } from '../presenters/run-event';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -48,7 +47,7 @@ function sseSink(out: PassThrough, signal: AbortSignal): EventSink {
 export function runEventRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/workflows/runs' });
   const { config } = deps;
-  const slots = new StreamSlots(config.EVENTS_MAX_STREAMS, config.EVENTS_MAX_STREAMS_PER_USER);
+  const slots = deps.streamSlots;
 
   router.get('/:runId/events', ...authenticated(deps), stream, async (ctx) => {
     const { params, query } = stream.input(ctx);

@@ -35,7 +35,6 @@ import {
   updateTemporalSchedule,
   type ScheduleCommandDeps,
 } from '../commands/schedules';
-import { createInputValidators } from '../commands/input-validators';
 import { tooFrequent } from '../commands/schedule-gaps';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
@@ -84,7 +83,6 @@ function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
 export function scheduleRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
-  const inputValidators = createInputValidators();
   const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };
   const minInterval = deps.config.SCHEDULE_MIN_INTERVAL_SECONDS;
 
@@ -146,7 +144,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     const spec = specDoc(body.spec);
     checkInterval(spec);
     const input = body.input ?? {};
-    inputValidators.check(workflow, input);
+    deps.inputValidators.check(workflow, input);
     const count = await countOwnSchedules(deps.db, owner);
     if (count >= deps.config.SCHEDULES_MAX_PER_USER) {
       throw new ConflictError(`you already have ${count} schedules (SCHEDULES_MAX_PER_USER); delete one first`);
@@ -199,7 +197,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       ...(body.catchup_window_seconds !== undefined ? { catchup_window_seconds: body.catchup_window_seconds } : {}),
     };
     checkInterval(next.spec);
-    inputValidators.check(workflow, next.input);
+    deps.inputValidators.check(workflow, next.input);
     if (body.spec?.cron !== undefined) {
       const problem = tooFrequent(await compileSpecApart(temporal, next, workflow), minInterval, Date.now());
       if (problem) throw new BadRequestError(problem, 'invalid_field');

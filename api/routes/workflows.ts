@@ -28,7 +28,6 @@ import { buildRunView } from '../presenters/run-view/build';
 import { getRunStatus } from '../commands/run-status';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
-import { createInputValidators } from '../commands/input-validators';
 import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
@@ -94,7 +93,6 @@ function runIdOr404(ctx: Context, id: string): string {
 export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
-  const inputValidators = createInputValidators();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
@@ -139,18 +137,15 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.post('/workflows/runs/:runId/rerun', ...auth, rerunRoute, async (ctx) => {
     const { params, body } = rerunRoute.input(ctx);
-    const started = await rerunRun(
-      { ...deps, inputValidators },
-      {
-        ownerId: userId(ctx),
-        runId: runIdOr404(ctx, params.runId),
-        fromStep: body.from_step,
-        overrides: body.overrides,
-        idempotencyKey: idempotencyKey(ctx),
-        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
-        chargeRunStart: () => deps.limits.runStarts(ctx),
-      },
-    );
+    const started = await rerunRun(deps, {
+      ownerId: userId(ctx),
+      runId: runIdOr404(ctx, params.runId),
+      fromStep: body.from_step,
+      overrides: body.overrides,
+      idempotencyKey: idempotencyKey(ctx),
+      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+      chargeRunStart: () => deps.limits.runStarts(ctx),
+    });
     ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
     ctx.set('Location', started.status_url);
     respond(ctx, 202, started);
@@ -253,18 +248,15 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.post('/workflows/:id/run', ...auth, startRunRoute, async (ctx) => {
     const { params, body } = startRunRoute.input(ctx);
     const key = idempotencyKey(ctx);
-    const started = await startRun(
-      { ...deps, inputValidators },
-      {
-        ownerId: userId(ctx),
-        workflowId: workflowIdOr404(params.id),
-        input: body.input,
-        ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
-        idempotencyKey: key,
-        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
-        chargeRunStart: () => deps.limits.runStarts(ctx),
-      },
-    );
+    const started = await startRun(deps, {
+      ownerId: userId(ctx),
+      workflowId: workflowIdOr404(params.id),
+      input: body.input,
+      ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
+      idempotencyKey: key,
+      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      chargeRunStart: () => deps.limits.runStarts(ctx),
+    });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id });
     ctx.state.log.info({ workflow_id: started.workflow_id }, 'run started');
     ctx.set('Location', started.status_url);
