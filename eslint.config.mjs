@@ -71,7 +71,44 @@ export default tseslint.config(
     },
   },
   {
-    // The worker never imports the API process; what both need lives in runtime/ or temporal/contract.
+    // The clients read the API through the client generated from the OpenAPI document (client/): its types are the
+    // contract, never the server's own modules (docs/decisions/0302-clients-on-the-generated-types.md).
+    files: ['cli/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./)+(api|temporal|runtime)(/|$)',
+              message: 'The CLI reads the API through client/ (generated types); the server code is not its contract.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['console/src/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^(\\.\\./){2,}(api|db|temporal|runtime)(/|$)',
+              message:
+                'The console reads the API through client/ (generated types); the server code is not its contract.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The worker never imports the API process; what both need lives in runtime/ or temporal/contract. One exception:
+    // the run view's presenter (api/presenters/run-view), so a completion webhook's body is the status body itself
+    // (docs/decisions/0301-run-view-schema-with-the-presenters.md).
     files: ['temporal/**', 'runtime/**'],
     ignores: ['temporal/workflows/**', 'temporal/contract/**'],
     rules: {
@@ -79,7 +116,29 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['**/api/*', '**/api/**', 'koa', '@koa/*'], message: 'The worker does not import the API.' },
+            { group: ['koa', '@koa/*'], message: 'The worker does not import the API.' },
+            {
+              regex: '^(\\.{1,2}/)+api(/(?!presenters/run-view/)|$)',
+              message: 'The worker does not import the API (only the run view presenter, api/presenters/run-view).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // The run view presenter is shared with the worker: it stays pure API shape over storage reads, without Koa or the
+    // API's routes, middleware and commands.
+    files: ['api/presenters/run-view/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['koa', '@koa/*', '**/routes/*', '**/middleware/*', '**/commands/*', '**/commands/**'],
+              message: 'The run view presenter is shared with the worker: no Koa, routes, middleware or commands.',
+            },
           ],
         },
       ],

@@ -1,5 +1,6 @@
 /**
- * Builds the Koa application (never listens: server.ts does, tests mount app.callback()).
+ * Builds the Koa application from the composed process (api/compose.ts) and never listens: server.ts does, tests
+ * mount app.callback().
  * Order matters: request context → security headers → envelope/error mapping → codec endpoint (its own CORS and
  * body limit) → CORS → JSON body → the fixed-word guard → routes.
  */
@@ -17,20 +18,18 @@ import { rootRouter } from './routes';
 import { codecRoutes } from './routes/codec';
 import { fixedWordGuard } from './routes/fixed-words';
 import { routePatternOf, routeTable } from './routes/route-table';
-import { createApiMetrics } from '../runtime/metrics/api-metrics';
 
 export function createApp(deps: ApiDeps): Koa {
   const app = new Koa();
   // Errors are answered by errorMiddleware; Koa's default handler would only print them to stderr.
   app.silent = true;
-  const apiMetrics = createApiMetrics(deps.metrics);
-  const router = rootRouter({ ...deps, apiMetrics });
+  const router = rootRouter(deps);
   const routes = routeTable(router);
   // Outermost, so the request's own log line and everything below it carry the trace.
   if (deps.tracer) app.use(requestSpan(deps.tracer));
   app.use(requestContext(deps.logger));
   // Outside the error mapping: it sees the final status and X-Error-Code of every answer.
-  app.use(httpMetrics(apiMetrics, routePatternOf(routes)));
+  app.use(httpMetrics(deps.apiMetrics, routePatternOf(routes)));
   // Before the error mapping, so every answer (errors and 404s included) carries the headers.
   app.use(securityHeaders());
   app.use(errorMiddleware(deps.logger, deps.config.BODY_LIMIT_BYTES));

@@ -1,23 +1,10 @@
-/** What resource routers receive: the API's dependencies plus the per-app rate limiters. */
+/** What resource routers receive, and the authentication every protected route starts with. */
 import type { Middleware } from 'koa';
 import { requireUser } from './middleware/auth';
-import type { CloseWatches } from './commands/run-status/long-poll';
-import type { TemplateLists } from './commands/template-lists';
-import type { KeyCache } from './middleware/key-cache';
-import type { RateLimits } from './middleware/rate-limit';
 import type { ApiDeps } from './deps';
-import type { ApiMetrics } from '../runtime/metrics/api-metrics';
 
-export interface RouteDeps extends ApiDeps {
-  limits: RateLimits;
-  apiMetrics: ApiMetrics;
-  /** Checked API keys, shared by every router of the app (one cache per process). */
-  keys: KeyCache;
-  /** Temporal long polls for run ends that status waits may hold (bounded per process). */
-  closeWatches: CloseWatches;
-  /** Copies of template list pages, used while the templates' versions are unchanged (one per process). */
-  templateLists: TemplateLists;
-}
+/** The composed API process (api/compose.ts): routers use what is in it and build nothing of their own. */
+export type RouteDeps = ApiDeps;
 
 /**
  * Deny by default: a valid, unrevoked API key, then the per-key rate limit.

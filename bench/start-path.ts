@@ -23,6 +23,7 @@ import { createDataConverter } from '../temporal/codec/data-converter';
 import { generateCodecKey } from '../temporal/codec/keys';
 import { ApiClient } from './api-client';
 import { round, summarize } from './stats';
+import { composeApi } from '../api/compose';
 
 const log = (m: string) => process.stderr.write(`[start-path] ${m}\n`);
 
@@ -105,7 +106,9 @@ async function measure(temporalAddress: string, mongoUri: string, runs: number):
     dataConverter: createDataConverter(config.PAYLOAD_CODEC_KEYS),
     interceptors: { workflow: [timing] },
   });
-  const app = createApp({ config, db, temporal, logger: createLogger('warn', 'api'), metrics: new Registry() });
+  const app = createApp(
+    composeApi({ config, db, temporal, logger: createLogger('warn', 'api'), metrics: new Registry() }),
+  );
   const handle = app.callback();
   const server = http.createServer((req, res) => void handle(req, res));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

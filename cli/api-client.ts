@@ -1,35 +1,28 @@
 /**
  * The CLI's client of the HTTP API (`runs …`, `approvals …`, `workflows …`, `agents …`): every request goes through the
- * typed client generated from the OpenAPI document (client/, `npm run generate:client`), so a path, parameter or
- * body the API does not document is a compile error. It acts with the user's API key, unwraps the `{data, error}`
- * envelope, checks the fields the commands use against cli/api-types.ts (the server answering may be another
- * version than the one the types were generated from) and turns every failure into a CliError a person can act on.
+ * typed client generated from the OpenAPI document (client/, `npm run generate:client`), so a path, parameter, body or
+ * answer field the API does not document is a compile error. It acts with the user's API key, unwraps the
+ * `{data, error}` envelope and turns every failure into a CliError a person can act on. Answers are not parsed again
+ * with schemas of the CLI's own: the document is the contract (docs/decisions/0302-clients-on-the-generated-types.md).
  */
 import { z } from 'zod';
-import { createStepwiseClient, type paths, type StepwiseClient } from '../client';
+import { createStepwiseClient, type ApiData, type paths, type Schemas, type StepwiseClient } from '../client';
 import { CliError } from './errors';
-import {
-  approvalDecided,
-  approvalItem,
-  cancelRequested,
-  hookItem,
-  runSearchItem,
-  runStarted,
-  runStatusBody,
-  scheduleItem,
-  templateItem,
-  workflowItem,
-  type ApprovalDecided,
-  type ApprovalItem,
-  type CancelRequested,
-  type HookItem,
-  type RunSearchItem,
-  type RunStarted,
-  type RunStatusBody,
-  type ScheduleItem,
-  type TemplateItem,
-  type WorkflowItem,
-} from './api-types';
+
+/** The answers the CLI reads, named: the generated client's schemas. */
+export type RunSearchItem = Schemas['RunSearchItem'];
+export type RunStatusBody = Schemas['RunStatus'];
+export type RunEvent = Schemas['RunEvent'];
+export type ApprovalItem = Schemas['Approval'];
+export type HookItem = Schemas['Hook'];
+export type ScheduleItem = Schemas['Schedule'];
+export type WorkflowItem = Schemas['Workflow'];
+export type TemplateItem = Schemas['AgentTemplate'];
+export type RunStarted = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
+export type CancelRequested = ApiData<'/api/v1/workflows/runs/{runId}/cancel', 'post', 202>;
+export type RerunStarted = ApiData<'/api/v1/workflows/runs/{runId}/rerun', 'post', 202>;
+export type ApprovalDecided = ApiData<'/api/v1/workflows/runs/{runId}/approve', 'post'>;
+export type { RunStatus } from '../client/values';
 
 /** An error answer of the API: the server's message, its status and its stable code (`X-Error-Code`). */
 export class ApiRequestError extends CliError {
@@ -73,8 +66,8 @@ export type ScheduleBody = NonNullable<
   paths['/api/v1/workflows/{id}/schedules']['post']['requestBody']
 >['content']['application/json'];
 
-/** What every openapi-fetch call resolves to, whatever the operation. */
-type Answer = { data?: unknown; error?: unknown; response: Response };
+/** What an openapi-fetch call resolves to: on success the envelope with `data` of type T. */
+type Answer<T> = { data?: { data: T } | undefined; error?: unknown; response: Response };
 
 const PAGE_MAX = 200;
 const envelope = z.object({ data: z.unknown(), error: z.string().nullable() });
@@ -92,13 +85,6 @@ export function nextCursor(link: string | null): string | null {
     }
   }
   return null;
-}
-
-function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .slice(0, 3)
-    .map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`)
-    .join('; ');
 }
 
 export class ApiClient {
@@ -196,15 +182,11 @@ export class ApiClient {
   }
 
   /**
-   * The `data` of an answer of the generated client, checked against `schema`; a refusal becomes a CliError.
-   * `what` (`GET /runs`) names the request in messages.
+   * The `data` of an answer of the generated client; a refusal becomes a CliError. Only the envelope is checked (an
+   * answer without one is not the Stepwise API); `what` (`GET /runs`) names the request in messages.
    */
-  async unwrap<S extends z.ZodType>(
-    what: string,
-    pending: Promise<Answer>,
-    schema: S,
-  ): Promise<{ data: z.infer<S>; res: Response }> {
-    let answer: Answer;
+  async unwrap<T>(what: string, pending: Promise<Answer<T>>): Promise<{ data: T; res: Response }> {
+    let answer: Answer<T>;
     try {
       answer = await pending;
     } catch (err) {
@@ -214,27 +196,23 @@ export class ApiClient {
     }
     const res = answer.response;
     if (!res.ok) throw this.refusal(res, answer.error, what);
-    const parsed = envelope.safeParse(answer.data);
-    const data = parsed.success ? schema.safeParse(parsed.data.data) : null;
-    if (!data?.success) {
-      const why = data ? describeIssues(data.error) : 'no {data, error} envelope';
-      throw new CliError(`unexpected answer to ${what}: ${why} (is the CLI older than the API?)`);
+    if (!envelope.safeParse(answer.data).success) {
+      throw new CliError(`unexpected answer to ${what}: no {data, error} envelope (is ${this.base} the Stepwise API?)`);
     }
-    return { data: data.data, res };
+    return { data: answer.data!.data, res };
   }
 
   /** Every item of a paged list up to `max`, following the `Link` cursors; `page` asks for one page. */
-  async list<S extends z.ZodType>(
+  async list<T>(
     what: string,
-    item: S,
-    page: (q: { limit: number; cursor?: string }) => Promise<Answer>,
+    page: (q: { limit: number; cursor?: string }) => Promise<Answer<T[]>>,
     max: number,
-  ): Promise<z.infer<S>[]> {
-    const items: z.infer<S>[] = [];
+  ): Promise<T[]> {
+    const items: T[] = [];
     let cursor: string | undefined;
     do {
       const limit = Math.min(PAGE_MAX, max - items.length);
-      const { data, res } = await this.unwrap(what, page({ limit, ...(cursor ? { cursor } : {}) }), z.array(item));
+      const { data, res } = await this.unwrap(what, page({ limit, ...(cursor ? { cursor } : {}) }));
       items.push(...data);
       cursor = nextCursor(res.headers.get('Link')) ?? undefined;
     } while (cursor !== undefined && items.length < max);
@@ -245,7 +223,6 @@ export class ApiClient {
     const query = { ...filter, status: filter.status?.join(',') };
     return this.list(
       'GET /runs',
-      runSearchItem,
       (page) => this.http.GET('/api/v1/runs', { params: { query: { ...query, ...page } } }),
       max,
     );
@@ -253,7 +230,7 @@ export class ApiClient {
 
   async runStatus(runId: string): Promise<RunStatusBody> {
     const answer = this.http.GET('/api/v1/workflows/runs/{runId}/status', { params: { path: { runId } } });
-    return (await this.unwrap('GET …/status', answer, runStatusBody)).data;
+    return (await this.unwrap('GET …/status', answer)).data;
   }
 
   /** POST /workflows/:id/run with `{input}`; the same Idempotency-Key and input start one run. */
@@ -269,28 +246,22 @@ export class ApiClient {
       // The server checks the input against the workflow's input schema.
       body: opts.input === undefined ? {} : { input: opts.input },
     });
-    return (await this.unwrap('POST …/run', answer, runStarted)).data;
+    return (await this.unwrap('POST …/run', answer)).data;
   }
 
   async cancelRun(runId: string): Promise<CancelRequested> {
     const answer = this.http.POST('/api/v1/workflows/runs/{runId}/cancel', { params: { path: { runId } } });
-    return (await this.unwrap('POST …/cancel', answer, cancelRequested)).data;
+    return (await this.unwrap('POST …/cancel', answer)).data;
   }
 
   workflows(max: number): Promise<WorkflowItem[]> {
-    return this.list(
-      'GET /workflows',
-      workflowItem,
-      (page) => this.http.GET('/api/v1/workflows', { params: { query: page } }),
-      max,
-    );
+    return this.list('GET /workflows', (page) => this.http.GET('/api/v1/workflows', { params: { query: page } }), max);
   }
 
   /** System templates and the caller's own, oldest first (system ones first). */
   templates(filter: TemplateFilter, max: number): Promise<TemplateItem[]> {
     return this.list(
       'GET /agents',
-      templateItem,
       (page) => this.http.GET('/api/v1/agents', { params: { query: { ...filter, ...page } } }),
       max,
     );
@@ -299,7 +270,7 @@ export class ApiClient {
   async rerun(
     runId: string,
     opts: { fromStep?: string; idempotencyKey?: string; models?: Record<string, string> },
-  ): Promise<RunStarted> {
+  ): Promise<RerunStarted> {
     const models = Object.entries(opts.models ?? {});
     const answer = this.http.POST('/api/v1/workflows/runs/{runId}/rerun', {
       params: {
@@ -311,16 +282,11 @@ export class ApiClient {
         ...(models.length ? { overrides: Object.fromEntries(models.map(([step, model]) => [step, { model }])) } : {}),
       },
     });
-    return (await this.unwrap('POST …/rerun', answer, runStarted)).data;
+    return (await this.unwrap('POST …/rerun', answer)).data;
   }
 
   approvals(max: number): Promise<ApprovalItem[]> {
-    return this.list(
-      'GET /approvals',
-      approvalItem,
-      (page) => this.http.GET('/api/v1/approvals', { params: { query: page } }),
-      max,
-    );
+    return this.list('GET /approvals', (page) => this.http.GET('/api/v1/approvals', { params: { query: page } }), max);
   }
 
   async decide(runId: string, stepId: string, approved: boolean, comment?: string): Promise<ApprovalDecided> {
@@ -328,13 +294,12 @@ export class ApiClient {
       params: { path: { runId } },
       body: { step_id: stepId, approved, ...(comment === undefined ? {} : { comment }) },
     });
-    return (await this.unwrap('POST …/approve', answer, approvalDecided)).data;
+    return (await this.unwrap('POST …/approve', answer)).data;
   }
 
   hooks(workflowId: string, max: number): Promise<HookItem[]> {
     return this.list(
       'GET …/hooks',
-      hookItem,
       (page) => this.http.GET('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId }, query: page } }),
       max,
     );
@@ -342,7 +307,7 @@ export class ApiClient {
 
   async createHook(workflowId: string, body: { name?: string; signed?: boolean }): Promise<HookItem> {
     const answer = this.http.POST('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId } }, body });
-    return (await this.unwrap('POST …/hooks', answer, hookItem)).data;
+    return (await this.unwrap('POST …/hooks', answer)).data;
   }
 
   /** `PATCH` (`{enabled}`), `POST …/rotate-secret` or `DELETE` on one hook. */
@@ -356,22 +321,20 @@ export class ApiClient {
       await this.unwrap(
         'DELETE …/hooks/…',
         this.http.DELETE('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path } }),
-        z.unknown(),
       );
       return null;
     }
     if (change === 'rotate') {
       const answer = this.http.POST('/api/v1/workflows/{id}/hooks/{hookId}/rotate-secret', { params: { path } });
-      return (await this.unwrap('POST …/rotate-secret', answer, hookItem)).data;
+      return (await this.unwrap('POST …/rotate-secret', answer)).data;
     }
     const answer = this.http.PATCH('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path }, body: change });
-    return (await this.unwrap('PATCH …/hooks/…', answer, hookItem)).data;
+    return (await this.unwrap('PATCH …/hooks/…', answer)).data;
   }
 
   schedules(workflowId: string, max: number): Promise<ScheduleItem[]> {
     return this.list(
       'GET …/schedules',
-      scheduleItem,
       (page) =>
         this.http.GET('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId }, query: page } }),
       max,
@@ -380,12 +343,12 @@ export class ApiClient {
 
   async createSchedule(workflowId: string, body: ScheduleBody): Promise<ScheduleItem> {
     const answer = this.http.POST('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId } }, body });
-    return (await this.unwrap('POST …/schedules', answer, scheduleItem)).data;
+    return (await this.unwrap('POST …/schedules', answer)).data;
   }
 
   async schedule(scheduleId: string): Promise<ScheduleItem> {
     const answer = this.http.GET('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
-    return (await this.unwrap('GET /schedules/…', answer, scheduleItem)).data;
+    return (await this.unwrap('GET /schedules/…', answer)).data;
   }
 
   /** `POST /schedules/:id/<action>`: pause and resume answer with the schedule, trigger and backfill with 202. */
@@ -395,7 +358,8 @@ export class ApiClient {
     body: { note?: string } | { start_at: string; end_at: string } = {},
   ): Promise<void> {
     const params = { path: { scheduleId } };
-    const answer =
+    // The three answers differ; the caller reads none of them.
+    const answer: Promise<Answer<unknown>> =
       action === 'backfill'
         ? this.http.POST('/api/v1/schedules/{scheduleId}/backfill', {
             params,
@@ -404,12 +368,12 @@ export class ApiClient {
         : action === 'trigger'
           ? this.http.POST('/api/v1/schedules/{scheduleId}/trigger', { params })
           : this.http.POST(`/api/v1/schedules/{scheduleId}/${action}`, { params, body: body as { note?: string } });
-    await this.unwrap(`POST /schedules/…/${action}`, answer, z.unknown());
+    await this.unwrap(`POST /schedules/…/${action}`, answer);
   }
 
   async deleteSchedule(scheduleId: string): Promise<void> {
     const answer = this.http.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
-    await this.unwrap('DELETE /schedules/…', answer, z.unknown());
+    await this.unwrap('DELETE /schedules/…', answer);
   }
 
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */

@@ -14,6 +14,25 @@ import type { components, paths } from './schema';
 export type { components, paths };
 export type StepwiseClient = Client<paths>;
 
+/** The document's named schemas: `Schemas['RunStatus']` is the run status body. */
+export type Schemas = components['schemas'];
+
+type JsonBody<R> = R extends { content: { 'application/json': infer B } } ? B : never;
+
+/**
+ * The `data` of an operation's answer with status `S` (200 unless given), for answers without a named schema:
+ * `ApiData<'/api/v1/workflows/{id}/run', 'post', 202>`.
+ */
+export type ApiData<P extends keyof paths, M extends keyof paths[P], S extends number = 200> = paths[P][M] extends {
+  responses: infer R;
+}
+  ? S extends keyof R
+    ? JsonBody<R[S]> extends { data: infer D }
+      ? D
+      : never
+    : never
+  : never;
+
 export interface StepwiseClientOptions {
   /** `http://host:port`, without `/api/v1` (the generated paths carry it). */
   baseUrl: string;

@@ -2356,11 +2356,6 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
-              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-              mcp?: {
-                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-                listed?: boolean;
-              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2463,11 +2458,6 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
-                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-                  mcp?: {
-                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-                    listed?: boolean;
-                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2587,11 +2577,6 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
-                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-                  mcp?: {
-                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-                    listed?: boolean;
-                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2959,11 +2944,6 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
-              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-              mcp?: {
-                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-                listed?: boolean;
-              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -3066,11 +3046,6 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
-                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-                  mcp?: {
-                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-                    listed?: boolean;
-                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -5362,133 +5337,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  '/mcp': {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * The MCP server (Streamable HTTP, stateless): your workflows as tools, runs as tasks
-     * @description JSON-RPC 2.0 over HTTP as the Model Context Protocol (2025-11-25) defines it, answered as JSON; no session (every request carries the API key). Each workflow is a tool, beside `list_workflows`, `start_run`, `get_run`, `list_approvals`, `decide_approval` and `cancel_run`; a run started with a task is the task (task id = run id). Details: docs/mcp.md.
-     */
-    post: {
-      parameters: {
-        query?: never;
-        header?: never;
-        path?: never;
-        cookie?: never;
-      };
-      requestBody: {
-        content: {
-          'application/json': components['schemas']['McpMessage'];
-        };
-      };
-      responses: {
-        /** @description The response to a request. */
-        200: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpResponse'];
-          };
-        };
-        /** @description A notification, accepted (no body). */
-        202: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content?: never;
-        };
-        /** @description Malformed JSON, not a JSON-RPC message, a batch, or an unsupported protocol version. */
-        400: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description Missing, malformed, unknown or revoked API key. */
-        401: {
-          headers: {
-            'WWW-Authenticate': string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description `Accept` allows neither JSON nor an event stream. */
-        406: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description Request body over the size limit. */
-        413: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description Request body is not JSON. */
-        415: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description Rate limited; retry after `Retry-After` seconds. */
-        429: {
-          headers: {
-            /** @description Seconds to wait. */
-            'Retry-After': string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'];
-          };
-        };
-        /** @description Internal error (no details are leaked). */
-        500: {
-          headers: {
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['McpError'] | components['schemas']['ErrorEnvelope'];
-          };
-        };
-        /** @description MongoDB unreachable while authenticating; retry after `Retry-After` seconds. */
-        503: {
-          headers: {
-            /** @description Seconds to wait. */
-            'Retry-After': string;
-            [name: string]: unknown;
-          };
-          content: {
-            'application/json': components['schemas']['ErrorEnvelope'];
-          };
-        };
-      };
-    };
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   '/metrics': {
     parameters: {
       query?: never;
@@ -5764,89 +5612,250 @@ export interface components {
       [key: string]: components['schemas']['JsonSchemaValue'];
     };
     JsonSchemaValue: unknown;
-    /** @description A JSON-RPC error answered before the message reached the MCP server. */
-    McpError: {
-      error: {
-        code: number;
-        data?: unknown;
-        message: string;
-      } & {
-        [key: string]: unknown;
-      };
-      id: null;
-      /** @constant */
-      jsonrpc: '2.0';
-    };
-    /** @description A JSON-RPC 2.0 request or notification of the Model Context Protocol. */
-    McpMessage: {
-      /** @description Present on a request; a notification has none. */
-      id?: string | number;
-      /** @constant */
-      jsonrpc: '2.0';
-      /** @description An MCP method: `initialize`, `tools/list`, `tools/call`, `tasks/get`, … */
-      method: string;
-      params?: {
-        _meta?: {
-          'io.modelcontextprotocol/related-task'?: {
-            taskId: string;
+    /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
+    RunEvent:
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          attempt: number;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.started';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          attempt: number;
+          error: {
+            message: string;
+            reason: string;
           } & {
             [key: string]: unknown;
           };
-          progressToken?: string | number;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.retrying';
         } & {
           [key: string]: unknown;
-        };
-      } & {
-        [key: string]: unknown;
-      };
-    };
-    /** @description The JSON-RPC response: `result`, or `error` (a tool error is a result). */
-    McpResponse: {
-      error?: {
-        code: number;
-        data?: unknown;
-        message: string;
-      } & {
-        [key: string]: unknown;
-      };
-      id: string | number | null;
-      /** @constant */
-      jsonrpc: '2.0';
-      result?: {
-        [key: string]: unknown;
-      };
-    } & {
-      [key: string]: unknown;
-    };
-    /** @description One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed {output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last. */
-    RunEvent: {
-      /**
-       * Format: date-time
-       * @description ISO-8601 UTC timestamp
-       * @example 2026-01-31T12:00:00.000Z
-       */
-      at: string;
-      /** @description Step events: `step`, `step[i]` (map item) or `step#n`. */
-      exec_id?: string;
-      run_id: string;
-      /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
-      seq: number;
-      step_id?: string;
-      /** @enum {string} */
-      type:
-        | 'step.started'
-        | 'step.retrying'
-        | 'step.waiting'
-        | 'step.completed'
-        | 'step.failed'
-        | 'step.skipped'
-        | 'step.child_run'
-        | 'agent.model_call'
-        | 'agent.tool_call'
-        | 'run.ended';
-    } & {
-      [key: string]: unknown;
-    };
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.waiting';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          output?: unknown;
+          /** @description Instead of `output` when the output is stored by reference (over 64 KiB). */
+          output_ref?: {
+            bytes: number;
+          } & {
+            [key: string]: unknown;
+          };
+          reused_from_run_id?: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.completed';
+          usage?: {
+            input_tokens: number;
+            output_tokens: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          error: {
+            message: string;
+            reason: string;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.failed';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          reason: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.skipped';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          child_run_id: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @constant */
+          type: 'step.child_run';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          tool_calls: number;
+          turn: number;
+          /** @constant */
+          type: 'agent.model_call';
+          usage: {
+            input_tokens: number;
+            output_tokens: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          ok: boolean;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          summary: string;
+          tool: string;
+          turn: number;
+          /** @constant */
+          type: 'agent.tool_call';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          error:
+            | ({
+                message?: string;
+                step_id?: string | null;
+              } & {
+                [key: string]: unknown;
+              })
+            | null;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          /** @enum {string} */
+          status: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+          steps: ({
+            id: string;
+            status: string;
+          } & {
+            [key: string]: unknown;
+          })[];
+          /** @constant */
+          type: 'run.ended';
+          usage?: {
+            input_tokens?: number;
+            llm_calls?: number;
+            output_tokens?: number;
+          } & {
+            [key: string]: unknown;
+          };
+        } & {
+          [key: string]: unknown;
+        });
     RunSearchItem: {
       completed_at: string | null;
       /**
@@ -6681,11 +6690,6 @@ export interface components {
         callback_url?: string;
         /** @description JSON Schema the run input must satisfy. */
         input_schema?: components['schemas']['JsonSchemaObject'];
-        /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
-        mcp?: {
-          /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
-          listed?: boolean;
-        };
         /** @description Default attempt limit of each step (default 3). */
         retry?: {
           /** @description Attempts including the first. */

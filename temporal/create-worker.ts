@@ -1,33 +1,11 @@
-/** Builds a Worker from explicit dependencies; the entrypoint and the tests both use it. */
+/** Builds a Worker from a composed process (compose-worker.ts); the entrypoint and the tests both use it. */
 import { OpenTelemetryActivityInboundInterceptor, makeWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
-import { type InjectedSinks, type NativeConnection, Worker } from '@temporalio/worker';
+import { type InjectedSinks, Worker } from '@temporalio/worker';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry/lib/workflow/definitions';
-import type { Db } from 'mongodb';
-import type { Logger } from 'pino';
-import type { Config } from '../config';
 import { createActivities } from './activities';
-import type { ExpressionEvaluator } from './expressions/evaluator';
 import { createDataConverter } from './codec/data-converter';
-import { createMailer } from './mail/mailer';
-import { Registry } from 'prom-client';
-import { createWorkerMetrics, type WorkerMetrics } from '../runtime/metrics/worker-metrics';
+import type { WorkerDeps } from './compose-worker';
 import type { Tracing } from '../runtime/tracing';
-
-export interface WorkerDeps {
-  config: Config;
-  db: Db;
-  logger: Logger;
-  connection: NativeConnection;
-  /** Owned by the caller, who closes it after the worker has stopped (activities may still use it while draining). */
-  expressions: ExpressionEvaluator;
-  workflowBundlePath: string;
-  /** Tests use their own queue so that workers of different test files never steal each other's tasks. */
-  taskQueue?: string;
-  /** The entrypoint's, registered with its /metrics; tests that do not scrape get a private registry. */
-  metrics?: WorkerMetrics;
-  /** Tracing on (runtime/tracing.ts): activities continue the workflow's trace, workflow spans are exported. */
-  tracing?: Tracing;
-}
 
 /**
  * The sink the bundle's tracing interceptors export workflow spans through. With tracing off a workflow only calls
@@ -50,9 +28,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       config: deps.config,
       db: deps.db,
       logger: deps.logger,
-      mailer: createMailer(deps.config.SMTP_URL, deps.config.SMTP_FROM),
+      mailer: deps.mailer,
       expressions: deps.expressions,
-      metrics: deps.metrics ?? createWorkerMetrics(new Registry()),
+      metrics: deps.workerMetrics,
       tracer: deps.tracing?.tracer,
     }),
     sinks: workflowSpanSink(deps.tracing),

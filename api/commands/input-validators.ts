@@ -1,6 +1,6 @@
 /**
  * Compiled `config.input_schema` validators, cached per workflow version (id + updated_at) so a run start does not
- * compile the schema again (Ajv compilation costs far more than validation). Bounded; one cache per app, passed in.
+ * compile the schema again (Ajv compilation costs far more than validation). Bounded; one cache per process (api/compose.ts).
  */
 import type { ValidateFunction } from 'ajv';
 import type { WorkflowDoc } from '../../db/workflows';

@@ -1,9 +1,9 @@
 /** What every MCP handler of one request knows: the app's dependencies and the authenticated caller. */
 import type { Logger } from 'pino';
 import type { InputValidators } from '../commands/input-validators';
-import type { RouteDeps } from '../route-deps';
+import type { ApiDeps } from '../deps';
 
-export interface McpDeps extends RouteDeps {
+export interface McpDeps extends ApiDeps {
   /** Compiled workflow input schemas, shared by every /mcp request of the app. */
   inputValidators: InputValidators;
 }

@@ -12,7 +12,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { createInputValidators } from '../commands/input-validators';
 import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors';
 import { requireUser } from '../middleware/auth';
-import type { RouteDeps } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import type { McpCaller, McpDeps } from './context';
 import { createMcpServer } from './server';
 import '../state';
@@ -25,7 +25,7 @@ const INVALID_REQUEST = -32600;
 const SERVER_ERROR = -32000;
 const RPC_CODES: Record<string, number> = { malformed_json: PARSE_ERROR, batch: INVALID_REQUEST };
 
-export function mcpRoutes(deps: RouteDeps): Router {
+export function mcpRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const mcpDeps: McpDeps = { ...deps, inputValidators: createInputValidators() };
   const parse = bodyParser({
@@ -70,7 +70,7 @@ function acceptJson(ctx: Context): void {
   }
 }
 
-function callerOf(ctx: Context, deps: RouteDeps): McpCaller {
+function callerOf(ctx: Context, deps: ApiDeps): McpCaller {
   const user = ctx.state.user;
   if (!user) throw new Error('/mcp mounted without authentication');
   return {

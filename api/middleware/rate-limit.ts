@@ -5,7 +5,7 @@
  * with `Retry-After` (seconds). Limits come from RATE_LIMIT_IP_PER_MINUTE, RATE_LIMIT_PER_MINUTE and
  * RATE_LIMIT_RUNS_PER_MINUTE.
  *
- * Built once per app by `createRateLimits` (no module singletons) and handed to routers through RouteDeps:
+ * Built once per process by `createRateLimits` in api/compose.ts (no module singletons) and handed to routers:
  * ```ts
  * router.get('/agents', ...authenticated(deps), handler); // authenticated() includes perKey
  * await startRun(deps, { ..., chargeRunStart: () => deps.limits.runStarts(ctx) }); // once the workflow is found

@@ -1,8 +1,8 @@
 /** Shared pieces of the presenters: timestamps as ISO-8601 strings, and their schema for the OpenAPI document. */
 import { z } from 'zod';
 
-// The timestamp helpers live beside the run view (db/run-view), which the worker builds webhook bodies with.
-export { iso, isoOrNull, isoTimestamp } from '../../db/run-view/time';
+// The timestamp helpers live beside the run view (./run-view), which the worker builds webhook bodies with too.
+export { iso, isoOrNull, isoTimestamp } from './run-view/time';
 
 /** A JSON object value (action config, JSON Schema…) as it appears in responses. */
 export const jsonObjectView = z.record(z.string(), z.unknown());

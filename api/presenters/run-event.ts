@@ -1,32 +1,93 @@
 /** Run event → the `data:` JSON of one Server-Sent Event (docs/runs.md "Following a run" lists the types). */
 import { z } from 'zod';
-import { RUN_EVENT_TYPES, type LoggedRunEvent } from '../../db/run-events';
+import type { LoggedRunEvent, RUN_EVENT_TYPES } from '../../db/run-events';
+import { runStatusSchema } from '../../temporal/contract/run';
 import { isoTimestamp } from './common';
 
-export const runEventView = z
-  .looseObject({
-    seq: z
-      .number()
-      .int()
-      .meta({ description: 'The event id (also the SSE `id:`): increasing from 1 (a number may be skipped).' }),
-    type: z.enum(RUN_EVENT_TYPES),
-    run_id: z.string(),
-    at: isoTimestamp,
-    exec_id: z.string().optional().meta({ description: 'Step events: `step`, `step[i]` (map item) or `step#n`.' }),
-    step_id: z.string().optional(),
-  })
-  .meta({
-    id: 'RunEvent',
-    description:
-      'One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed ' +
-      '{output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; ' +
-      'step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; ' +
-      'agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last.',
-  });
+const common = {
+  seq: z
+    .number()
+    .int()
+    .meta({ description: 'The event id (also the SSE `id:`): increasing from 1 (a number may be skipped).' }),
+  run_id: z.string(),
+  at: isoTimestamp,
+};
+const stepCommon = {
+  ...common,
+  exec_id: z.string().meta({ description: '`step`, `step[i]` (map item) or `step#n` (loop iteration).' }),
+  step_id: z.string(),
+};
+const stepError = z.looseObject({ reason: z.string(), message: z.string() });
+const tokens = z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
+
+// Loose objects: the clients read these fields, and an event may carry more (a field added later breaks no client).
+// One member per RUN_EVENT_TYPES value (checked below).
+const members = [
+  z.looseObject({ ...stepCommon, type: z.literal('step.started'), attempt: z.number().int() }),
+  z.looseObject({ ...stepCommon, type: z.literal('step.retrying'), attempt: z.number().int(), error: stepError }),
+  z.looseObject({ ...stepCommon, type: z.literal('step.waiting') }),
+  z.looseObject({
+    ...stepCommon,
+    type: z.literal('step.completed'),
+    output: z.unknown().optional(),
+    output_ref: z
+      .looseObject({ bytes: z.number().int() })
+      .optional()
+      .meta({ description: 'Instead of `output` when the output is stored by reference (over 64 KiB).' }),
+    usage: tokens.optional(),
+    reused_from_run_id: z.string().optional(),
+  }),
+  z.looseObject({ ...stepCommon, type: z.literal('step.failed'), error: stepError }),
+  z.looseObject({ ...stepCommon, type: z.literal('step.skipped'), reason: z.string() }),
+  z.looseObject({ ...stepCommon, type: z.literal('step.child_run'), child_run_id: z.string() }),
+  z.looseObject({
+    ...stepCommon,
+    type: z.literal('agent.model_call'),
+    turn: z.number().int(),
+    usage: tokens,
+    tool_calls: z.number().int(),
+  }),
+  z.looseObject({
+    ...stepCommon,
+    type: z.literal('agent.tool_call'),
+    turn: z.number().int(),
+    tool: z.string(),
+    ok: z.boolean(),
+    summary: z.string(),
+  }),
+  z.looseObject({
+    ...common,
+    type: z.literal('run.ended'),
+    status: runStatusSchema,
+    error: z.looseObject({ message: z.string().optional(), step_id: z.string().nullable().optional() }).nullable(),
+    usage: z
+      .looseObject({
+        llm_calls: z.number().int().optional(),
+        input_tokens: z.number().int().optional(),
+        output_tokens: z.number().int().optional(),
+      })
+      .optional(),
+    steps: z.array(z.looseObject({ id: z.string(), status: z.string() })),
+  }),
+] as const;
+
+export const runEventView = z.discriminatedUnion('type', members).meta({
+  id: 'RunEvent',
+  description:
+    'One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and ' +
+    'agent.tool_call {transcript_seq} (the entry in the step transcript).',
+});
 
 export type RunEventView = z.infer<typeof runEventView>;
 
+// Every logged type has its member: a type added to RUN_EVENT_TYPES without one fails to compile here.
+const everyTypeHasAMember: [Exclude<(typeof RUN_EVENT_TYPES)[number], RunEventView['type']>] extends [never]
+  ? true
+  : never = true;
+void everyTypeHasAMember;
+
 export function presentRunEvent(doc: LoggedRunEvent): RunEventView {
   const data = JSON.parse(doc.data_json) as Record<string, unknown>;
-  return { ...data, seq: doc.seq, type: doc.type, run_id: doc.run_id, at: doc.at.toISOString() };
+  // The writer (db/run-events.ts) stores each type's fields; the envelope fields are the document's own.
+  return { ...data, seq: doc.seq, type: doc.type, run_id: doc.run_id, at: doc.at.toISOString() } as RunEventView;
 }

@@ -1,3 +1,3 @@
-// The run view is built under db/run-view so that the worker (webhook bodies) shares it; the API presents it from here.
-export * from '../../db/run-view/view';
-export { webhookDeliveryView, type WebhookDeliveryView } from '../../db/run-view/webhooks';
+// The run view (status body, run lists, webhook bodies): ./run-view, which the worker's webhook activity uses too.
+export * from './run-view/view';
+export { webhookDeliveryView, type WebhookDeliveryView } from './run-view/webhooks';

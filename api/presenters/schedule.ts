@@ -3,7 +3,7 @@ import type { ScheduleDescription } from '@temporalio/client';
 import { z } from 'zod';
 import type { ScheduleDoc } from '../../db/schedules';
 import type { RunDoc } from '../../db/runs';
-import { RUN_STATUSES } from '../../db/run-view/view';
+import { runStatusSchema } from '../../temporal/contract/run';
 import { OVERLAP_POLICIES } from '../routes/schedules.schema';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 
@@ -11,7 +11,7 @@ const recentRunView = z.strictObject({
   run_id: z.string(),
   scheduled_at: isoTimestamp.meta({ description: 'The fire time (jitter included).' }),
   started_at: isoTimestamp.meta({ description: 'When Temporal started the run.' }),
-  status: z.enum(RUN_STATUSES),
+  status: runStatusSchema,
   error: z.strictObject({ reason: z.string(), message: z.string() }).nullable(),
 });
 

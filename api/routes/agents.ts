@@ -4,6 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId, newId } from '../../db/ids';
 import {
   createTemplate,
@@ -118,12 +119,6 @@ export function agentRoutes(deps: RouteDeps): Router {
 function dryRunTemplate(ownerId: string, content: TemplateContent): TemplateDoc {
   const now = new Date();
   return { _id: newId('tpl'), owner_id: ownerId, system: false, ...content, created_at: now, updated_at: now };
-}
-
-function userId(ctx: Context): string {
-  // authenticated() runs first on every route that calls this; a missing user is a routing bug, not a 401.
-  if (!ctx.state.user) throw new Error('route without authentication');
-  return ctx.state.user.id;
 }
 
 /** Unknown, ill-formed and other users' ids get the same 404. */

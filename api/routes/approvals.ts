@@ -3,7 +3,7 @@
  * oldest first. Deciding one (POST …/runs/:runId/approve) removes it.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import { userId } from '../caller';
 import { approvalsCollection } from '../../db/approvals';
 import { respond } from '../envelope';
 import { validate } from '../middleware/validate';
@@ -13,12 +13,6 @@ import { authenticated, type RouteDeps } from '../route-deps';
 
 export const approvalsQuery = pageQuery;
 const list = validate({ query: approvalsQuery });
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 export function approvalRoutes(deps: RouteDeps): Router {
   const router = new Router();

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import {
   deleteOwnHook,
@@ -24,7 +25,6 @@ import {
 } from '../../db/hooks';
 import { findWorkflow } from '../../db/workflows';
 import { verifyHookSignature } from '../commands/hook-signature';
-import { createInputValidators } from '../commands/input-validators';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
@@ -52,12 +52,6 @@ export const deliver = validate({ params: hookIdParams });
 
 const HOOK_ID = /^hook_[A-Za-z0-9_-]{32}$/;
 
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
-
 function baseUrl(deps: RouteDeps, ctx: Context): string {
   return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
 }
@@ -80,7 +74,6 @@ function duplicateKey(hook: HookDoc, ctx: Context): string | undefined {
 export function hookRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
-  const inputValidators = createInputValidators();
 
   const ownWorkflow = async (ctx: Context, id: string) => {
     const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
@@ -184,16 +177,13 @@ export function hookRoutes(deps: RouteDeps): Router {
     if (body !== undefined && (typeof body !== 'object' || body === null || Array.isArray(body))) {
       throw new BadRequestError('the body must be a JSON object (it becomes the run input)', 'invalid_field');
     }
-    const started = await startRun(
-      { ...deps, inputValidators },
-      {
-        ownerId: hook.owner_id,
-        workflowId: hook.workflow_id,
-        input: (body as Record<string, never> | undefined) ?? {},
-        idempotencyKey: duplicateKey(hook, ctx),
-        baseUrl: baseUrl(deps, ctx),
-      },
-    );
+    const started = await startRun(deps, {
+      ownerId: hook.owner_id,
+      workflowId: hook.workflow_id,
+      input: (body as Record<string, never> | undefined) ?? {},
+      idempotencyKey: duplicateKey(hook, ctx),
+      baseUrl: baseUrl(deps, ctx),
+    });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id, hook_id: hook._id });
     ctx.state.log.info('run started by a hook');
     respond(ctx, 202, { run_id: started.run_id, workflow_id: started.workflow_id, status: started.status });

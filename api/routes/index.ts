@@ -2,15 +2,8 @@
 import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
-import { CloseWatches } from '../commands/run-status/long-poll';
-import { TemplateLists } from '../commands/template-lists';
-import { Registry } from 'prom-client';
-import { createApiMetrics, type ApiMetrics } from '../../runtime/metrics/api-metrics';
-import { KeyCache } from '../middleware/key-cache';
-import { createRateLimits } from '../middleware/rate-limit';
 import { buildOpenApiDocument } from '../openapi';
 import { mcpRoutes } from '../mcp/route';
-import type { RouteDeps } from '../route-deps';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
 import { consoleRoutes } from './console';
@@ -24,37 +17,29 @@ import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
-/** `apiMetrics` is createApp's (the one its request counter uses); a router built alone counts into its own registry. */
-export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router {
+/** Mounts every router on the composed process (api/compose.ts); builds no cache, limiter or client of its own. */
+export function rootRouter(deps: ApiDeps): Router {
   // Every method Node parses counts as implemented, so an unrouted one (TRACE, PROPFIND, …) on a known path is a 405
   // with the path's Allow list, as HTTP asks, rather than the router's default 501.
   const root = new Router({ methods: METHODS });
-  const routeDeps: RouteDeps = {
-    ...deps,
-    limits: createRateLimits(deps.config, deps.db),
-    apiMetrics: deps.apiMetrics ?? createApiMetrics(new Registry()),
-    keys: new KeyCache(deps.db, deps.config.API_KEY_CACHE_SECONDS * 1000),
-    closeWatches: new CloseWatches(deps.temporal),
-    templateLists: new TemplateLists(deps.db),
-  };
   const health = healthRoutes(deps);
   root.use(health.routes());
   root.use(docsRoutes(buildOpenApiDocument(deps.config)).routes());
   root.use(consoleRoutes().routes());
   // Stepwise as an MCP server (api/mcp/): JSON-RPC, authenticated like /api/v1.
-  root.use(mcpRoutes(routeDeps).routes());
+  root.use(mcpRoutes(deps).routes());
   const v1 = new Router({ prefix: '/api/v1' });
-  v1.use(routeDeps.limits.perIp);
+  v1.use(deps.limits.perIp);
   // Resource routers are mounted here (agents, workflows, runs): one line each.
-  v1.use(agentRoutes(routeDeps).routes());
-  v1.use(transcriptRoutes(routeDeps).routes());
-  v1.use(runEventRoutes(routeDeps).routes());
-  v1.use(approvalRoutes(routeDeps).routes());
-  v1.use(runRoutes(routeDeps).routes());
-  v1.use(hookRoutes(routeDeps).routes());
-  v1.use(scheduleRoutes(routeDeps).routes());
-  v1.use(workflowRoutes(routeDeps).routes());
-  v1.use(webhookRoutes(routeDeps).routes());
+  v1.use(agentRoutes(deps).routes());
+  v1.use(transcriptRoutes(deps).routes());
+  v1.use(runEventRoutes(deps).routes());
+  v1.use(approvalRoutes(deps).routes());
+  v1.use(runRoutes(deps).routes());
+  v1.use(hookRoutes(deps).routes());
+  v1.use(scheduleRoutes(deps).routes());
+  v1.use(workflowRoutes(deps).routes());
+  v1.use(webhookRoutes(deps).routes());
   root.use(v1.routes());
   return root;
 }

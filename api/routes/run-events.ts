@@ -8,11 +8,11 @@ import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import { findRun } from '../../db/runs';
 import { followRunEvents, type EventSink } from '../commands/run-events/follow';
 import { BadRequestError, NotFoundError } from '../errors';
-import { StreamSlots } from '../middleware/stream-slots';
 import { validate } from '../middleware/validate';
 import { presentRunEvent } from '../presenters/run-event';
 import { authenticated, type RouteDeps } from '../route-deps';
@@ -22,12 +22,6 @@ const stream = validate({ params: runEventsParams, query: runEventsQuery });
 
 /** Sent first: how long a client waits before reconnecting after the connection drops (the SSE `retry:` field). */
 const RECONNECT_MS = 1000;
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 function resumeAfter(ctx: Context, after: number | undefined): number {
   // Present but empty is refused like any other malformed id, not read as absent.
@@ -53,7 +47,7 @@ function sseSink(out: PassThrough, signal: AbortSignal): EventSink {
 export function runEventRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/workflows/runs' });
   const { config } = deps;
-  const slots = new StreamSlots(config.EVENTS_MAX_STREAMS, config.EVENTS_MAX_STREAMS_PER_USER);
+  const slots = deps.streamSlots;
 
   router.get('/:runId/events', ...authenticated(deps), stream, async (ctx) => {
     const { params, query } = stream.input(ctx);

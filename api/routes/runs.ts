@@ -3,7 +3,7 @@
  * workflow, creation time and workflow name; paged like every list. The query is db/run-search.ts.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import { userId } from '../caller';
 import { runSearchFilter } from '../../db/run-search';
 import { runsCollection, STATUS_PROJECTION, type RunDoc } from '../../db/runs';
 import { respond } from '../envelope';
@@ -14,12 +14,6 @@ import { authenticated, type RouteDeps } from '../route-deps';
 import { runSearchQuery } from './runs.schema';
 
 const search = validate({ query: runSearchQuery });
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 export function runRoutes(deps: RouteDeps): Router {
   const router = new Router();

@@ -6,6 +6,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { isId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
 import {
@@ -34,7 +35,6 @@ import {
   updateTemporalSchedule,
   type ScheduleCommandDeps,
 } from '../commands/schedules';
-import { createInputValidators } from '../commands/input-validators';
 import { tooFrequent } from '../commands/schedule-gaps';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
@@ -69,12 +69,6 @@ const DEFAULT_CATCHUP_WINDOW_SECONDS = 3600;
 /** A backfill takes every fire of its range at once: bounded so one request cannot start thousands of runs. */
 const MAX_BACKFILL_RUNS = 100;
 
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
-
 function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
   return {
     ...(spec.cron !== undefined ? { cron: typeof spec.cron === 'string' ? [spec.cron] : spec.cron } : {}),
@@ -89,7 +83,6 @@ function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
 export function scheduleRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
-  const inputValidators = createInputValidators();
   const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };
   const minInterval = deps.config.SCHEDULE_MIN_INTERVAL_SECONDS;
 
@@ -151,7 +144,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     const spec = specDoc(body.spec);
     checkInterval(spec);
     const input = body.input ?? {};
-    inputValidators.check(workflow, input);
+    deps.inputValidators.check(workflow, input);
     const count = await countOwnSchedules(deps.db, owner);
     if (count >= deps.config.SCHEDULES_MAX_PER_USER) {
       throw new ConflictError(`you already have ${count} schedules (SCHEDULES_MAX_PER_USER); delete one first`);
@@ -204,7 +197,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       ...(body.catchup_window_seconds !== undefined ? { catchup_window_seconds: body.catchup_window_seconds } : {}),
     };
     checkInterval(next.spec);
-    inputValidators.check(workflow, next.input);
+    deps.inputValidators.check(workflow, next.input);
     if (body.spec?.cron !== undefined) {
       const problem = tooFrequent(await compileSpecApart(temporal, next, workflow), minInterval, Date.now());
       if (problem) throw new BadRequestError(problem, 'invalid_field');

@@ -4,7 +4,7 @@
  * user's run, an unknown step and a step that is not an agent step all answer 404.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import { userId } from '../caller';
 import { findRun } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../temporal/contract/exec-id';
@@ -18,12 +18,6 @@ import { authenticated, type RouteDeps } from '../route-deps';
 import { transcriptParams, transcriptQuery } from './transcripts.schema';
 
 const show = validate({ params: transcriptParams, query: transcriptQuery });
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 export function transcriptRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/workflows/runs' });

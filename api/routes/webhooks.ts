@@ -3,17 +3,11 @@
  * acts on the authenticated user only, so there is no id another user could name.
  */
 import Router from '@koa/router';
-import type { Context } from 'koa';
+import { userId } from '../caller';
 import { ensureWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
 import { respond } from '../envelope';
 import { presentWebhookSecret } from '../presenters/webhook-secret';
 import { authenticated, type RouteDeps } from '../route-deps';
-
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('authenticated route without a user');
-  return user.id;
-}
 
 /** A live key always names an existing user (users are never deleted, db/users.ts), so null is a broken invariant. */
 function existing<T>(value: T | null): T {

@@ -5,6 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
+import { userId } from '../caller';
 import { disableWorkflowHooks } from '../../db/hooks';
 import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
@@ -23,11 +24,10 @@ import { checkCallbackUrl } from '../commands/callback-url';
 import { checkWorkflow } from '../commands/check-workflow';
 import { resolveTemplateNames } from '../commands/template-names';
 import { approveStep, cancelRun } from '../commands/run-control';
-import { buildRunView } from '../../db/run-view/build';
+import { buildRunView } from '../presenters/run-view/build';
 import { getRunStatus } from '../commands/run-status';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
-import { createInputValidators } from '../commands/input-validators';
 import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
@@ -67,12 +67,6 @@ export const rerunRoute = validate({ params: runIdParams, body: rerunBody });
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
 
-function userId(ctx: Context): string {
-  const user = ctx.state.user;
-  if (!user) throw new Error('route mounted without authentication');
-  return user.id;
-}
-
 /** The `Idempotency-Key` header of a run start or rerun, checked. */
 function idempotencyKey(ctx: Context): string | undefined {
   // Present but empty (or only spaces, which HTTP strips) is refused like any other malformed key, not read as absent.
@@ -99,7 +93,6 @@ function runIdOr404(ctx: Context, id: string): string {
 export function workflowRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
-  const inputValidators = createInputValidators();
 
   // --- runs (fixed word: registered first) ---
   router.get('/workflows/runs/:runId/status', ...auth, runStatus, async (ctx) => {
@@ -144,18 +137,15 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.post('/workflows/runs/:runId/rerun', ...auth, rerunRoute, async (ctx) => {
     const { params, body } = rerunRoute.input(ctx);
-    const started = await rerunRun(
-      { ...deps, inputValidators },
-      {
-        ownerId: userId(ctx),
-        runId: runIdOr404(ctx, params.runId),
-        fromStep: body.from_step,
-        overrides: body.overrides,
-        idempotencyKey: idempotencyKey(ctx),
-        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
-        chargeRunStart: () => deps.limits.runStarts(ctx),
-      },
-    );
+    const started = await rerunRun(deps, {
+      ownerId: userId(ctx),
+      runId: runIdOr404(ctx, params.runId),
+      fromStep: body.from_step,
+      overrides: body.overrides,
+      idempotencyKey: idempotencyKey(ctx),
+      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+      chargeRunStart: () => deps.limits.runStarts(ctx),
+    });
     ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
     ctx.set('Location', started.status_url);
     respond(ctx, 202, started);
@@ -258,18 +248,15 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.post('/workflows/:id/run', ...auth, startRunRoute, async (ctx) => {
     const { params, body } = startRunRoute.input(ctx);
     const key = idempotencyKey(ctx);
-    const started = await startRun(
-      { ...deps, inputValidators },
-      {
-        ownerId: userId(ctx),
-        workflowId: workflowIdOr404(params.id),
-        input: body.input,
-        ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
-        idempotencyKey: key,
-        baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
-        chargeRunStart: () => deps.limits.runStarts(ctx),
-      },
-    );
+    const started = await startRun(deps, {
+      ownerId: userId(ctx),
+      workflowId: workflowIdOr404(params.id),
+      input: body.input,
+      ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
+      idempotencyKey: key,
+      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      chargeRunStart: () => deps.limits.runStarts(ctx),
+    });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id });
     ctx.state.log.info({ workflow_id: started.workflow_id }, 'run started');
     ctx.set('Location', started.status_url);

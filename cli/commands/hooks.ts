@@ -1,6 +1,6 @@
 /** `hooks list|create|disable|enable|rotate|delete`: a workflow's inbound webhooks, through the API with the key. */
 import type { Command } from 'commander';
-import type { HookItem } from '../api-types';
+import type { HookItem } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { formatTable } from '../table';
 import { withApiFlags } from './api-flags';

@@ -3,7 +3,7 @@
  * is what `start` prints on stdout, so a script can capture it (`RUN=$(npm run -s cli -- runs start wf_…)`).
  */
 import type { Command } from 'commander';
-import type { RunStatusBody } from '../api-types';
+import type { RunStatusBody } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { formatTable } from '../table';
 import { watchRun } from '../watch/follow';

@@ -4,7 +4,8 @@
  * a remote Stepwise).
  */
 import type { Command } from 'commander';
-import { RUN_STATUSES, type RunSearchItem } from '../api-types';
+import { RUN_STATUSES } from '../../client/values';
+import type { RunSearchItem } from '../api-client';
 import type { CliContext, ApiFlags } from '../context';
 import { CliError } from '../errors';
 import { formatTable } from '../table';

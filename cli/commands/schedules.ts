@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { ScheduleBody } from '../api-client';
-import type { ScheduleItem } from '../api-types';
+import type { ScheduleItem } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { formatTable } from '../table';
 import { withApiFlags } from './api-flags';

@@ -5,7 +5,6 @@
  */
 import type { ApiClient } from '../api-client';
 import { ApiRequestError } from '../api-client';
-import { templateItem, workflowItem } from '../api-types';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { resolvedTemplateChanges, templateChanges, workflowChanges } from './diff';
@@ -41,7 +40,6 @@ const workflowKind: Kind = {
   async stored(api) {
     const all = await api.list(
       'GET /workflows',
-      workflowItem,
       (q) => api.http.GET('/api/v1/workflows', { params: { query: q } }),
       LIST_MAX,
     );
@@ -57,8 +55,7 @@ const workflowKind: Kind = {
         ? api.http.POST('/api/v1/workflows', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/workflows/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
     // A created definition's dry run has no id (nothing was stored).
-    const item = dryRun ? workflowItem.partial({ id: true }) : workflowItem;
-    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer, item)).data;
+    return (await api.unwrap(id === null ? 'POST /workflows' : 'PATCH /workflows/…', answer)).data;
   },
 };
 
@@ -67,7 +64,6 @@ const templateKind: Kind = {
   async stored(api) {
     const all = await api.list(
       'GET /agents',
-      templateItem,
       (q) => api.http.GET('/api/v1/agents', { params: { query: q } }),
       LIST_MAX,
     );
@@ -82,8 +78,7 @@ const templateKind: Kind = {
       id === null
         ? api.http.POST('/api/v1/agents', { params: dry(dryRun), body })
         : api.http.PATCH('/api/v1/agents/{id}', { params: { path: { id }, ...dry(dryRun) }, body });
-    const item = dryRun ? templateItem.partial({ id: true }) : templateItem;
-    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer, item)).data;
+    return (await api.unwrap(id === null ? 'POST /agents' : 'PATCH /agents/…', answer)).data;
   },
 };
 

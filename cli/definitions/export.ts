@@ -5,7 +5,6 @@
  */
 import { stringify } from 'yaml';
 import type { ApiClient } from '../api-client';
-import { templateItem, workflowItem } from '../api-types';
 
 function withoutServerFields(body: Record<string, unknown>): Record<string, unknown> {
   const { id: _id, created_at: _c, updated_at: _u, system: _s, ...rest } = body;
@@ -14,7 +13,7 @@ function withoutServerFields(body: Record<string, unknown>): Record<string, unkn
 
 export async function exportWorkflow(api: ApiClient, id: string): Promise<Record<string, unknown>> {
   const answer = api.http.GET('/api/v1/workflows/{id}', { params: { path: { id } } });
-  const { data } = await api.unwrap('GET /workflows/…', answer, workflowItem);
+  const { data } = await api.unwrap('GET /workflows/…', answer);
   const steps = data.steps.map((step) => {
     if (step.template === undefined) return step;
     const { template_id: _resolved, ...rest } = step;
@@ -28,7 +27,7 @@ export async function exportWorkflow(api: ApiClient, id: string): Promise<Record
 
 export async function exportTemplate(api: ApiClient, id: string): Promise<Record<string, unknown>> {
   const answer = api.http.GET('/api/v1/agents/{id}', { params: { path: { id } } });
-  return withoutServerFields((await api.unwrap('GET /agents/…', answer, templateItem)).data);
+  return withoutServerFields((await api.unwrap('GET /agents/…', answer)).data);
 }
 
 /** YAML by default (what a repository keeps), JSON with --json. */

@@ -2,8 +2,8 @@
  * `runs watch`: follows a run's event stream until `run.ended` and shows it — a live table redrawn in place on a
  * terminal, one plain line per event otherwise, one JSON object per line with --json. Returns the run's end.
  */
-import type { ApiClient } from '../api-client';
-import { RUN_EVENT_TYPES, runEvent, type RunEvent, type RunStatus } from '../api-types';
+import { RUN_EVENT_TYPES } from '../../client/values';
+import type { ApiClient, RunEvent, RunStatus } from '../api-client';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { followEventStream, type ReconnectNotice, type SseMessage } from '../sse';
@@ -14,7 +14,10 @@ export interface WatchOptions {
   json: boolean;
 }
 
-/** The stream's messages as events; types newer than this CLI come back as null (shown raw or skipped). */
+/**
+ * The stream's messages as events; types newer than this CLI come back as null (shown raw or skipped). The data is
+ * the document's RunEvent as the server sends it: not parsed again here (docs/decisions/0302).
+ */
 function parse(message: SseMessage): { event: RunEvent | null; raw: unknown } {
   let raw: unknown;
   try {
@@ -23,15 +26,7 @@ function parse(message: SseMessage): { event: RunEvent | null; raw: unknown } {
     throw new CliError(`the event stream sent data that is not JSON (event id ${message.id ?? 'none'})`);
   }
   if (!(RUN_EVENT_TYPES as string[]).includes(message.event)) return { event: null, raw };
-  const parsed = runEvent.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new CliError(
-      `the event stream sent a ${message.event} event this CLI does not understand ` +
-        `(${issue?.path.join('.')}: ${issue?.message}); is the CLI older than the API?`,
-    );
-  }
-  return { event: parsed.data, raw };
+  return { event: raw as RunEvent, raw };
 }
 
 /** Redraws at most this often; a ticker redraws each second so running steps' durations move. */

@@ -3,7 +3,7 @@
  * `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
  * frame in place. Time, width and colour are parameters, so tests pin them.
  */
-import type { RunEvent } from '../api-types';
+import type { RunEvent } from '../api-client';
 import { formatTable } from '../table';
 import { displayStatus, progress, type StepRow, type WatchState } from './state';
 

@@ -3,7 +3,7 @@
  * and loop iterations the events name, folded from the event stream by `applyEvent`. Pure: the same events give the
  * same state, so the renderer and its tests need no server.
  */
-import type { RunEvent, RunStatus, RunStatusBody } from '../api-types';
+import type { RunEvent, RunStatus, RunStatusBody } from '../api-client';
 
 export interface StepRow {
   /** `step`, `step[i]` (map item) or `step#n` (loop iteration). */
@@ -34,7 +34,12 @@ export interface WatchState {
 
 const time = (iso: string | null): number | null => (iso === null ? null : Date.parse(iso));
 
-export function initialWatchState(run: RunStatusBody): WatchState {
+/** The fields of the status body a watch starts from. */
+export type WatchStart = Pick<RunStatusBody, 'run_id' | 'workflow_name' | 'status'> & {
+  steps: Pick<RunStatusBody['steps'][number], 'id' | 'status' | 'attempts' | 'usage' | 'started_at' | 'completed_at'>[];
+};
+
+export function initialWatchState(run: WatchStart): WatchState {
   return {
     runId: run.run_id,
     workflowName: run.workflow_name,

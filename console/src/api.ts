@@ -3,7 +3,27 @@
  * `{data, error}`; a failed call throws ApiError with the API's own message and `X-Error-Code`. A 401 anywhere means the
  * key expired or was revoked: the key is dropped and the app returns to the sign-in page.
  */
+import type { ApiData, Schemas } from '../../client';
 import { currentKey, signOut } from './session';
+
+export { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../../client/values';
+
+// The answers the console reads, named: the client generated from the OpenAPI document (client/), types only.
+export type Template = Schemas['AgentTemplate'];
+export type ToolInfo = Schemas['Tool'];
+export type ActionInfo = ApiData<'/api/v1/agents/actions', 'get'>[number];
+export type Workflow = Schemas['Workflow'];
+export type WorkflowStep = Workflow['steps'][number];
+export type RunView = Schemas['RunStatus'];
+export type RunStep = RunView['steps'][number];
+export type StepExecution = Schemas['StepExecution'];
+export type ExecutionCounts = NonNullable<RunStep['executions']>['counts'];
+export type RunSearchItem = Schemas['RunSearchItem'];
+export type RunEvent = Schemas['RunEvent'];
+export type Approval = Schemas['Approval'];
+export type StartedRun = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
+export type Transcript = ApiData<'/api/v1/workflows/runs/{runId}/steps/{stepId}/transcript', 'get'>;
+export type TranscriptEntry = Transcript['entries'][number];
 
 export class ApiError extends Error {
   constructor(

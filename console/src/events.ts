@@ -3,17 +3,9 @@
  * header. After a drop (network, proxy, the server's stream time limit) it reconnects with `Last-Event-ID` and gets
  * exactly the events after the last one seen; `run.ended` is always last and ends the follow.
  */
-import { authHeaders, failure } from './api';
+import { authHeaders, failure, type RunEvent } from './api';
 
-export interface RunEvent {
-  seq: number;
-  type: string;
-  run_id: string;
-  at: string;
-  exec_id?: string;
-  step_id?: string;
-  [key: string]: unknown;
-}
+export type { RunEvent };
 
 export interface FollowHandlers {
   onEvent: (event: RunEvent) => void;

@@ -7,7 +7,7 @@ import { useLayoutEffect, useMemo, useRef, useState, type KeyboardEvent, type Re
 import dagre, { type EdgeLabel, type GraphLabel, type NodeLabel } from '@dagrejs/dagre';
 import { statusText } from './format';
 import { StatusMark } from './status-mark';
-import type { ExecutionCounts, WorkflowStep } from './types';
+import type { ExecutionCounts, WorkflowStep } from './api';
 
 export interface GraphNode {
   id: string;

@@ -2,8 +2,7 @@
  * Names for a workflow definition's steps, as a run's status shows them: the template's name, or a sub-workflow's
  * name. The definition carries only ids, so each distinct id is read once (GET /agents/:id, GET /workflows/:id).
  */
-import { get } from './api';
-import type { Template, Workflow, WorkflowStep } from './types';
+import { get, type Template, type Workflow, type WorkflowStep } from './api';
 
 /** Step id → its template's or sub-workflow's name; a step whose target cannot be read is left out. */
 export async function loadStepNames(

@@ -1,7 +1,9 @@
 /**
  * The run contract: what the API hands to Temporal when it starts a run (an immutable snapshot of the workflow and
- * of every template it uses), and what the workflow reports back. Workflow-safe: types and pure constants only.
+ * of every template it uses), and what the workflow reports back. Workflow-safe: types, pure constants and zod enums
+ * only.
  */
+import { z } from 'zod';
 import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
@@ -177,8 +179,25 @@ export function isOutputRef(value: unknown): value is OutputRef {
 /** Outputs above this size (serialised JSON) are stored by reference. */
 export const OUTPUT_INLINE_LIMIT_BYTES = 64 * 1024;
 
-export type RunStatus = 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
-export type StepStatus = 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped';
+/**
+ * Every status a run shows: the one list of them. The API's schemas use this enum, the OpenAPI document publishes it,
+ * and the CLI and the console read it from the client generated from that document.
+ */
+export const runStatusSchema = z.enum([
+  'queued',
+  'running',
+  'waiting',
+  'completed',
+  'failed',
+  'cancelled',
+  'timed_out',
+]);
+export type RunStatus = z.infer<typeof runStatusSchema>;
+/** The run statuses in order, for messages and query patterns. */
+export const RUN_STATUSES = runStatusSchema.options;
+/** Every status a step shows. */
+export const stepStatusSchema = z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'skipped']);
+export type StepStatus = z.infer<typeof stepStatusSchema>;
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
 export const IN_FLIGHT_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
 

@@ -10,6 +10,7 @@ import { createApp } from '../../api/app';
 import { expectEnvelope } from '../helpers/api';
 import { silentLogger, startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { waitFor } from '../../devstack/process';
+import { composeApi } from '../../api/compose';
 
 describe('security headers and the docs page', () => {
   let api: TestApi;
@@ -120,13 +121,15 @@ describe('/readyz under a flood of probes', () => {
         return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    const app = createApp({
-      config: api.config,
-      db: counted,
-      temporal: api.temporal,
-      logger: silentLogger,
-      metrics: new Registry(),
-    });
+    const app = createApp(
+      composeApi({
+        config: api.config,
+        db: counted,
+        temporal: api.temporal,
+        logger: silentLogger,
+        metrics: new Registry(),
+      }),
+    );
     const http = request(app.callback());
     try {
       const answers = await Promise.all(Array.from({ length: 50 }, () => http.get('/readyz')));

@@ -15,6 +15,7 @@ import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
 import { payloadFromJson, payloadToJson, type JsonPayload } from '../../temporal/codec/payload-json';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
+import { composeApi } from '../../api/compose';
 
 const TOKEN = randomBytes(32).toString('hex');
 const UI = 'http://127.0.0.1:18233';
@@ -175,13 +176,15 @@ describe('codec endpoint: off without a token, and never logged with one', () =>
       },
     });
     try {
-      const app = createApp({
-        config: api.config,
-        db: api.database.db,
-        temporal: api.temporal,
-        logger: pino({ level: 'info' }, sink),
-        metrics: new Registry(),
-      });
+      const app = createApp(
+        composeApi({
+          config: api.config,
+          db: api.database.db,
+          temporal: api.temporal,
+          logger: pino({ level: 'info' }, sink),
+          metrics: new Registry(),
+        }),
+      );
       const http = request(app.callback());
       const payload: Payload = defaultPayloadConverter.toPayload('x');
       const ok = await http.post(`/codec/${TOKEN}/decode`).send({ payloads: [payloadToJson(payload)] });

@@ -21,6 +21,7 @@ import {
 } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, startRun, waitForStatus, type StatusBody } from '../helpers/workflows';
+import { composeApi } from '../../api/compose';
 
 const WRITES = new Set(['insert', 'update', 'delete', 'findAndModify', 'bulkWrite', 'createIndexes']);
 /** The request rate limiter counts every request, reads included (api/middleware/rate-limit.ts): not run state. */
@@ -43,13 +44,15 @@ describe('status reads write nothing', () => {
     monitored = new MongoClient(api.config.MONGODB_URI, { monitorCommands: true });
     monitored.on('commandStarted', (e) => commands.push(e));
     await monitored.connect();
-    const app = createApp({
-      config: api.config,
-      db: monitored.db(api.config.MONGODB_DB),
-      temporal: api.temporal,
-      logger: silentLogger,
-      metrics: new Registry(),
-    });
+    const app = createApp(
+      composeApi({
+        config: api.config,
+        db: monitored.db(api.config.MONGODB_DB),
+        temporal: api.temporal,
+        logger: silentLogger,
+        metrics: new Registry(),
+      }),
+    );
     http = request(app.callback());
   });
   afterAll(async () => {

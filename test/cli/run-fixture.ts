@@ -2,6 +2,9 @@
  * A three-step run (fetch → draft, an agent step that retries once → notify) as the API documents it: the status
  * body `runs watch` starts from and the events its stream sends (spec "Event stream").
  */
+import type { RunStatus } from '../../cli/api-client';
+import type { WatchStart } from '../../cli/watch/state';
+
 export const RUN_ID = 'run_fixture0000001';
 
 const at = (second: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, second)).toISOString();
@@ -9,10 +12,10 @@ const base = (seq: number, second: number) => ({ seq, run_id: RUN_ID, at: at(sec
 const step = (id: string) => ({ exec_id: id, step_id: id });
 const zeroUsage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
 
-export function statusBody(status = 'queued') {
+export function statusBody(status: RunStatus = 'queued'): WatchStart & Record<string, unknown> {
   const s = (id: string) => ({
     id,
-    status: 'pending',
+    status: 'pending' as const,
     attempts: 0,
     usage: zeroUsage,
     started_at: null,

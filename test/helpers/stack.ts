@@ -16,13 +16,12 @@ import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
 import { createTemporalClient } from '../../temporal/client';
 import { createWorker } from '../../temporal/create-worker';
-import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
-import { createExpressionEvaluator } from '../../temporal/expressions/evaluator';
-import { evaluatorOptions } from '../../temporal/expressions/limits';
+import { composeWorker } from '../../temporal/compose-worker';
 import { createDataConverter } from '../../temporal/codec/data-converter';
 import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
 import { parseCodecKeys } from '../../temporal/codec/keys';
 import { testAppLogger, testLogLevel, testTemporalLogger } from './test-logging';
+import { composeApi } from '../../api/compose';
 
 function required(name: string): string {
   const value = process.env[name];
@@ -122,7 +121,9 @@ export async function startTestApi(config: Config = testConfig()): Promise<TestA
     namespace: config.TEMPORAL_NAMESPACE,
     codecKeys: config.PAYLOAD_CODEC_KEYS,
   });
-  const app = createApp({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() });
+  const app = createApp(
+    composeApi({ config, db: database.db, temporal, logger: silentLogger, metrics: new Registry() }),
+  );
   const http = request(app.callback());
   let server: Server | undefined;
   return {
@@ -158,26 +159,26 @@ export interface TestWorker {
 }
 
 /**
- * A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`; `metrics`: the worker metrics
- * a test scrapes (a private registry otherwise).
+ * A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`, composed as the worker process
+ * composes itself (temporal/compose-worker.ts); `metrics`: the registry a test scrapes (a private one otherwise).
  */
 export async function startTestWorker(
   config: Config,
   database: Database,
-  opts: { metrics?: WorkerMetrics } = {},
+  opts: { metrics?: Registry } = {},
 ): Promise<TestWorker> {
   quietTemporalRuntime();
   const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-  const expressions = createExpressionEvaluator(evaluatorOptions(config));
-  const worker = await createWorker({
+  const deps = composeWorker({
     config,
     db: database.db,
     logger: silentLogger,
     connection,
     workflowBundlePath: required('STEPWISE_TEST_BUNDLE'),
-    expressions,
-    ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    metrics: opts.metrics ?? new Registry(),
   });
+  const { expressions } = deps;
+  const worker = await createWorker(deps);
   const running = worker.run();
   return {
     worker,

@@ -5,7 +5,6 @@
  * `unmatched`.
  */
 import { Registry } from 'prom-client';
-import { createWorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { waitFor } from '../../devstack/process';
 import { parseProm, sampleValue, type Sample } from '../helpers/prom-text';
 import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type TestWorker } from '../helpers/stack';
@@ -24,7 +23,7 @@ describe('counts that agree', () => {
 
   beforeAll(async () => {
     api = await startTestApi(testConfig());
-    worker = await startTestWorker(api.config, api.database, { metrics: createWorkerMetrics(registry) });
+    worker = await startTestWorker(api.config, api.database, { metrics: registry });
     user = await createTestUser(api.database.db);
     tpl = await actionTemplates(api.database.db, user.id);
   }, 60_000);

@@ -6,9 +6,6 @@ import type { Db } from 'mongodb';
 import { findRun } from '../../../db/runs';
 import { NotFoundError } from '../../errors';
 
-// The status view's reads live with the view (db/run-view), which the worker shares.
-export { readRunExecutions } from '../../../db/run-view/build';
-
 /** The run (the owner's) and its map or loop step, or 404. */
 export async function findRepeatedStep(db: Db, ownerId: string, runId: string, stepId: string) {
   const run = await findRun(db, ownerId, runId);

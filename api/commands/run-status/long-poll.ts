@@ -27,7 +27,7 @@ export type WaitUntil = 'change' | 'end';
 
 /**
  * Bounds how many waits of this process hold a Temporal long poll at once: each is a stream on the client's one
- * HTTP/2 connection, which run starts share. Waits beyond the bound just poll. One per app.
+ * HTTP/2 connection, which run starts share. Waits beyond the bound just poll. One per process (api/compose.ts).
  */
 export class CloseWatches {
   private active = 0;

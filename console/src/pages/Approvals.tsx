@@ -1,11 +1,10 @@
 /** The approvals inbox (GET /api/v1/approvals): every step waiting for the caller's decision, decided in place. */
 import { useState } from 'react';
-import { getPage, type Page } from '../api';
+import { getPage, type Page, type Approval } from '../api';
 import { DecisionForm } from '../Decision';
 import { ErrorNote, formatDate } from '../format';
 import { useInterval, useLoad } from '../hooks';
 import { Link } from '../router';
-import type { Approval } from '../types';
 
 export function Approvals() {
   const [pages, setPages] = useState<string[]>(['/approvals?limit=50']);

@@ -1,8 +1,7 @@
 /** Templates (GET /api/v1/agents), agent tools and action types with their parameter schemas. */
-import { get, getPage } from '../api';
+import { get, getPage, type ActionInfo, type Template, type ToolInfo } from '../api';
 import { ErrorNote, Json } from '../format';
 import { useLoad } from '../hooks';
-import type { ActionInfo, Template, ToolInfo } from '../types';
 
 async function allTemplates(signal: AbortSignal): Promise<Template[]> {
   const out: Template[] = [];

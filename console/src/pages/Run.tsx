@@ -3,13 +3,21 @@
  * re-reads the status, throttled); the selected step's panel; the recent events.
  */
 import { useEffect, useMemo, useRef, useState } from 'react';
-import { ApiError, errorMessage, get, post } from '../api';
+import {
+  ApiError,
+  errorMessage,
+  get,
+  post,
+  ACTIVE_RUN_STATUSES,
+  type RunView,
+  type StartedRun,
+  type Workflow,
+} from '../api';
 import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useInterval, useLoad } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
-import { ACTIVE_RUN_STATUSES, type RunView, type StartedRun, type Workflow } from '../types';
 import { StepPanel } from './StepPanel';
 import { WaitingBox } from './Waiting';
 
@@ -230,7 +238,7 @@ export function RunPage({ runId }: { runId: string }) {
               <ol data-testid="events">
                 {events.map((e) => (
                   <li key={e.seq}>
-                    <span className="mono">#{e.seq}</span> {e.type} {e.exec_id ?? ''}
+                    <span className="mono">#{e.seq}</span> {e.type} {e.type === 'run.ended' ? '' : e.exec_id}
                   </li>
                 ))}
               </ol>

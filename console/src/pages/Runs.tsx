@@ -3,11 +3,10 @@
  * list refreshes by itself while any run on it may still change.
  */
 import { useState, type FormEvent } from 'react';
-import { get, getPage, type Page } from '../api';
+import { get, getPage, type Page, ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunSearchItem, type Workflow } from '../api';
 import { ErrorNote, formatDate, formatDuration, formatNumber, StatusBadge, statusText } from '../format';
 import { useInterval, useLoad } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
-import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunSearchItem, type Workflow } from '../types';
 
 const PAGE_SIZE = 25;
 const REFRESH_MS = 3000;

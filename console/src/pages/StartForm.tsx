@@ -4,9 +4,8 @@
  * whole input is one JSON field. The server validates the input against the schema again.
  */
 import { useId, useState, type FormEvent } from 'react';
-import { errorMessage, post } from '../api';
+import { errorMessage, post, type StartedRun, type Workflow } from '../api';
 import { navigate } from '../router';
-import type { StartedRun, Workflow } from '../types';
 
 interface Prop {
   type?: string | string[];

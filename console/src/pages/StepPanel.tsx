@@ -3,7 +3,7 @@
  * outputs on demand), its error, attempts, timing, map items / loop iterations, and an agent's transcript.
  */
 import { useState } from 'react';
-import { errorMessage, getPage } from '../api';
+import { errorMessage, getPage, type RunStep, type RunView, type StepExecution, type WorkflowStep } from '../api';
 import { DecisionForm, DecisionSummary } from '../Decision';
 import {
   ErrorNote,
@@ -17,7 +17,6 @@ import {
   StatusBadge,
 } from '../format';
 import { Link } from '../router';
-import type { RunStep, RunView, StepExecution, WorkflowStep } from '../types';
 import { Transcript } from './Transcript';
 
 function isStoredRef(v: unknown): v is { stored_by_reference: true; bytes: number } {

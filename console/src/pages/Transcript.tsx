@@ -1,8 +1,7 @@
 /** An agent step's conversation, turn by turn (GET …/steps/:stepId/transcript, paged by entries). */
 import { useEffect, useState } from 'react';
-import { errorMessage, getPage } from '../api';
+import { errorMessage, getPage, type Transcript as TranscriptBody, type TranscriptEntry } from '../api';
 import { ErrorNote, Json } from '../format';
-import type { Transcript as TranscriptBody, TranscriptEntry } from '../types';
 
 export function Transcript({ runId, stepId, version }: { runId: string; stepId: string; version: string }) {
   const [head, setHead] = useState<TranscriptBody | null>(null);

@@ -3,7 +3,7 @@
  * rendered input, as the approvals inbox shows them) above the Approve / Reject form.
  */
 import { approvalRequest, DecisionForm } from '../Decision';
-import type { RunView } from '../types';
+import type { RunView } from '../api';
 
 /** Every execution of the run waiting for a decision: plain steps, and items or iterations of maps and loops. */
 function waitingExecutions(run: RunView): { id: string; input: unknown }[] {

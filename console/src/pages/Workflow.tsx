@@ -1,12 +1,11 @@
 /** A workflow, read-only: its graph (conditions, maps and loops as on a run page), its steps, and the Start-run form. */
 import { useMemo } from 'react';
-import { get } from '../api';
+import { get, type Workflow } from '../api';
 import { ErrorNote, formatDate, Json } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useLoad } from '../hooks';
 import { Link } from '../router';
 import { loadStepNames } from '../step-names';
-import type { Workflow } from '../types';
 import { StartForm } from './StartForm';
 
 export function WorkflowPage({ workflowId }: { workflowId: string }) {

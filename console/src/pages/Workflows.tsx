@@ -1,10 +1,9 @@
 /** The caller's workflows (GET /api/v1/workflows), paged. */
 import { useState } from 'react';
-import { getPage, type Page } from '../api';
+import { getPage, type Page, type Workflow } from '../api';
 import { ErrorNote, formatDate } from '../format';
 import { useLoad } from '../hooks';
 import { Link } from '../router';
-import type { Workflow } from '../types';
 
 export function Workflows() {
   const [pages, setPages] = useState<string[]>(['/workflows?limit=50']);

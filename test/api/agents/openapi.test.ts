@@ -7,6 +7,7 @@ import { rootRouter } from '../../../api/routes';
 import { expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
 import { silentLogger, startTestApi, type TestApi } from '../../helpers/stack';
+import { composeApi } from '../../../api/compose';
 
 let api: TestApi;
 beforeAll(async () => {
@@ -41,13 +42,15 @@ function documentedOperations(doc: ReturnType<typeof buildOpenApiDocument>): Set
 }
 
 it('documents every route the router serves, and nothing it does not', () => {
-  const router = rootRouter({
-    config: api.config,
-    db: api.database.db,
-    temporal: api.temporal,
-    logger: silentLogger,
-    metrics: new Registry(),
-  });
+  const router = rootRouter(
+    composeApi({
+      config: api.config,
+      db: api.database.db,
+      temporal: api.temporal,
+      logger: silentLogger,
+      metrics: new Registry(),
+    }),
+  );
   const routes = registeredRoutes(router);
   const documented = documentedOperations(buildOpenApiDocument(api.config));
   expect(routes.size).toBeGreaterThanOrEqual(10);

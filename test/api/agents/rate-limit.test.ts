@@ -9,6 +9,7 @@ import { openApiChecker } from '../../helpers/openapi';
 import { silentLogger, startTestApi, testConfig, type TestApi } from '../../helpers/stack';
 import { createTestUser } from '../../helpers/users';
 import { createWorkflow, insertTemplate } from '../../helpers/workflows';
+import { composeApi } from '../../../api/compose';
 
 const oas = openApiChecker();
 
@@ -46,13 +47,15 @@ describe('per API key', () => {
 
   it('keeps its counters in MongoDB, so every API process shares one budget, and never stores the key', async () => {
     const user = await createTestUser(api.database.db);
-    const second = createApp({
-      config: api.config,
-      db: api.database.db,
-      temporal: api.temporal,
-      logger: silentLogger,
-      metrics: new Registry(),
-    });
+    const second = createApp(
+      composeApi({
+        config: api.config,
+        db: api.database.db,
+        temporal: api.temporal,
+        logger: silentLogger,
+        metrics: new Registry(),
+      }),
+    );
     const other = request(second.callback());
     expect((await api.http.get('/api/v1/agents').set(user.auth)).status).toBe(200);
     expect((await other.get('/api/v1/agents').set(user.auth)).status).toBe(200);

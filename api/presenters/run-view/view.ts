@@ -1,24 +1,20 @@
 /**
  * Run → JSON: the status body of endpoint 8 (and the items of a workflow's run list), and the `data` of a completion
  * webhook. Pure: outputs are the resolved values (large ones are read from the blobs collection by the caller before
- * presenting, ./outputs.ts). It lives under db/ so that the API (api/presenters re-exports it) and the worker (webhook
- * bodies) build the very same view.
+ * presenting, db/run-view/outputs.ts). The API owns the response shape; the worker's webhook activity builds its bodies
+ * through ./build.ts, so both send the very same view.
  */
 import { z } from 'zod';
-import type { Config } from '../../config';
-import { ACTION_TYPES } from '../../temporal/contract/action-types';
-import type { JsonValue } from '../../temporal/contract/json';
-import { TERMINAL_RUN_STATUSES, type Usage } from '../../temporal/contract/run';
-import { deriveRunStatus } from '../../temporal/contract/run-state';
-import type { RunDoc, RunLiveness } from '../runs';
-import type { ExecutionCounts, StepExecutionDoc } from '../step-executions';
-import type { WebhookDeliveryDoc } from '../webhook-deliveries';
+import type { Config } from '../../../config';
+import { ACTION_TYPES } from '../../../temporal/contract/action-types';
+import type { JsonValue } from '../../../temporal/contract/json';
+import { runStatusSchema, stepStatusSchema, TERMINAL_RUN_STATUSES, type Usage } from '../../../temporal/contract/run';
+import { deriveRunStatus } from '../../../temporal/contract/run-state';
+import type { RunDoc, RunLiveness } from '../../../db/runs';
+import type { ExecutionCounts, StepExecutionDoc } from '../../../db/step-executions';
+import type { WebhookDeliveryDoc } from '../../../db/webhook-deliveries';
 import { iso, isoOrNull, isoTimestamp } from './time';
 import { presentWebhookDelivery, webhookDeliveryView } from './webhooks';
-
-/** Every status a run shows (the RunStatus type's values), for schemas. */
-export const RUN_STATUSES = ['queued', 'running', 'waiting', 'completed', 'failed', 'cancelled', 'timed_out'] as const;
-const STEP_STATUSES = ['pending', 'running', 'waiting', 'completed', 'failed', 'skipped'] as const;
 
 const usageView = z.strictObject({
   llm_calls: z.number().int(),
@@ -56,7 +52,7 @@ export const executionView = z
   .strictObject({
     exec_id: z.string().meta({ description: '`<step>[<index>]` for a map item, `<step>#<iteration>` for a loop.' }),
     position: z.number().int().meta({ description: 'Item index (0-based) or iteration (1-based).' }),
-    status: z.enum(STEP_STATUSES),
+    status: stepStatusSchema,
     attempts: z.number().int(),
     input: z.unknown().meta({ description: 'What the execution was given, rendered (null until it starts).' }),
     output: z.unknown().meta({ description: 'Null until done; `{stored_by_reference: true, bytes}` over 64 KiB.' }),
@@ -87,7 +83,7 @@ export const runStepView = z.strictObject({
     description: '`workflow`: a sub-workflow (template_id/template_name are its workflow id and name).',
   }),
   action_type: z.enum(ACTION_TYPES).nullable(),
-  status: z.enum(STEP_STATUSES),
+  status: stepStatusSchema,
   when: z.string().nullable().meta({
     description: 'The step condition. With a condition, `status: skipped` means the branch was not taken.',
   }),
@@ -143,7 +139,7 @@ export const runView = z
       .string()
       .optional()
       .meta({ description: 'Runs started by a schedule: its id (absent on other runs).' }),
-    status: z.enum(RUN_STATUSES).meta({
+    status: runStatusSchema.meta({
       description: 'queued → running ⇄ waiting → completed | failed | cancelled | timed_out',
     }),
     input: z.record(z.string(), z.unknown()),
@@ -393,7 +389,7 @@ export const runSummaryView = z
     run_id: z.string(),
     workflow_id: z.string(),
     schedule_id: runView.shape.schedule_id,
-    status: z.enum(RUN_STATUSES),
+    status: runStatusSchema,
     error: runView.shape.error,
     created_at: isoTimestamp,
     started_at: isoTimestamp.nullable(),
