@@ -17,6 +17,7 @@ import { runsPaths } from './routes/runs.openapi';
 import { hooksPaths } from './routes/hooks.openapi';
 import { schedulesPaths } from './routes/schedules.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
+import { mcpServersPaths } from './routes/mcp-servers.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -40,6 +41,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   schedulesPaths,
   // /api/v1/webhooks/secret
   webhooksPaths,
+  // /api/v1/mcp-servers[/{id}]
+  mcpServersPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -16,6 +16,7 @@ import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { hookRoutes } from './hooks';
+import { mcpServerRoutes } from './mcp-servers';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { scheduleRoutes } from './schedules';
@@ -50,6 +51,7 @@ export function rootRouter(deps: ApiDeps & { apiMetrics?: ApiMetrics }): Router 
   v1.use(runRoutes(routeDeps).routes());
   v1.use(hookRoutes(routeDeps).routes());
   v1.use(scheduleRoutes(routeDeps).routes());
+  v1.use(mcpServerRoutes(routeDeps).routes());
   v1.use(workflowRoutes(routeDeps).routes());
   v1.use(webhookRoutes(routeDeps).routes());
   root.use(v1.routes());
