@@ -142,6 +142,8 @@ export interface paths {
                 default_tools: string[];
                 egress: components['schemas']['EgressPolicy'];
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -195,6 +197,8 @@ export interface paths {
                 /** @example tpl_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -541,6 +545,8 @@ export interface paths {
                 /** @example tpl_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -2934,6 +2940,8 @@ export interface paths {
               };
               /** @description Agent steps: overrides max_turns. */
               max_turns?: number;
+              /** @description Agent steps: overrides the template’s mcp_tools. */
+              mcp_tools?: components['schemas']['McpToolSelection'][];
               model?: string;
               /**
                * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -3042,6 +3050,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -3163,6 +3173,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -3522,6 +3534,8 @@ export interface paths {
               };
               /** @description Agent steps: overrides max_turns. */
               max_turns?: number;
+              /** @description Agent steps: overrides the template’s mcp_tools. */
+              mcp_tools?: components['schemas']['McpToolSelection'][];
               model?: string;
               /**
                * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -3632,6 +3646,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -5997,6 +6013,8 @@ export interface components {
       /** @example tpl_x1Y2z3A4b5C6d7E8 */
       id: string;
       max_turns: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /** @description `provider:model`; null → the configured default. */
       model: string | null;
       name: string;
@@ -6065,6 +6083,8 @@ export interface components {
        * @default null
        */
       max_turns: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @default null
@@ -6171,6 +6191,16 @@ export interface components {
        */
       updated_at: string;
       url: string;
+    };
+    McpToolSelection: {
+      /** @description Tools annotated `destructiveHint` that the agent may call; any other destructive tool is refused (an error result to the model). */
+      allow_destructive?: string[];
+      /** @description Never these of its tools. */
+      exclude?: string[];
+      /** @description Only these of its tools (absent: all of them). */
+      include?: string[];
+      /** @description One of your MCP servers (`mcp_…`). */
+      server_id: string;
     };
     /** @description One event. By type: step.started {attempt}; step.retrying {attempt, error}; step.waiting; step.completed {output | output_ref: {bytes}, usage?, reused_from_run_id?}; step.failed {error}; step.skipped {reason}; step.child_run {child_run_id}; agent.model_call {turn, usage, tool_calls, final, transcript_seq}; agent.tool_call {turn, tool, ok, summary, transcript_seq}; run.ended {status, error, usage, steps} — last. */
     RunEvent: {
@@ -6963,6 +6993,8 @@ export interface components {
       egress?: components['schemas']['EgressPolicy'];
       /** @description Agents only: turn limit of the agent loop (null → 8). */
       max_turns?: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @example openai:gpt-4o-mini
@@ -7086,6 +7118,8 @@ export interface components {
         };
         /** @description Agent steps: overrides max_turns. */
         max_turns?: number;
+        /** @description Agent steps: overrides the template’s mcp_tools. */
+        mcp_tools?: components['schemas']['McpToolSelection'][];
         model?: string;
         /**
          * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.

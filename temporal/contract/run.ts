@@ -2,6 +2,7 @@
  * The run contract: what the API hands to Temporal when it starts a run (an immutable snapshot of the workflow and
  * of every template it uses), and what the workflow reports back. Workflow-safe: types and pure constants only.
  */
+import type { McpServerSelection } from './mcp';
 import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
@@ -71,6 +72,8 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
    * Absent in snapshots taken before egress policies existed: those runs get DEFAULT_EGRESS.
    */
   egress?: EgressPolicy;
+  /** Tools from the owner's MCP servers (absent when the step uses none, and in snapshots from before MCP). */
+  mcp_tools?: McpServerSelection[];
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {
