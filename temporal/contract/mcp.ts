@@ -3,6 +3,7 @@
  * (docs/mcp.md). Workflow-safe: types and pure functions only. Credentials are never here: the worker's MCP
  * activities read them from MongoDB by server id.
  */
+import type { JsonObject } from './json';
 
 /** What a template or a workflow step chooses from one MCP server. */
 export interface McpToolSelection {
@@ -42,9 +43,16 @@ export interface McpToolShown {
   refused: boolean;
 }
 
-/** What listing the step's MCP tools gave: the tools, and servers that could not be listed (the model is told). */
+/** A tool shown to the model: what it calls, and what it was told about it. */
+export interface McpToolDefinition extends McpToolShown {
+  description: string;
+  /** The tool's input JSON Schema (an object schema). */
+  input_schema: JsonObject;
+}
+
+/** What listing the step's MCP tools gave: the tools, and what went wrong per server (logged, in the transcript). */
 export interface McpToolList {
-  tools: McpToolShown[];
+  tools: McpToolDefinition[];
   problems: string[];
 }
 
