@@ -9,12 +9,11 @@
  *   this write the call's error result, so the model hears of it and the call is not repeated.
  * Each opens its own MCP session (temporal/mcp/session.ts) with credentials read here from MongoDB.
  */
-import { trace } from '@opentelemetry/api';
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
-import { inSpan } from '../../../runtime/tracing';
 import { DEFAULT_EGRESS } from '../../contract/egress';
 import type { JsonValue } from '../../contract/json';
 import type { McpToolDefinition, McpToolList } from '../../contract/mcp';
@@ -39,12 +38,30 @@ function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
   return fn().finally(() => clearInterval(timer));
 }
 
-/** W3C trace context of the active span (the call's), for the request's `_meta`; none without tracing. */
-function traceMeta(): Record<string, string> {
-  const span = trace.getActiveSpan();
-  if (!span) return {};
-  const c = span.spanContext();
-  return { traceparent: `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1).toString(16).padStart(2, '0')}` };
+/**
+ * Runs `fn` in a span of the call (when tracing is on) and hands it the W3C trace context of that span, for the
+ * request's `_meta`: the server can join its own spans to the run's trace.
+ */
+async function inCallSpan<T>(
+  tracer: Tracer | undefined,
+  name: string,
+  attributes: Record<string, string>,
+  fn: (meta: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  if (!tracer) return fn({});
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    const c = span.spanContext();
+    const traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1).toString(16).padStart(2, '0')}`;
+    try {
+      return await fn({ traceparent });
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
 }
 
 /** A tool result as data for the model: text stays text, binary content is described, never inlined. */
@@ -167,7 +184,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': req.tool.tool,
         };
-        const result = await inSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, () =>
+        const result = await inCallSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (meta) =>
           heartbeating(() =>
             withMcpSession(
               {
@@ -179,7 +196,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
                 signal: ctx.cancellationSignal,
               },
               (client) =>
-                client.callTool({ name: req.tool.tool, arguments: args, _meta: traceMeta() }, undefined, {
+                client.callTool({ name: req.tool.tool, arguments: args, _meta: meta }, undefined, {
                   timeout: req.timeout_ms,
                 }) as Promise<CallToolResult>,
             ),
