@@ -46,6 +46,9 @@ export function guardedMcpFetch(opts: GuardedTransportOptions): FetchLike {
       maxBytes: MCP_RESPONSE_MAX_BYTES,
       allowedHosts: opts.allowedHosts,
       checkHop: (hop, n) => assertHostAllowed(opts.egress, hop, n),
+      // Never a kept-alive socket: the guard re-sends a request whose reused socket was reset, and a tool call must
+      // not reach the server twice.
+      pooled: false,
       ...(signals.length > 0 ? { signal: AbortSignal.any(signals) } : {}),
     });
     if (res.truncated) throw new Error(`the MCP server's answer exceeds ${MCP_RESPONSE_MAX_BYTES} bytes`);

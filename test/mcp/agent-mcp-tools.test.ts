@@ -93,6 +93,12 @@ describe('agents use MCP tools', () => {
     expect(results[0]).toContain('Echo: hello mcp');
     expect(results[1]).toContain('42');
     const transcript = await getTranscript(api, user, runId);
+    // The list the model was shown is kept with the step, with each tool's retry class from its annotations.
+    const shown = (transcript as unknown as { mcp_tools: { name: string; retry: string }[] }).mcp_tools;
+    expect(shown.map((t) => [t.name, t.retry])).toEqual([
+      ['everything__echo', 'retry'],
+      ['everything__get-sum', expect.any(String)],
+    ]);
     const tools = transcript.entries.filter((e) => e.role === 'tool');
     expect(tools.map((t) => [t.name, t.is_error])).toEqual([
       ['everything__echo', false],
@@ -117,7 +123,7 @@ describe('agents use MCP tools', () => {
     const before = failures.calls.length;
     const { runId, status } = await runAgent(api, user, {
       model: `openai:${script.model}`,
-      step: { mcp_tools: [{ server_id: server.id, exclude: ['charge'] }] },
+      step: { mcp_tools: [{ server_id: server.id, exclude: ['charge', 'vanish'] }] },
     });
     expect(status.status).toBe('completed');
     expect(toolNames(script.requests[0]!)).toEqual([
@@ -183,11 +189,29 @@ describe('agents use MCP tools', () => {
     expect(tools.map((t) => [t.name, t.is_error])).toEqual([[`${server.name}__charge`, true]]);
   });
 
+  it('a server that disappears mid-call: one attempt, an error result for the model', async () => {
+    const server = await register({ name: uniqueId('gone'), url: failures.url, allowed_tools: ['vanish'] });
+    const script = llm.script(uniqueId('gpt-mcp-'), [
+      { toolCalls: [{ name: `${server.name}__vanish`, args: {} }] },
+      { text: 'the message may not have been sent' },
+    ]);
+    const before = failures.callsOf('vanish').length;
+    const { status } = await runAgent(api, user, {
+      model: `openai:${script.model}`,
+      max_attempts: 3,
+      step: { mcp_tools: [{ server_id: server.id }] },
+    });
+    expect(status.status).toBe('completed');
+    expect(failures.callsOf('vanish').length - before).toBe(1);
+    const [result] = toolMessages(script.requests[1]!).map((m) => m.content);
+    expect(result).toContain('not repeated');
+  });
+
   it('never contacts a server outside the step’s egress allowlist; the model sees no tools of it', async () => {
     const server = await register({ name: uniqueId('far'), url: failures.url });
     const script = llm.script(uniqueId('gpt-mcp-'), [{ text: 'no tools' }]);
     const before = failures.calls.length;
-    const { status } = await runAgent(api, user, {
+    const { runId, status } = await runAgent(api, user, {
       model: `openai:${script.model}`,
       egress: { http_hosts: ['api.example.com'] },
       step: { mcp_tools: [{ server_id: server.id }] },
@@ -195,5 +219,8 @@ describe('agents use MCP tools', () => {
     expect(status.status).toBe('completed');
     expect(toolNames(script.requests[0]!)).toEqual(['calculator']);
     expect(failures.calls.length).toBe(before);
+    const transcript = await getTranscript(api, user, runId);
+    const problems = (transcript as unknown as { mcp_problems: string[] }).mcp_problems;
+    expect(problems.join('\n')).toContain("not allowed by the step's egress policy");
   });
 });

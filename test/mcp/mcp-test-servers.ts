@@ -93,7 +93,7 @@ export async function startFailureServer(): Promise<FailureServer> {
   let released = new Promise<void>((resolve) => (release = resolve));
   const sockets = new Set<net.Socket>();
 
-  const build = (headers: IncomingHttpHeaders) => {
+  const build = (headers: IncomingHttpHeaders, socket: net.Socket) => {
     const server = new McpServer({ name: 'failures', version: '1.0.0' });
     const record = (tool: string, args: Record<string, unknown>, meta: Record<string, unknown> | undefined) => {
       calls.push({ tool, args, headers, meta });
@@ -132,6 +132,12 @@ export async function startFailureServer(): Promise<FailureServer> {
       record('inject', args, extra._meta);
       return text(INJECTION_TEXT);
     });
+    // The server disappears mid-call: the connection is cut before any answer.
+    server.registerTool('vanish', { description: 'Sends a message', inputSchema: {} }, async (args, extra) => {
+      record('vanish', args, extra._meta);
+      socket.destroy();
+      return new Promise<never>(() => undefined);
+    });
     // Not annotated: neither read-only nor idempotent, so it must be attempted at most once.
     server.registerTool(
       'charge',
@@ -154,7 +160,7 @@ export async function startFailureServer(): Promise<FailureServer> {
         return;
       }
       const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
-      const server = build(req.headers);
+      const server = build(req.headers, req.socket);
       const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
       res.on('close', () => {
         void transport.close();
