@@ -5757,6 +5757,24 @@ export interface paths {
                 )[];
                 final_answer: string | null;
                 max_turns: number | null;
+                /** @description Why some selected MCP tools were not shown (a server that could not be listed, a bound). */
+                mcp_problems?: string[];
+                /** @description Steps with mcp_tools: the MCP tools the model was shown (listed once, before its first call). */
+                mcp_tools?: {
+                  description: string;
+                  /** @description As the model saw it: `<server name>__<tool>`. */
+                  name: string;
+                  /** @description Destructive and not in allow_destructive: every call refused. */
+                  refused: boolean;
+                  /**
+                   * @description `retry`: read-only or idempotent; `once`: never repeated.
+                   * @enum {string}
+                   */
+                  retry: 'retry' | 'once';
+                  server_id: string;
+                  /** @description The tool’s name on its server. */
+                  tool: string;
+                }[];
                 model: string | null;
                 output_schema: {
                   [key: string]: unknown;
