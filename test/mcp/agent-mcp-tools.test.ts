@@ -7,6 +7,7 @@
  * activity is called once and reported to the model, a host outside the egress allowlist is never contacted. The
  * server's token is in no API answer and not in the Temporal history (read with or without the codec).
  */
+import { readRunEvents } from '../../db/run-events';
 import { getTranscript, runAgent } from '../helpers/agent-runs';
 import { historyText } from '../helpers/history-text';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
@@ -162,8 +163,10 @@ describe('agents use MCP tools', () => {
     const history = await api.temporal.workflow.getHandle(runId).fetchHistory();
     expect(await historyText(history)).not.toContain(TOKEN);
     expect(await historyText(history, testCodec())).not.toContain(TOKEN);
-    const statusText = JSON.stringify(status);
-    expect(statusText).not.toContain(TOKEN);
+    expect(JSON.stringify(status)).not.toContain(TOKEN);
+    const events = await readRunEvents(api.database.db, runId, { afterSeq: 0, counter: 1000, limit: 1000 });
+    expect(events.filter((e) => e.type === 'agent.tool_call')).toHaveLength(5);
+    expect(JSON.stringify(events)).not.toContain(TOKEN);
   });
 
   it('attempts a non-idempotent tool once: outliving its activity, it is reported to the model, not repeated', async () => {
