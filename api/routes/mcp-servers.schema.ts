@@ -31,9 +31,10 @@ export const mcpServerName = z
 export const mcpServerUrl = z
   .url({ protocol: /^https?$/, hostname: z.regexes.hostname })
   .max(2000)
+  // Refinements run even when the URL check above failed: a value that does not parse is that check's problem.
   .refine((value) => {
-    const url = new URL(value);
-    return url.username === '' && url.password === '';
+    const url = URL.canParse(value) ? new URL(value) : null;
+    return url === null || (url.username === '' && url.password === '');
   }, 'no credentials in the URL: put them in auth')
   .meta({ description: 'The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.' });
 

@@ -126,6 +126,9 @@ describe('MCP servers API', () => {
 
     const bad = [
       [{ name: uniqueId('x'), url: 'ftp://a.example.com/' }, 'url'],
+      // Values that are no URL at all (Schemathesis found these answered 500).
+      [{ name: uniqueId('x'), url: '' }, 'url'],
+      [{ name: uniqueId('x'), url: 'x' }, 'url'],
       [{ name: uniqueId('x'), url: 'https://user:pw@a.example.com/mcp' }, 'no credentials in the URL'],
       [{ name: 'has space', url: 'https://a.example.com/mcp' }, 'name'],
       [
