@@ -78,11 +78,15 @@ export const createMcpServerBody = z.strictObject({
   allowed_tools: allowedTools.nullable().optional(),
 });
 
-export const updateMcpServerBody = z.strictObject({
-  name: mcpServerName.optional(),
-  url: mcpServerUrl.optional(),
-  auth: mcpServerAuth.nullable().optional().meta({ description: 'Replaces the credentials; null removes them.' }),
-  allowed_tools: allowedTools.nullable().optional(),
-});
+export const updateMcpServerBody = z
+  .strictObject({
+    name: mcpServerName.optional(),
+    url: mcpServerUrl.optional(),
+    auth: mcpServerAuth.nullable().optional().meta({ description: 'Replaces the credentials; null removes them.' }),
+    allowed_tools: allowedTools.nullable().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
+  // The refinement above, as the document states it.
+  .meta({ minProperties: 1 });
 
 export type McpServerAuthInput = z.infer<typeof mcpServerAuth>;

@@ -78,6 +78,13 @@ describe('MCP servers API', () => {
     const restored = await api.database.db.collection('mcp_servers').findOne({ _id: server.id as never });
     expect(JSON.stringify(restored)).not.toContain(HEADER_SECRET);
 
+    // A change must change something: no body, or an empty one, is a 400 (Schemathesis found it answered 200).
+    for (const send of [undefined, {}]) {
+      const req = api.http.patch(`/api/v1/mcp-servers/${server.id}`).set(user.auth);
+      const empty = send === undefined ? await req : await req.send(send);
+      expect(empty.status).toBe(400);
+    }
+
     const removed = await api.http.patch(`/api/v1/mcp-servers/${server.id}`).set(user.auth).send({ auth: null });
     expect((removed.body as { data: ServerBody }).data.auth).toEqual({ type: 'none' });
 
