@@ -182,6 +182,8 @@ export const configSchema = z.object({
    * shortest gap between two fires an interval or cron spec may ask for (each fire is a run), jitter not counted.
    */
   SCHEDULES_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(20),
+  /** MCP servers one user may register (POST /api/v1/mcp-servers; docs/mcp.md). */
+  MCP_SERVERS_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(50),
   SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),
 
   LLM_DEFAULT_MODEL: z

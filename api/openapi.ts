@@ -18,6 +18,7 @@ import { hooksPaths } from './routes/hooks.openapi';
 import { schedulesPaths } from './routes/schedules.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
 import { mcpPaths } from './mcp/openapi';
+import { mcpServersPaths } from './routes/mcp-servers.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -43,6 +44,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   webhooksPaths,
   // /mcp (JSON-RPC: the MCP server)
   mcpPaths,
+  // /api/v1/mcp-servers[/{id}]
+  mcpServersPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -18,6 +18,7 @@ export type HookItem = Schemas['Hook'];
 export type ScheduleItem = Schemas['Schedule'];
 export type WorkflowItem = Schemas['Workflow'];
 export type TemplateItem = Schemas['AgentTemplate'];
+export type McpServerItem = Schemas['McpServer'];
 export type RunStarted = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
 export type CancelRequested = ApiData<'/api/v1/workflows/runs/{runId}/cancel', 'post', 202>;
 export type RerunStarted = ApiData<'/api/v1/workflows/runs/{runId}/rerun', 'post', 202>;

@@ -8,6 +8,7 @@ import { registerApprovalCommands } from './commands/approvals';
 import { registerAgentList, registerWorkflowList } from './commands/catalog';
 import { registerDefinitionCommands } from './commands/definitions';
 import { registerHookCommands } from './commands/hooks';
+import { registerMcpServerCommands } from './commands/mcp-servers';
 import { registerScheduleCommands } from './commands/schedules';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
@@ -27,6 +28,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerApprovalCommands(program, ctx);
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
+  registerMcpServerCommands(program, ctx);
   const { workflows, agents } = registerDefinitionCommands(program, ctx);
   registerWorkflowList(workflows, ctx);
   registerAgentList(agents, ctx);

@@ -142,6 +142,8 @@ export interface paths {
                 default_tools: string[];
                 egress: components['schemas']['EgressPolicy'];
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -195,6 +197,8 @@ export interface paths {
                 /** @example tpl_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -541,6 +545,8 @@ export interface paths {
                 /** @example tpl_x1Y2z3A4b5C6d7E8 */
                 id: string;
                 max_turns: number | null;
+                /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+                mcp_tools?: components['schemas']['McpToolSelection'][];
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -1065,6 +1071,541 @@ export interface paths {
     options?: never;
     head?: never;
     patch?: never;
+    trace?: never;
+  };
+  '/api/v1/mcp-servers': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Your MCP servers */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of MCP servers */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['McpServer'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Register an MCP server (Streamable HTTP) whose tools agents may use
+     * @description The credentials in `auth` are stored encrypted with the payload codec’s keys and never returned. 409: you already have a server of that name, or MCP_SERVERS_MAX_PER_USER servers.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            allowed_tools?: string[] | null;
+            /** @description Sent with every request to the server. Stored encrypted; no read ever returns it (reads give only `auth.type`). */
+            auth?:
+              | {
+                  token: string;
+                  /** @constant */
+                  type: 'bearer';
+                }
+              | {
+                  headers: {
+                    [key: string]: string;
+                  };
+                  /** @constant */
+                  type: 'headers';
+                };
+            /** @description Unique per user; tools are shown to models as `<name>__<tool>`. */
+            name: string;
+            /**
+             * Format: uri
+             * @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.
+             */
+            url: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The new server */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['McpServer'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/mcp-servers/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One MCP server */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The server */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['McpServer'];
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /** Delete an MCP server (agents that name it get an error result when they list its tools) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @constant */
+                deleted: true;
+                id: string;
+              };
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /**
+     * Rename an MCP server, move it, replace or remove its credentials, or change its allowed tools
+     * @description Runs already started keep the URL and tool selection they started with. 409: the name is taken.
+     */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            allowed_tools?: string[] | null;
+            /** @description Replaces the credentials; null removes them. */
+            auth?:
+              | (
+                  | {
+                      token: string;
+                      /** @constant */
+                      type: 'bearer';
+                    }
+                  | {
+                      headers: {
+                        [key: string]: string;
+                      };
+                      /** @constant */
+                      type: 'headers';
+                    }
+                )
+              | null;
+            /** @description Unique per user; tools are shown to models as `<name>__<tool>`. */
+            name?: string;
+            /**
+             * Format: uri
+             * @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.
+             */
+            url?: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The server */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['McpServer'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
     trace?: never;
   };
   '/api/v1/openapi.json': {
@@ -2356,6 +2897,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2399,6 +2945,8 @@ export interface paths {
               };
               /** @description Agent steps: overrides max_turns. */
               max_turns?: number;
+              /** @description Agent steps: overrides the template’s mcp_tools. */
+              mcp_tools?: components['schemas']['McpToolSelection'][];
               model?: string;
               /**
                * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -2458,6 +3006,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2507,6 +3060,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -2577,6 +3132,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -2628,6 +3188,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -2944,6 +3506,11 @@ export interface paths {
               callback_url?: string;
               /** @description JSON Schema the run input must satisfy. */
               input_schema?: components['schemas']['JsonSchemaObject'];
+              /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+              mcp?: {
+                /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                listed?: boolean;
+              };
               /** @description Default attempt limit of each step (default 3). */
               retry?: {
                 /** @description Attempts including the first. */
@@ -2987,6 +3554,8 @@ export interface paths {
               };
               /** @description Agent steps: overrides max_turns. */
               max_turns?: number;
+              /** @description Agent steps: overrides the template’s mcp_tools. */
+              mcp_tools?: components['schemas']['McpToolSelection'][];
               model?: string;
               /**
                * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -3046,6 +3615,11 @@ export interface paths {
                   callback_url?: string;
                   /** @description JSON Schema the run input must satisfy. */
                   input_schema?: components['schemas']['JsonSchemaObject'];
+                  /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+                  mcp?: {
+                    /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+                    listed?: boolean;
+                  };
                   /** @description Default attempt limit of each step (default 3). */
                   retry?: {
                     /** @description Attempts including the first. */
@@ -3097,6 +3671,8 @@ export interface paths {
                   };
                   /** @description Agent steps: overrides max_turns. */
                   max_turns?: number;
+                  /** @description Agent steps: overrides the template’s mcp_tools. */
+                  mcp_tools?: components['schemas']['McpToolSelection'][];
                   model?: string;
                   /**
                    * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.
@@ -5206,6 +5782,24 @@ export interface paths {
                 )[];
                 final_answer: string | null;
                 max_turns: number | null;
+                /** @description Why some selected MCP tools were not shown (a server that could not be listed, a bound). */
+                mcp_problems?: string[];
+                /** @description Steps with mcp_tools: the MCP tools the model was shown (listed once, before its first call). */
+                mcp_tools?: {
+                  description: string;
+                  /** @description As the model saw it: `<server name>__<tool>`. */
+                  name: string;
+                  /** @description Destructive and not in allow_destructive: every call refused. */
+                  refused: boolean;
+                  /**
+                   * @description `retry`: read-only or idempotent; `once`: never repeated.
+                   * @enum {string}
+                   */
+                  retry: 'retry' | 'once';
+                  server_id: string;
+                  /** @description The tool’s name on its server. */
+                  tool: string;
+                }[];
                 model: string | null;
                 output_schema: {
                   [key: string]: unknown;
@@ -5337,6 +5931,133 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/mcp': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * The MCP server (Streamable HTTP, stateless): your workflows as tools, runs as tasks
+     * @description JSON-RPC 2.0 over HTTP as the Model Context Protocol (2025-11-25) defines it, answered as JSON; no session (every request carries the API key). Each workflow is a tool, beside `list_workflows`, `start_run`, `get_run`, `list_approvals`, `decide_approval` and `cancel_run`; a run started with a task is the task (task id = run id). Details: docs/mcp.md.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['McpMessage'];
+        };
+      };
+      responses: {
+        /** @description The response to a request. */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpResponse'];
+          };
+        };
+        /** @description A notification, accepted (no body). */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content?: never;
+        };
+        /** @description Malformed JSON, not a JSON-RPC message, a batch, or an unsupported protocol version. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            'WWW-Authenticate': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description `Accept` allows neither JSON nor an event stream. */
+        406: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['McpError'] | components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB unreachable while authenticating; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/metrics': {
     parameters: {
       query?: never;
@@ -5462,6 +6183,8 @@ export interface components {
       /** @example tpl_x1Y2z3A4b5C6d7E8 */
       id: string;
       max_turns: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /** @description `provider:model`; null → the configured default. */
       model: string | null;
       name: string;
@@ -5530,6 +6253,8 @@ export interface components {
        * @default null
        */
       max_turns: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @default null
@@ -5612,6 +6337,95 @@ export interface components {
       [key: string]: components['schemas']['JsonSchemaValue'];
     };
     JsonSchemaValue: unknown;
+    /** @description A JSON-RPC error answered before the message reached the MCP server. */
+    McpError: {
+      error: {
+        code: number;
+        data?: unknown;
+        message: string;
+      } & {
+        [key: string]: unknown;
+      };
+      id: null;
+      /** @constant */
+      jsonrpc: '2.0';
+    };
+    /** @description A JSON-RPC 2.0 request or notification of the Model Context Protocol. */
+    McpMessage: {
+      /** @description Present on a request; a notification has none. */
+      id?: string | number;
+      /** @constant */
+      jsonrpc: '2.0';
+      /** @description An MCP method: `initialize`, `tools/list`, `tools/call`, `tasks/get`, … */
+      method: string;
+      params?: {
+        _meta?: {
+          'io.modelcontextprotocol/related-task'?: {
+            taskId: string;
+          } & {
+            [key: string]: unknown;
+          };
+          progressToken?: string | number;
+        } & {
+          [key: string]: unknown;
+        };
+      } & {
+        [key: string]: unknown;
+      };
+    };
+    /** @description The JSON-RPC response: `result`, or `error` (a tool error is a result). */
+    McpResponse: {
+      error?: {
+        code: number;
+        data?: unknown;
+        message: string;
+      } & {
+        [key: string]: unknown;
+      };
+      id: string | number | null;
+      /** @constant */
+      jsonrpc: '2.0';
+      result?: {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    McpServer: {
+      allowed_tools: string[] | null;
+      auth: {
+        /**
+         * @description Which credentials are stored (never shown).
+         * @enum {string}
+         */
+        type: 'none' | 'bearer' | 'headers';
+      };
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      id: string;
+      name: string;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updated_at: string;
+      url: string;
+    };
+    McpToolSelection: {
+      /** @description Tools annotated `destructiveHint` that the agent may call; any other destructive tool is refused (an error result to the model). */
+      allow_destructive?: string[];
+      /** @description Never these of its tools. */
+      exclude?: string[];
+      /** @description Only these of its tools (absent: all of them). */
+      include?: string[];
+      /** @description One of your MCP servers (`mcp_…`). */
+      server_id: string;
+    };
     /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
     RunEvent:
       | ({
@@ -6618,6 +7432,8 @@ export interface components {
       egress?: components['schemas']['EgressPolicy'];
       /** @description Agents only: turn limit of the agent loop (null → 8). */
       max_turns?: number | null;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @example openai:gpt-4o-mini
@@ -6690,6 +7506,11 @@ export interface components {
         callback_url?: string;
         /** @description JSON Schema the run input must satisfy. */
         input_schema?: components['schemas']['JsonSchemaObject'];
+        /** @description How the workflow appears to MCP clients of `/mcp` (docs/mcp.md). */
+        mcp?: {
+          /** @description Whether the workflow is a tool of the `/mcp` server (default true). Unlisted, it is left out of tools/list and list_workflows; start_run still starts it by id. */
+          listed?: boolean;
+        };
         /** @description Default attempt limit of each step (default 3). */
         retry?: {
           /** @description Attempts including the first. */
@@ -6741,6 +7562,8 @@ export interface components {
         };
         /** @description Agent steps: overrides max_turns. */
         max_turns?: number;
+        /** @description Agent steps: overrides the template’s mcp_tools. */
+        mcp_tools?: components['schemas']['McpToolSelection'][];
         model?: string;
         /**
          * @description `fail` (default) ends the run; `continue` records the failure (output `{error}`) and goes on.

@@ -70,6 +70,11 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   ],
   // Inbound webhooks (db/hooks.ts): found by _id; listed per workflow, oldest first.
   hooks: [{ key: { owner_id: 1, workflow_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_workflow_created' }],
+  // MCP servers (db/mcp-servers.ts): names unique per owner (tool names are namespaced by them); listed oldest first.
+  mcp_servers: [
+    { key: { owner_id: 1, name: 1 }, unique: true, name: 'owner_name_unique' },
+    { key: { owner_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_created' },
+  ],
   // Schedules (db/schedules.ts): found by _id + owner; listed per workflow, oldest first; counted per owner.
   schedules: [{ key: { owner_id: 1, workflow_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_workflow_created' }],
   // The run event log (db/run-events.ts): read by _id (`<run>/<seq>`); the key makes each happening unique.

@@ -6,6 +6,7 @@ import type { Db, Filter } from 'mongodb';
 import type { ActionType } from '../temporal/contract/action-types';
 import type { EgressSettings } from '../temporal/contract/egress';
 import type { JsonObject } from '../temporal/contract/json';
+import type { McpToolSelection } from '../temporal/contract/mcp';
 import { newId } from './ids';
 import { loadedSchema, storedSchema } from './schema-keys';
 import { findPage, type Page, type PageOrder, type PageRequest } from './paging';
@@ -39,6 +40,8 @@ export interface TemplateDoc {
   output_schema: JsonObject | null;
   /** Agent steps: where its e-mail and HTTP may go (absent on templates stored before the field existed: defaults). */
   egress?: EgressSettings;
+  /** Agent steps: tools from the owner's MCP servers (absent: none). */
+  mcp_tools?: McpToolSelection[];
   created_at: Date;
   updated_at: Date;
 }

@@ -4,6 +4,7 @@
  * seq the workflow chose, with an upsert, so a retried attempt overwrites its entry instead of adding one; the model
  * call rebuilds the message list from here, which keeps Temporal payloads small however long the conversation grows.
  */
+import type { McpToolDefinition } from '../temporal/contract/mcp';
 import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
@@ -24,6 +25,9 @@ export type TranscriptEntry =
       max_output_tokens?: number;
       /** The step's egress policy, read by every tool call (absent: DEFAULT_EGRESS). */
       egress?: EgressPolicy;
+      /** The MCP tools the model was shown (absent: none), and why some were left out. */
+      mcp_tools?: McpToolDefinition[];
+      mcp_problems?: string[];
     }
   /** The rendered step input (seq 1), or a repair request after an answer that did not fit the output schema. */
   | { kind: 'user'; text: string; repair: boolean }

@@ -2,6 +2,7 @@
 import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../temporal/contract/json';
 import type { EgressSettings } from '../temporal/contract/egress';
+import type { McpToolSelection } from '../temporal/contract/mcp';
 import type { RetrySettings } from '../temporal/contract/run';
 import type { OnError, Trigger } from '../temporal/contract/graph';
 import { loadedSchema, storedSchema } from './schema-keys';
@@ -31,6 +32,8 @@ export interface WorkflowStepDoc {
   output_schema?: JsonObject;
   /** Agent steps: each field set here replaces the template's. */
   egress?: EgressSettings;
+  /** Agent steps: overrides the template's mcp_tools. */
+  mcp_tools?: McpToolSelection[];
   config?: JsonObject;
   input?: JsonValue;
   retry?: RetrySettings;

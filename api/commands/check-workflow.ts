@@ -17,6 +17,7 @@ import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
 import { workflowWarnings, type ModelSettings, type WriteWarning } from './model-warnings';
 import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
+import { mcpToolProblems } from './check-mcp-tools';
 
 /** At most this many problems are listed in one message. */
 const MAX_LISTED = 8;
@@ -45,6 +46,13 @@ export async function checkWorkflow(
   );
   const tree = await loadWorkflowTree(db, ownerId, { id: def.id, steps: def.steps }, limits.SUBWORKFLOW_MAX_DEPTH);
   problems.push(...tree.problems);
+  problems.push(
+    ...(await mcpToolProblems(
+      db,
+      ownerId,
+      def.steps.map((step, i) => ({ where: `steps[${i}] (${step.id}).mcp_tools`, selections: step.mcp_tools })),
+    )),
+  );
   const seen = new Set<string>();
   def.steps.forEach((step, i) => {
     const where = `steps[${i}] (${step.id})`;
@@ -80,7 +88,16 @@ export async function checkWorkflow(
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {
   if (template.step_type === 'agent') return [];
   const problems: string[] = [];
-  for (const field of ['prompt', 'tools', 'tasks', 'model', 'max_turns', 'output_schema', 'egress'] as const) {
+  for (const field of [
+    'prompt',
+    'tools',
+    'tasks',
+    'model',
+    'max_turns',
+    'output_schema',
+    'egress',
+    'mcp_tools',
+  ] as const) {
     if (step[field] !== undefined) problems.push(`${where}.${field}: only agent steps take ${field}`);
   }
   if (!template.action_type) return [...problems, `${where}.template_id: action template without action_type`];

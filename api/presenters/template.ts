@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { TemplateDoc } from '../../db/templates';
 import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import { egressSettings } from '../routes/egress.schema';
+import { mcpToolSelections } from '../routes/mcp-tools.schema';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 
 export const templateView = z
@@ -25,6 +26,7 @@ export const templateView = z
     max_turns: z.number().int().nullable(),
     output_schema: jsonObjectView.nullable(),
     egress: egressSettings,
+    mcp_tools: mcpToolSelections.optional(),
     system: z.boolean().meta({ description: 'System templates are seeded, visible to everyone and read-only.' }),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
@@ -50,6 +52,7 @@ export function presentTemplate(doc: TemplateDoc): TemplateView {
     output_schema: doc.output_schema,
     // Templates stored before the field existed have the defaults.
     egress: doc.egress ?? {},
+    ...(doc.mcp_tools?.length ? { mcp_tools: doc.mcp_tools } : {}),
     system: doc.system,
     created_at: iso(doc.created_at),
     updated_at: iso(doc.updated_at),

@@ -55,6 +55,27 @@ export const transcriptView = z.strictObject({
   status: z.string(),
   model: z.string().nullable(),
   tools: z.array(z.string()),
+  mcp_tools: z
+    .array(
+      z.strictObject({
+        name: z.string().meta({ description: 'As the model saw it: `<server name>__<tool>`.' }),
+        server_id: z.string(),
+        tool: z.string().meta({ description: 'The tool’s name on its server.' }),
+        description: z.string(),
+        retry: z
+          .enum(['retry', 'once'])
+          .meta({ description: '`retry`: read-only or idempotent; `once`: never repeated.' }),
+        refused: z.boolean().meta({ description: 'Destructive and not in allow_destructive: every call refused.' }),
+      }),
+    )
+    .optional()
+    .meta({
+      description: 'Steps with mcp_tools: the MCP tools the model was shown (listed once, before its first call).',
+    }),
+  mcp_problems: z
+    .array(z.string())
+    .optional()
+    .meta({ description: 'Why some selected MCP tools were not shown (a server that could not be listed, a bound).' }),
   egress: z
     .strictObject({ email_recipients: z.array(z.string()), http_hosts: z.array(z.string()).nullable() })
     .nullable()
@@ -133,6 +154,19 @@ export function presentTranscript(args: {
     status: args.step.status,
     model: setup?.model ?? null,
     tools: setup?.tools ?? [],
+    ...(setup?.mcp_tools
+      ? {
+          mcp_tools: setup.mcp_tools.map((t) => ({
+            name: t.name,
+            server_id: t.server_id,
+            tool: t.tool,
+            description: t.description,
+            retry: t.retry,
+            refused: t.refused,
+          })),
+        }
+      : {}),
+    ...(setup?.mcp_problems?.length ? { mcp_problems: setup.mcp_problems } : {}),
     egress: setup ? (setup.egress ?? DEFAULT_EGRESS) : null,
     system_prompt: setup?.system ?? null,
     output_schema: setup?.output_schema ?? null,

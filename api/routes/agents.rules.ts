@@ -41,6 +41,7 @@ export function templateRuleProblems(t: TemplateContent): string[] {
       if (t.max_turns !== null) problems.push('max_turns: only allowed when step_type is "agent"');
       if (t.output_schema !== null) problems.push('output_schema: only allowed when step_type is "agent"');
       if (t.egress && Object.keys(t.egress).length > 0) problems.push('egress: only allowed when step_type is "agent"');
+      if (t.mcp_tools?.length) problems.push('mcp_tools: only allowed when step_type is "agent"');
       break;
   }
   return problems;

@@ -7,6 +7,7 @@ import { ACTION_TYPES } from '../../temporal/contract/action-types';
 import { TOOL_NAMES } from '../../temporal/tools/registry';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
+import { mcpToolSelections } from './mcp-tools.schema';
 import { jsonDataObject, jsonSchemaObject } from './json.schema';
 
 export const LIMITS = {
@@ -94,6 +95,7 @@ const fields = {
   max_turns: maxTurns,
   output_schema: outputSchema,
   egress: egressSettings,
+  mcp_tools: mcpToolSelections,
 };
 
 /** POST /api/v1/agents. */
@@ -112,6 +114,7 @@ export const createTemplateBody = z
     max_turns: fields.max_turns.default(null),
     output_schema: fields.output_schema.default(null),
     egress: fields.egress.default({}),
+    mcp_tools: fields.mcp_tools.optional(),
   })
   .meta({ id: 'CreateAgentTemplate' });
 export type CreateTemplateBody = z.output<typeof createTemplateBody>;
@@ -132,6 +135,7 @@ export const updateTemplateBody = z
     max_turns: fields.max_turns.optional(),
     output_schema: fields.output_schema.optional(),
     egress: fields.egress.optional(),
+    mcp_tools: fields.mcp_tools.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   // The refinement above, as the document states it.

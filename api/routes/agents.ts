@@ -27,6 +27,7 @@ import { presentTemplate } from '../presenters/template';
 import { authenticated, type RouteDeps } from '../route-deps';
 import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
 import { templateRuleProblems } from './agents.rules';
+import { mcpToolProblems } from '../commands/check-mcp-tools';
 import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
 import type { ActionType } from '../../temporal/contract/action-types';
 
@@ -60,6 +61,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const { body, query } = create.input(ctx);
     const content: TemplateContent = body;
     assertRules(content);
+    await assertOwnMcpServers(deps, userId(ctx), content.mcp_tools);
     const warnings = templateWarnings(deps.config, content);
     if (isDryRun(query)) {
       await assertTemplateNameFree(deps.db, userId(ctx), content.name);
@@ -86,6 +88,7 @@ export function agentRoutes(deps: RouteDeps): Router {
     const current = await findOwnOrRefuse(deps, ctx, params.id);
     const merged = { ...templateContent(current), ...body };
     assertRules(merged);
+    if (body.mcp_tools !== undefined) await assertOwnMcpServers(deps, userId(ctx), body.mcp_tools);
     const warnings = templateWarnings(deps.config, merged);
     // Only a new name is checked: a template keeps its own name even where duplicates from before remain.
     const rename = body.name !== undefined && body.name !== current.name ? body.name : undefined;
@@ -137,6 +140,16 @@ async function findOwnOrRefuse(deps: RouteDeps, ctx: Context, id: string): Promi
     );
   }
   return doc;
+}
+
+/** 400 naming the field when `mcp_tools` names a server that is not the caller's. */
+async function assertOwnMcpServers(
+  deps: RouteDeps,
+  ownerId: string,
+  selections: TemplateContent['mcp_tools'],
+): Promise<void> {
+  const problems = await mcpToolProblems(deps.db, ownerId, [{ where: 'mcp_tools', selections }]);
+  if (problems.length > 0) throw new BadRequestError(problems.slice(0, 5).join('; '), 'invalid_field');
 }
 
 function assertRules(content: TemplateContent): void {

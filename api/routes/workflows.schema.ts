@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { queryInteger } from '../query-integer';
 import { pageQuery } from '../pagination';
+import { mcpToolSelections } from './mcp-tools.schema';
 import { egressSettings } from './egress.schema';
 import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
 import { ON_ERROR, TRIGGERS } from '../../temporal/contract/graph';
@@ -80,6 +81,7 @@ export const NOT_ON_WORKFLOW_STEPS = [
   'max_turns',
   'output_schema',
   'egress',
+  'mcp_tools',
   'config',
 ] as const;
 
@@ -146,6 +148,7 @@ const stepFields = z.strictObject({
     .max(200)
     .optional(),
   egress: egressSettings.optional(),
+  mcp_tools: mcpToolSelections.optional().meta({ description: 'Agent steps: overrides the template’s mcp_tools.' }),
   config: jsonDataObject
     .optional()
     .meta({ description: 'Merged over the template config (action steps: per action type).' }),

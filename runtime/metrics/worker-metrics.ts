@@ -20,6 +20,8 @@ const MAX_TOOLS = 50;
 
 export type AttemptOutcome = 'completed' | 'failed';
 export type ToolOutcome = 'ok' | 'error' | 'denied';
+/** `refused`: a destructive MCP tool the step does not allow (never sent). */
+export type McpOutcome = ToolOutcome | 'refused';
 
 export interface WorkerMetrics {
   /** A scheduled run recorded by its first activity (the API counts the runs it starts itself). */
@@ -43,6 +45,8 @@ export interface WorkerMetrics {
   toolCall(tool: string, outcome: ToolOutcome): void;
   /** A URL refused by the SSRF guard (url_refused), by where it came from. */
   ssrfRefusal(via: 'action' | 'tool'): void;
+  /** One MCP request of an agent step, by method and outcome (no server or tool names: users choose those). */
+  mcpCall(method: 'list_tools' | 'call_tool', outcome: McpOutcome): void;
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
@@ -103,6 +107,12 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     name: 'stepwise_tool_calls_total',
     help: 'Agent tool calls by tool and outcome (ok, error, denied by the egress policy)',
     labelNames: ['tool', 'outcome'] as const,
+    registers,
+  });
+  const mcpCalls = new Counter({
+    name: 'stepwise_mcp_requests_total',
+    help: 'MCP requests of agent steps by method (list_tools, call_tool) and outcome (ok, error, denied, refused)',
+    labelNames: ['method', 'outcome'] as const,
     registers,
   });
   const ssrf = new Counter({
@@ -176,6 +186,9 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
     },
     toolCall(tool, outcome) {
       toolCalls.labels(toolName(tool), outcome).inc();
+    },
+    mcpCall(method, outcome) {
+      mcpCalls.labels(method, outcome).inc();
     },
     ssrfRefusal(via) {
       (via === 'action' ? viaAction : viaTool).inc();

@@ -5,6 +5,7 @@
  * too deep: each is a problem naming the step, which the caller turns into its own kind of refusal.
  */
 import type { Db } from 'mongodb';
+import { findOwnMcpServers, type McpServerDoc } from '../../db/mcp-servers';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import type { WorkflowDoc } from '../../db/workflows';
 import type { SnapshotSources } from './snapshot';
@@ -47,5 +48,45 @@ export async function loadSnapshotSources(
       };
     }
   }
-  return { ok: true, sources: { templates, workflows: tree.workflows }, templateIds: ids };
+  const mcp = await loadMcpServers(db, ownerId, all, templates);
+  if (!mcp.ok) return mcp;
+  const sources: SnapshotSources = { templates, workflows: tree.workflows };
+  if (mcp.servers.size > 0) sources.mcpServers = mcp.servers;
+  return { ok: true, sources, templateIds: ids };
+}
+
+/**
+ * The MCP servers the agent steps of the tree name (a step's own selection, else its template's). A server deleted
+ * since the definition was written stops the start, as a deleted template does.
+ */
+async function loadMcpServers(
+  db: Db,
+  ownerId: string,
+  workflows: readonly WorkflowDoc[],
+  templates: Map<string, TemplateDoc>,
+): Promise<{ ok: true; servers: Map<string, McpServerDoc> } | { ok: false; problem: string }> {
+  const uses: { step: string; serverId: string }[] = [];
+  for (const wf of workflows) {
+    for (const step of wf.steps) {
+      const template = step.template_id ? templates.get(step.template_id) : undefined;
+      if (template?.step_type !== 'agent') continue;
+      for (const sel of step.mcp_tools ?? template.mcp_tools ?? [])
+        uses.push({ step: step.id, serverId: sel.server_id });
+    }
+  }
+  if (uses.length === 0) return { ok: true, servers: new Map() };
+  const found = await findOwnMcpServers(
+    db,
+    ownerId,
+    uses.map((u) => u.serverId),
+  );
+  const servers = new Map(found.map((s) => [s._id, s]));
+  const missing = uses.find((u) => !servers.has(u.serverId));
+  if (missing) {
+    return {
+      ok: false,
+      problem: `the workflow can no longer run: step "${missing.step}" uses MCP server ${missing.serverId}, which no longer exists`,
+    };
+  }
+  return { ok: true, servers };
 }

@@ -3,11 +3,13 @@
  * of the workflow or its templates never change a run in flight, and the workflow never reads a DB document.
  */
 import type { Config } from '../../config';
+import type { McpServerDoc } from '../../db/mcp-servers';
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../temporal/contract/agent';
 import { resolveEgress } from '../../temporal/contract/egress';
 import type { JsonObject } from '../../temporal/contract/json';
+import type { McpServerSelection } from '../../temporal/contract/mcp';
 import { resolveDependencies } from '../../temporal/contract/graph';
 import type {
   ActionStepSnapshot,
@@ -33,6 +35,8 @@ export type SnapshotConfig = Pick<
 export interface SnapshotSources {
   templates: Map<string, TemplateDoc>;
   workflows: Map<string, WorkflowDoc>;
+  /** The owner's MCP servers the agent steps name, by id (absent: none are named). */
+  mcpServers?: Map<string, Pick<McpServerDoc, '_id' | 'name' | 'url' | 'allowed_tools'>>;
 }
 
 /** Snapshots above this are refused: Temporal warns about payloads from 256 KiB on, and histories keep them. */
@@ -165,6 +169,7 @@ function stepSnapshot(
     };
   }
   const outputSchema = step.output_schema ?? template.output_schema;
+  const mcpTools = mcpSelections(step.mcp_tools ?? template.mcp_tools ?? [], sources);
   return {
     ...base,
     kind: 'agent',
@@ -175,10 +180,23 @@ function stepSnapshot(
     max_turns: step.max_turns ?? template.max_turns ?? DEFAULT_MAX_TURNS,
     egress: resolveEgress(template.egress, step.egress),
     ...(outputSchema ? { output_schema: outputSchema } : {}),
+    ...(mcpTools.length > 0 ? { mcp_tools: mcpTools } : {}),
     ...(typeof template.config.temperature === 'number' ? { temperature: template.config.temperature } : {}),
     ...(typeof template.config.max_output_tokens === 'number'
       ? { max_output_tokens: template.config.max_output_tokens }
       : {}),
     timeout_seconds: step.timeout_seconds ?? workflow.config.step_timeout_seconds ?? DEFAULT_AGENT_TIMEOUT_SECONDS,
   };
+}
+
+/** A step's MCP selections with each server's name, URL and own tool limit as they are now (never its credentials). */
+function mcpSelections(
+  selections: readonly NonNullable<WorkflowStepDoc['mcp_tools']>[number][],
+  sources: SnapshotSources,
+): McpServerSelection[] {
+  return selections.map((sel) => {
+    const server = sources.mcpServers?.get(sel.server_id);
+    if (!server) throw new Error(`MCP server ${sel.server_id} not resolved`);
+    return { ...sel, server_name: server.name, url: server.url, allowed_tools: server.allowed_tools };
+  });
 }

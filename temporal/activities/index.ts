@@ -11,6 +11,7 @@ import type { Mailer } from '../mail/mailer';
 import type { WorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
+import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
 import { createPureStepActivity } from './pure-step';
 import { createScheduledRunActivities } from './scheduled-run';
@@ -36,6 +37,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createScheduledRunActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
+    ...createMcpToolActivities(deps),
   };
 }
 

@@ -4,6 +4,7 @@
  * only.
  */
 import { z } from 'zod';
+import type { McpServerSelection } from './mcp';
 import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
@@ -73,6 +74,8 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
    * Absent in snapshots taken before egress policies existed: those runs get DEFAULT_EGRESS.
    */
   egress?: EgressPolicy;
+  /** Tools from the owner's MCP servers (absent when the step uses none, and in snapshots from before MCP). */
+  mcp_tools?: McpServerSelection[];
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {

@@ -46,6 +46,12 @@ export interface GuardedFetchOptions {
    * contacted; throw to refuse the hop. The caller's own destination policy, on top of the SSRF checks.
    */
   checkHop?: (url: URL, hop: number) => void;
+  /**
+   * False: a new connection for each request, never a kept-alive one. A request on a reused socket that the server
+   * reset is sent again on a fresh one (it most likely never arrived); a caller that must never send a request twice
+   * (a non-idempotent MCP tool call) turns pooling off, so that case cannot arise. Default true.
+   */
+  pooled?: boolean;
 }
 
 export interface GuardedResponse {
@@ -148,7 +154,8 @@ const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 
 class StaleSocketError extends Error {}
 
 /** One hop over a pooled connection (pinned-pools.ts); again on a fresh one if the reused socket turned out closed. */
-async function requestOnce(hop: Hop): Promise<HopResult> {
+async function requestOnce(hop: Hop, pooled: boolean): Promise<HopResult> {
+  if (!pooled) return send(hop, false);
   try {
     return await send(hop, poolFor(hop.url.protocol, hop.target));
   } catch (err) {
@@ -257,16 +264,19 @@ export async function guardedFetch(options: GuardedFetchOptions): Promise<Guarde
     for (let redirects = 0; ; redirects++) {
       options.checkHop?.(url, redirects);
       const target = await raceAbort(checkTarget(url, options.allowedHosts, resolver), controller.signal);
-      const res = await requestOnce({
-        url,
-        target,
-        method,
-        headers,
-        body,
-        maxBytes: options.maxBytes,
-        signal: controller.signal,
-        readBody: (status, h) => !(REDIRECT_STATUSES.has(status) && h.location !== undefined),
-      });
+      const res = await requestOnce(
+        {
+          url,
+          target,
+          method,
+          headers,
+          body,
+          maxBytes: options.maxBytes,
+          signal: controller.signal,
+          readBody: (status, h) => !(REDIRECT_STATUSES.has(status) && h.location !== undefined),
+        },
+        options.pooled ?? true,
+      );
       const location = res.headers.location;
       if (!REDIRECT_STATUSES.has(res.status) || location === undefined) {
         return { ...res, url: url.toString(), redirects };

@@ -17,10 +17,18 @@
  *
  * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
  */
-import { ApplicationFailure, patched, proxyActivities } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  patched,
+  proxyActivities,
+  type ActivityOptions,
+} from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../contract/agent';
 import type { JsonValue } from '../contract/json';
+import type { McpToolList, McpToolShown } from '../contract/mcp';
 import type { AgentStepSnapshot, Usage } from '../contract/run';
 import {
   assertBudgetAllowsCall,
@@ -43,7 +51,7 @@ export async function runAgentStep(
   ctx: AgentStepContext,
 ): Promise<AgentStepOutcome> {
   const timeoutSeconds = Math.max(step.timeout_seconds, 2);
-  const { callModel, callTool } = proxyActivities<Activities>({
+  const activityOptions = {
     // What the Temporal Web UI shows for each model and tool call: the agent execution it belongs to.
     summary: `agent ${ctx.stepId}`,
     startToCloseTimeout: `${timeoutSeconds} seconds`,
@@ -55,7 +63,8 @@ export async function runAgentStep(
       backoffCoefficient: 2,
       maximumInterval: '60 seconds',
     },
-  });
+  } satisfies ActivityOptions;
+  const { callModel, callTool } = proxyActivities<Activities>(activityOptions);
   const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
   const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
   // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
@@ -64,6 +73,10 @@ export async function runAgentStep(
   let seq = 0;
   let repair: string | undefined;
   let repairsUsed = 0;
+  // Only steps with MCP tools issue these commands (histories from before MCP have none: they replay unchanged).
+  const mcp = step.mcp_tools?.length
+    ? await mcpTools(step, ctx, activityOptions, Math.min(timeoutMs, MCP_EXCHANGE_TIMEOUT_MS))
+    : undefined;
 
   for (let turn = 1; ; turn++) {
     // Runs recorded before reservations checked here and counted after the call; they replay that way.
@@ -104,6 +117,7 @@ export async function runAgentStep(
               ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
               ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
               ...(step.egress !== undefined ? { egress: step.egress } : {}),
+              ...(mcp ? { mcp_tools: mcp.list.tools, mcp_problems: mcp.list.problems } : {}),
               input,
             }
           : undefined,
@@ -162,13 +176,74 @@ export async function runAgentStep(
         const first = seq;
         // The calls of one turn run in parallel; each result has its seq fixed up front, so the order is deterministic.
         await Promise.all(
-          result.calls.map((_call, index) =>
-            callTool({ ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index }),
-          ),
+          result.calls.map((call, index) => {
+            const at = { ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index };
+            const mcpTool = mcp?.list.tools.find((t) => t.name === call.name);
+            return mcp && mcpTool ? mcp.call(mcpTool, at) : callTool(at);
+          }),
         );
         seq = first + result.calls.length;
         continue;
       }
     }
   }
+}
+
+/** Time limit of one HTTP exchange with an MCP server (the activity's own timeout bounds the whole call). */
+const MCP_EXCHANGE_TIMEOUT_MS = 60_000;
+
+interface ToolCallAt {
+  run_id: string;
+  step_id: string;
+  max_attempts: number;
+  turn: number;
+  assistant_seq: number;
+  call_index: number;
+  seq: number;
+}
+
+/**
+ * Lists the step's MCP tools (one activity, before the first model call) and returns the list with the way to call
+ * one: a tool annotated read-only or idempotent gets the step's attempts, any other exactly one (decision 0401). A
+ * call whose activity fails for good (timeout, lost worker) is recorded as an error result for the model — never
+ * tried again.
+ */
+async function mcpTools(
+  step: AgentStepSnapshot,
+  ctx: AgentStepContext,
+  options: ActivityOptions & { retry: NonNullable<ActivityOptions['retry']> },
+  exchangeTimeoutMs: number,
+): Promise<{ list: McpToolList; call: (tool: McpToolShown, at: ToolCallAt) => Promise<unknown> }> {
+  const servers = step.mcp_tools ?? [];
+  const retrying = proxyActivities<Activities>(options);
+  const once = proxyActivities<Activities>({ ...options, retry: { ...options.retry, maximumAttempts: 1 } });
+  const list = await retrying.listMcpTools({
+    run_id: ctx.runId,
+    step_id: ctx.stepId,
+    owner_id: ctx.ownerId,
+    servers,
+    ...(step.egress !== undefined ? { egress: step.egress } : {}),
+    timeout_ms: exchangeTimeoutMs,
+    max_attempts: step.retry.max_attempts,
+  });
+  const call = async (tool: McpToolShown, at: ToolCallAt): Promise<unknown> => {
+    const server = servers.find((s) => s.server_id === tool.server_id);
+    if (!server) throw ApplicationFailure.nonRetryable(`MCP server ${tool.server_id} is not in the step`, 'internal');
+    const proxy = tool.retry === 'retry' ? retrying : once;
+    try {
+      return await proxy.callMcpTool({
+        ...at,
+        owner_id: ctx.ownerId,
+        url: server.url,
+        tool,
+        ...(step.egress !== undefined ? { egress: step.egress } : {}),
+        timeout_ms: exchangeTimeoutMs,
+      });
+    } catch (err) {
+      if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+      const why = err.cause?.message ?? err.message;
+      return retrying.recordMcpToolFailure({ ...at, message: why });
+    }
+  };
+  return { list, call };
 }

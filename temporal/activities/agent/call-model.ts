@@ -4,6 +4,7 @@
  * overwrites it), reports progress into the runs projection, and returns only what the workflow needs to decide:
  * tool call ids and names, usage, and the final output (by reference when large).
  */
+import type { McpToolDefinition } from '../../contract/mcp';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Tracer } from '@opentelemetry/api';
 import type { Db } from 'mongodb';
@@ -58,6 +59,11 @@ function toolSpecs(names: string[]): LlmToolSpec[] {
     if (!tool) throw ApplicationFailure.nonRetryable(`tool "${name}" does not exist`, 'invalid_config');
     return { name: tool.name, description: tool.description, parameters: toolParametersSchema(tool) as JsonObject };
   });
+}
+
+/** MCP tools as listed for the step (their schemas are the servers' own). */
+function mcpToolSpecs(tools: readonly McpToolDefinition[] | undefined): LlmToolSpec[] {
+  return (tools ?? []).map((t) => ({ name: t.name, description: t.description, parameters: t.input_schema }));
 }
 
 /** Some OpenAI-compatible servers send empty or repeated call ids; results are matched to calls by id, so make them unique. */
@@ -130,6 +136,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           ...(s.temperature !== undefined ? { temperature: s.temperature } : {}),
           ...(s.max_output_tokens !== undefined ? { max_output_tokens: s.max_output_tokens } : {}),
           ...(s.egress !== undefined ? { egress: s.egress } : {}),
+          ...(s.mcp_tools?.length ? { mcp_tools: s.mcp_tools } : {}),
+          ...(s.mcp_problems?.length ? { mcp_problems: s.mcp_problems } : {}),
         });
         const text = buildUserMessage(await resolveOutputRefs(deps.db, req.run_id, s.input));
         const bytes = Buffer.byteLength(text, 'utf8');
@@ -180,7 +188,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         provider.generate({
           system: setup.system,
           messages: toLlmMessages(history),
-          tools: toolSpecs(setup.tools),
+          tools: [...toolSpecs(setup.tools), ...mcpToolSpecs(setup.mcp_tools)],
           temperature: setup.temperature,
           maxOutputTokens: setup.max_output_tokens,
           signal: ctx.cancellationSignal,

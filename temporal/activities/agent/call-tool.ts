@@ -40,7 +40,8 @@ function errorResult(message: string, code?: string): ToolOutcome {
   return { output: code ? { error: message, code } : { error: message }, is_error: true, error_code: code };
 }
 
-function truncate(output: JsonValue): { output: JsonValue; truncated: boolean } {
+/** Cuts `output` to TOOL_OUTPUT_LIMIT_BYTES of JSON (built-in and MCP tools alike). */
+export function truncate(output: JsonValue): { output: JsonValue; truncated: boolean } {
   const json = JSON.stringify(output ?? null);
   if (Buffer.byteLength(json, 'utf8') <= TOOL_OUTPUT_LIMIT_BYTES) return { output, truncated: false };
   // Cut on a character boundary, then report it as a string preview with the original size.
@@ -160,7 +161,7 @@ export function createCallToolActivity(deps: CallToolDeps) {
 const SUMMARY_CHARS = 200;
 
 /** One line for the event stream: the arguments, then what came back (the transcript keeps both whole). */
-function summarizeToolCall(args: JsonValue, output: JsonValue): string {
+export function summarizeToolCall(args: JsonValue, output: JsonValue): string {
   const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
   const result = typeof output === 'string' ? output : JSON.stringify(output);
   return clip(`${clip(JSON.stringify(args) ?? '', 80)} → ${result}`, SUMMARY_CHARS);

@@ -4,6 +4,7 @@
  */
 import type { JsonObject, JsonValue } from '../../contract/json';
 import type { EgressPolicy } from '../../contract/egress';
+import type { McpServerSelection, McpToolDefinition, McpToolShown } from '../../contract/mcp';
 import type { OutputRef, Usage } from '../../contract/run';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
@@ -20,6 +21,10 @@ export interface AgentSetup {
   egress?: EgressPolicy;
   /** The rendered step input (may hold OutputRefs; the activity resolves them). */
   input: JsonValue;
+  /** The MCP tools listed for this step (listMcpTools), shown to the model next to the built-in ones. */
+  mcp_tools?: McpToolDefinition[];
+  /** Why some MCP tools are missing from that list (a server that could not be listed, a tool over a bound). */
+  mcp_problems?: string[];
 }
 
 export interface CallModelInput {
@@ -92,4 +97,42 @@ export interface CallToolResult {
   /** False when the result handed back to the model is an error (unknown tool, bad arguments, tool failure). */
   ok: boolean;
   truncated: boolean;
+}
+
+export interface ListMcpToolsInput {
+  run_id: string;
+  step_id: string;
+  owner_id: string;
+  servers: McpServerSelection[];
+  egress?: EgressPolicy;
+  /** Time limit of each HTTP exchange with a server. */
+  timeout_ms: number;
+  max_attempts: number;
+}
+
+export interface CallMcpToolInput {
+  run_id: string;
+  step_id: string;
+  owner_id: string;
+  turn: number;
+  assistant_seq: number;
+  call_index: number;
+  seq: number;
+  /** The server's URL as the run's snapshot has it. */
+  url: string;
+  tool: McpToolShown;
+  egress?: EgressPolicy;
+  timeout_ms: number;
+  max_attempts: number;
+}
+
+/** The call's activity failed for good (timed out, worker lost): the model gets this as the call's error result. */
+export interface RecordMcpFailureInput {
+  run_id: string;
+  step_id: string;
+  turn: number;
+  assistant_seq: number;
+  call_index: number;
+  seq: number;
+  message: string;
 }

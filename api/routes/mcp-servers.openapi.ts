@@ -1,0 +1,61 @@
+/** OpenAPI paths of MCP servers. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { mcpServerView } from '../presenters/mcp-server';
+import { createMcpServerBody, mcpServerIdParams, mcpServersListQuery, updateMcpServerBody } from './mcp-servers.schema';
+
+const tags = ['mcp-servers'];
+
+export const mcpServersPaths: ZodOpenApiPathsObject = {
+  '/api/v1/mcp-servers': {
+    get: {
+      tags,
+      summary: 'Your MCP servers',
+      security: BEARER,
+      requestParams: { query: mcpServersListQuery },
+      responses: {
+        ...ok(200, 'One page of MCP servers', z.array(mcpServerView), { paged: true }),
+        ...errors(400, 401),
+      },
+    },
+    post: {
+      tags,
+      summary: 'Register an MCP server (Streamable HTTP) whose tools agents may use',
+      description:
+        'The credentials in `auth` are stored encrypted with the payload codec’s keys and never returned. ' +
+        '409: you already have a server of that name, or MCP_SERVERS_MAX_PER_USER servers.',
+      security: BEARER,
+      requestBody: jsonRequest(createMcpServerBody),
+      responses: { ...ok(201, 'The new server', mcpServerView), ...errors(400, 401, 409, 413, 415) },
+    },
+  },
+  '/api/v1/mcp-servers/{id}': {
+    get: {
+      tags,
+      summary: 'One MCP server',
+      security: BEARER,
+      requestParams: { path: mcpServerIdParams },
+      responses: { ...ok(200, 'The server', mcpServerView), ...errors(401, 404) },
+    },
+    patch: {
+      tags,
+      summary: 'Rename an MCP server, move it, replace or remove its credentials, or change its allowed tools',
+      description: 'Runs already started keep the URL and tool selection they started with. 409: the name is taken.',
+      security: BEARER,
+      requestParams: { path: mcpServerIdParams },
+      requestBody: jsonRequest(updateMcpServerBody),
+      responses: { ...ok(200, 'The server', mcpServerView), ...errors(400, 401, 404, 409, 413, 415) },
+    },
+    delete: {
+      tags,
+      summary: 'Delete an MCP server (agents that name it get an error result when they list its tools)',
+      security: BEARER,
+      requestParams: { path: mcpServerIdParams },
+      responses: {
+        ...ok(200, 'Deleted', z.strictObject({ id: z.string(), deleted: z.literal(true) })),
+        ...errors(401, 404),
+      },
+    },
+  },
+};

@@ -1,0 +1,137 @@
+/**
+ * MCP servers, a resource of the user: register, list, read, change, delete. Credentials are sealed with the payload
+ * codec's keys on write and never come back out of this API (docs/mcp.md, decision 0400).
+ */
+import { userId } from '../caller';
+import Router from '@koa/router';
+import type { Context } from 'koa';
+import {
+  countOwnMcpServers,
+  deleteOwnMcpServer,
+  findOwnMcpServer,
+  insertMcpServer,
+  mcpServersCollection,
+  newMcpServerId,
+  updateOwnMcpServer,
+  type McpAuthType,
+  type McpCredentials,
+  type McpServerDoc,
+} from '../../db/mcp-servers';
+import { isId } from '../../db/ids';
+import { NoSealingKeyError, sealJson, type SealedJson } from '../../temporal/codec/sealed-json';
+import { respond } from '../envelope';
+import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { validate } from '../middleware/validate';
+import { paginate } from '../pagination';
+import { presentMcpServer } from '../presenters/mcp-server';
+import { authenticated, type RouteDeps } from '../route-deps';
+import {
+  createMcpServerBody,
+  mcpServerIdParams,
+  mcpServersListQuery,
+  updateMcpServerBody,
+  type McpServerAuthInput,
+} from './mcp-servers.schema';
+
+export const listMcpServers = validate({ query: mcpServersListQuery });
+export const createMcpServer = validate({ body: createMcpServerBody });
+export const getMcpServer = validate({ params: mcpServerIdParams });
+export const patchMcpServer = validate({ params: mcpServerIdParams, body: updateMcpServerBody });
+export const removeMcpServer = validate({ params: mcpServerIdParams });
+
+function nameTaken(name: string): ConflictError {
+  return new ConflictError(`name: you already have an MCP server named "${name}"`, 'duplicate_name');
+}
+
+/** The stored form of `auth`: its kind in clear, the secrets sealed. */
+async function sealAuth(
+  deps: RouteDeps,
+  auth: McpServerAuthInput | null | undefined,
+): Promise<{ auth_type: McpAuthType; credentials: SealedJson | null }> {
+  if (!auth) return { auth_type: 'none', credentials: null };
+  const plain: McpCredentials = auth.type === 'bearer' ? { bearer_token: auth.token } : { headers: auth.headers };
+  try {
+    return { auth_type: auth.type, credentials: await sealJson(deps.config.PAYLOAD_CODEC_KEYS, plain) };
+  } catch (err) {
+    if (err instanceof NoSealingKeyError) {
+      throw new BadRequestError(
+        'auth: this service cannot store credentials (PAYLOAD_CODEC_KEYS is not set); register the server without auth',
+        'credentials_unavailable',
+      );
+    }
+    throw err;
+  }
+}
+
+export function mcpServerRoutes(deps: RouteDeps): Router {
+  const router = new Router();
+  const auth = authenticated(deps);
+
+  const ownServer = async (ctx: Context, id: string): Promise<McpServerDoc> => {
+    const doc = isId('mcp', id) ? await findOwnMcpServer(deps.db, userId(ctx), id) : null;
+    if (!doc) throw new NotFoundError(`MCP server ${id} not found`);
+    return doc;
+  };
+
+  router.get('/mcp-servers', ...auth, listMcpServers, async (ctx) => {
+    const { query } = listMcpServers.input(ctx);
+    const docs = await paginate(ctx, {
+      collection: mcpServersCollection(deps.db),
+      filter: { owner_id: userId(ctx) },
+      page: query,
+      order: { sortField: 'created_at', direction: 1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, docs.map(presentMcpServer));
+  });
+
+  router.post('/mcp-servers', ...auth, createMcpServer, async (ctx) => {
+    const { body } = createMcpServer.input(ctx);
+    const count = await countOwnMcpServers(deps.db, userId(ctx));
+    if (count >= deps.config.MCP_SERVERS_MAX_PER_USER) {
+      throw new ConflictError(`you already have ${count} MCP servers (MCP_SERVERS_MAX_PER_USER); delete one first`);
+    }
+    const now = new Date();
+    const doc: McpServerDoc = {
+      _id: newMcpServerId(),
+      owner_id: userId(ctx),
+      name: body.name,
+      url: body.url,
+      ...(await sealAuth(deps, body.auth)),
+      allowed_tools: body.allowed_tools ?? null,
+      created_at: now,
+      updated_at: now,
+    };
+    if (!(await insertMcpServer(deps.db, doc))) throw nameTaken(body.name);
+    ctx.set('Location', `/api/v1/mcp-servers/${doc._id}`);
+    respond(ctx, 201, presentMcpServer(doc));
+  });
+
+  router.get('/mcp-servers/:id', ...auth, getMcpServer, async (ctx) => {
+    const { params } = getMcpServer.input(ctx);
+    respond(ctx, 200, presentMcpServer(await ownServer(ctx, params.id)));
+  });
+
+  router.patch('/mcp-servers/:id', ...auth, patchMcpServer, async (ctx) => {
+    const { params, body } = patchMcpServer.input(ctx);
+    await ownServer(ctx, params.id);
+    const updated = await updateOwnMcpServer(deps.db, userId(ctx), params.id, {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.url !== undefined ? { url: body.url } : {}),
+      ...(body.auth !== undefined ? await sealAuth(deps, body.auth) : {}),
+      ...(body.allowed_tools !== undefined ? { allowed_tools: body.allowed_tools } : {}),
+    });
+    if (updated === 'duplicate_name') throw nameTaken(body.name ?? '');
+    if (!updated) throw new NotFoundError(`MCP server ${params.id} not found`);
+    respond(ctx, 200, presentMcpServer(updated));
+  });
+
+  router.delete('/mcp-servers/:id', ...auth, removeMcpServer, async (ctx) => {
+    const { params } = removeMcpServer.input(ctx);
+    await ownServer(ctx, params.id);
+    await deleteOwnMcpServer(deps.db, userId(ctx), params.id);
+    respond(ctx, 200, { id: params.id, deleted: true });
+  });
+
+  return router;
+}

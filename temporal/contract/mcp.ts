@@ -1,0 +1,73 @@
+/**
+ * MCP tools of an agent step, as the run carries them: which of the user's MCP servers, and which of their tools
+ * (docs/mcp.md). Workflow-safe: types and pure functions only. Credentials are never here: the worker's MCP
+ * activities read them from MongoDB by server id.
+ */
+import type { JsonObject } from './json';
+
+/** What a template or a workflow step chooses from one MCP server. */
+export interface McpToolSelection {
+  server_id: string;
+  /** Only these tools of the server (absent: all that `allowed_tools` and `exclude` leave). */
+  include?: string[];
+  /** Never these tools. */
+  exclude?: string[];
+  /**
+   * Tools annotated `destructiveHint` that this agent may call. Any other destructive tool is shown to the model but
+   * refused with an error result (decision 0402).
+   */
+  allow_destructive?: string[];
+}
+
+/** A selection in a run's snapshot: the server as it was when the run started. */
+export interface McpServerSelection extends McpToolSelection {
+  server_name: string;
+  url: string;
+  /** The server's own limit (null: every tool it lists). */
+  allowed_tools: string[] | null;
+}
+
+/** How a failed call of an MCP tool is treated: retried like any activity, or attempted once. */
+export type McpRetryClass = 'retry' | 'once';
+
+/** One MCP tool as the model was shown it (recorded with the step: a replay or a later turn sees the same). */
+export interface McpToolShown {
+  /** The name the model calls: `<server name>__<tool>`, sanitised (see mcpToolName). */
+  name: string;
+  server_id: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  /** `retry` for tools annotated readOnlyHint or idempotentHint, else `once`. */
+  retry: McpRetryClass;
+  /** Annotated destructiveHint and not in the selection's `allow_destructive`: refused, never called. */
+  refused: boolean;
+}
+
+/** A tool shown to the model: what it calls, and what it was told about it. */
+export interface McpToolDefinition extends McpToolShown {
+  description: string;
+  /** The tool's input JSON Schema (an object schema). */
+  input_schema: JsonObject;
+}
+
+/** What listing the step's MCP tools gave: the tools, and what went wrong per server (logged, in the transcript). */
+export interface McpToolList {
+  tools: McpToolDefinition[];
+  problems: string[];
+}
+
+/** Providers accept tool names of `^[a-zA-Z0-9_-]{1,64}$` (OpenAI's rule, the strictest of those used). */
+export const TOOL_NAME_MAX = 64;
+export const MCP_NAME_SEPARATOR = '__';
+
+/** `<server>__<tool>` with every other character replaced by `_`, cut to 64 characters. */
+export function mcpToolName(serverName: string, tool: string): string {
+  return `${serverName}${MCP_NAME_SEPARATOR}${tool}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, TOOL_NAME_MAX);
+}
+
+/** Whether the selection (and the server's own limit) lets `tool` be shown to the model. */
+export function isSelected(sel: McpServerSelection, tool: string): boolean {
+  if (sel.allowed_tools && !sel.allowed_tools.includes(tool)) return false;
+  if (sel.include && !sel.include.includes(tool)) return false;
+  return !(sel.exclude ?? []).includes(tool);
+}
