@@ -5,7 +5,7 @@
  * Without transactions or change streams (the embedded server, a standalone mongod), the log's guarantees come from
  * one atomic counter and unique keys:
  * - **Ordering.** A writer allocates its seqs first, with `$inc` on the run's `event_seq` — usually in the very write
- *   that records the change (db/runs.ts), so a logged change costs one insert more — then inserts at them. Every
+ *   that records the change (db/step-states.ts, db/run-end.ts), so a logged change costs one insert more — then inserts at them. Every
  *   allocated seq gets exactly one document: the event, or a `skip` placeholder when there is nothing to log after
  *   all (the happening was logged before). Readers deliver only a gap-free prefix 1..n in seq order and resume after
  *   the last id delivered (`Last-Event-ID`): nothing is skipped that appears later, nothing repeated. Concurrent
@@ -186,6 +186,23 @@ export async function fillEventSeq(db: Db, runId: string, seq: number): Promise<
   }
 }
 
+/** Puts a `skip` at each of `count` seqs from `from` unless something is there (seqs allocated for nothing to log). */
+export async function fillEventSeqs(db: Db, runId: string, from: number, count: number): Promise<void> {
+  if (count <= 1) {
+    if (count === 1) await fillEventSeq(db, runId, from);
+    return;
+  }
+  const at = new Date();
+  const docs = Array.from({ length: count }, (_, i) => skipDoc(runId, from + i, at));
+  try {
+    await runEventsCollection(db).insertMany(docs, { ordered: false });
+  } catch (err) {
+    // A seq a reader filled first already holds its skip.
+    const errors = err instanceof MongoBulkWriteError ? ([] as WriteError[]).concat(err.writeErrors) : [];
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+  }
+}
+
 async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated: number): Promise<number | null> {
   const events = runEventsCollection(db);
   const key = `${runId}/${event.key}`;
@@ -227,8 +244,8 @@ export async function appendRunEnded(
   return (await appendRunEvents(db, runId, [runEndedEvent(data)], firstSeq))[0] ?? null;
 }
 
-/** The run's `run.ended` event. */
-function runEndedEvent(data: RunEndedData): NewRunEvent {
+/** The run's `run.ended` event (for a writer that appends it with others). */
+export function runEndedEvent(data: RunEndedData): NewRunEvent {
   return { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
 }
 

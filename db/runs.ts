@@ -280,3 +280,24 @@ export async function findRun(db: Db, ownerId: string, runId: string): Promise<O
     { projection: STATUS_PROJECTION },
   );
 }
+
+/** The liveness reads under way, per database handle and run. */
+const liveReads = new WeakMap<Db, Map<string, Promise<boolean>>>();
+
+/**
+ * Whether the run has not ended: checked before an action's side effect when its start is written only later. A
+ * map's items start many at a time: one that asks while a read of the same run is under way shares it (its answer is
+ * then a few milliseconds older than the question, which changes nothing: a run may end just after any read anyway).
+ */
+export function isRunLive(db: Db, runId: string): Promise<boolean> {
+  let byRun = liveReads.get(db);
+  if (!byRun) liveReads.set(db, (byRun = new Map<string, Promise<boolean>>()));
+  const under = byRun.get(runId);
+  if (under) return under;
+  const read = runsCollection(db)
+    .findOne({ _id: runId, status: notTerminal }, { projection: { _id: 1 } })
+    .then((doc) => doc !== null)
+    .finally(() => byRun.delete(runId));
+  byRun.set(runId, read);
+  return read;
+}

@@ -1,5 +1,5 @@
 /**
- * The events the projection's writers log (db/runs.ts): one per step state change, keyed by what happened to which
+ * The events the projection's writers log (db/step-states.ts, db/run-end.ts): one per step state change, keyed by what happened to which
  * execution, so a retried write logs nothing new. Agent turns are logged by the agent activities (agentTurnEvent).
  */
 import type { Db } from 'mongodb';
@@ -80,12 +80,32 @@ export async function logStepChange(
   firstSeq?: number,
   before: NewRunEvent[] = [],
 ): Promise<void> {
-  const events = (Array.isArray(change) ? change : [change]).map((c) => ({
-    type: c.type,
-    key: keyOf(execId, c),
-    data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
-  }));
-  await appendRunEvents(db, runId, [...before, ...events], firstSeq);
+  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq, before);
+}
+
+/**
+ * The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated), after
+ * the events in `before` (an agent's model call, logged with the step write it led to).
+ */
+export async function logStepChanges(
+  db: Db,
+  runId: string,
+  entries: { execId: string; changes: StepChange[] }[],
+  firstSeq?: number,
+  before: NewRunEvent[] = [],
+): Promise<void> {
+  await appendRunEvents(db, runId, [...before, ...stepChangeEvents(entries)], firstSeq);
+}
+
+/** The events of executions' state changes, in the order given (for a writer that appends them with others). */
+export function stepChangeEvents(entries: { execId: string; changes: StepChange[] }[]): NewRunEvent[] {
+  return entries.flatMap(({ execId, changes }) =>
+    changes.map((c) => ({
+      type: c.type,
+      key: keyOf(execId, c),
+      data: { exec_id: execId, step_id: stepOf(execId), ...dataOf(c) },
+    })),
+  );
 }
 
 export type AgentTurnEvent =

@@ -5,7 +5,7 @@
  *
  * Writes never move an execution out of a terminal state: a late attempt-start after a completion changes nothing.
  */
-import type { Db, Filter } from 'mongodb';
+import { MongoBulkWriteError, type Db, type Filter, type WriteError } from 'mongodb';
 import type { StepStatus, Usage } from '../temporal/contract/run';
 import type { StepError } from '../temporal/contract/steps';
 
@@ -19,7 +19,7 @@ export interface StepExecutionDoc {
   position: number;
   status: StepStatus;
   attempts: number;
-  /** What the execution was given, rendered (JSON text; db/runs.ts recordStepInput). */
+  /** What the execution was given, rendered (JSON text; db/step-states.ts recordStepInput). */
   input_json?: string | null;
   output_json: string | null;
   error: StepError | null;
@@ -90,6 +90,26 @@ export async function writeExecution(
     // The filter missed because the execution is terminal, so the upsert collided with it: nothing to change.
     if (isDuplicateKey(err)) return false;
     throw err;
+  }
+}
+
+/**
+ * writeExecution for several executions in one round trip (never `force`): for each, whether it took the write. An
+ * upsert either matches a non-terminal execution or collides with the terminal one, so a duplicate key at an index
+ * is exactly "left alone".
+ */
+export async function writeExecutions(db: Db, writes: { key: ExecutionKey; set: ExecutionSet }[]): Promise<boolean[]> {
+  if (writes.length === 0) return [];
+  const ops = writes.map(({ key, set }) => ({ updateOne: executionUpsert(key, set, false) }));
+  try {
+    await stepExecutionsCollection(db).bulkWrite(ops, { ordered: false });
+    return writes.map(() => true);
+  } catch (err) {
+    if (!(err instanceof MongoBulkWriteError)) throw err;
+    const errors = ([] as WriteError[]).concat(err.writeErrors);
+    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+    const refused = new Set(errors.map((e) => e.index));
+    return writes.map((_, i) => !refused.has(i));
   }
 }
 

@@ -10,6 +10,7 @@ import { putApproval, removeApproval } from './approvals';
 import { appendRunEvents, fillEventSeq, type NewRunEvent } from './run-events';
 import { notTerminal, runsCollection, type EgressDenial, type RunDoc } from './runs';
 import { logStepChange, type StepChange } from './step-events';
+import { commitExecutionWrite } from './execution-commits';
 import { writeExecution } from './step-executions';
 import { parseExecutionId } from '../temporal/contract/exec-id';
 import type { JsonValue } from '../temporal/contract/json';
@@ -280,9 +281,10 @@ export async function markStepCompleted(
 }
 
 /**
- * A pure step's attempt (temporal/activities/pure-step.ts): done in milliseconds with nothing to show while it runs,
- * so its start, input and completion are one write and its two events one append. A map item or loop iteration the
- * same, on its execution document (the run's write allocating both events' seqs).
+ * An attempt that started and finished before its start was written (a pure step; an action quicker than
+ * START_WRITE_DELAY_MS, temporal/activities/action-step.ts): its start, input and completion in one write and its two
+ * events in one append. A map item or loop iteration the same, on its execution document, grouped with the run's
+ * other items that end at the same moment (./execution-commits.ts).
  */
 export async function recordStepDone(
   db: Db,
@@ -296,11 +298,10 @@ export async function recordStepDone(
   ];
   const inner = innerExecution(stepId);
   if (inner) {
-    return updateExecution(
-      db,
-      runId,
-      inner,
-      {
+    // A map's items end many at a time: their writes go together (./execution-commits.ts).
+    return commitExecutionWrite(db, runId, {
+      exec: inner,
+      set: {
         status: 'completed',
         attempts: done.attempt,
         ...(done.attempt <= 1 ? { started_at: done.startedAt } : {}),
@@ -309,8 +310,9 @@ export async function recordStepDone(
         error: null,
         completed_at: new Date(),
       },
-      { startedAt: done.startedAt, change: changes },
-    );
+      startedAt: done.startedAt,
+      changes,
+    });
   }
   const now = new Date();
   const set: Record<string, unknown> = {

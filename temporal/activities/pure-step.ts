@@ -2,7 +2,7 @@
  * A pure step (`transform`) runs as a **local activity**: it computes a value from earlier outputs and touches nothing
  * outside, so it needs none of what a regular activity pays for — no task queue round trip through the Temporal
  * server, no heartbeats, no separate `running` write (a pure step is done in milliseconds; its start, input and
- * completion are written together, db/runs.ts recordStepDone). The expression still runs in an evaluator process
+ * completion are written together, db/step-states.ts recordStepDone). The expression still runs in an evaluator process
  * (temporal/expressions/): a runaway expression cannot stall the worker. Its result is recorded in the run's history
  * as a marker, so a replay never evaluates it again; a worker crash before that evaluates it again (harmless: pure).
  *

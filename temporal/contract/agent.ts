@@ -9,7 +9,7 @@ import type { OutputRef, RunBudget, Usage } from './run';
 /** Turn limit of an agent step when neither its template nor the step sets one. */
 export const DEFAULT_MAX_TURNS = 8;
 
-/** Where the agent step runs: its activities use these to write progress into the run projection (db/runs.ts). */
+/** Where the agent step runs: its activities use these to write progress into the run projection (db/step-states.ts). */
 export interface AgentStepContext {
   runId: string;
   stepId: string;

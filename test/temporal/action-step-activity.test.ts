@@ -1,6 +1,6 @@
 /**
  * The action-step activity in MockActivityEnvironment against the real database and a real HTTP sink: it writes the
- * step's progress itself (its start when the attempt begins, its end when it ends),
+ * step's progress itself (a quick attempt once, start and end together; a slow one's start while it works),
  * classifies failures once, and performs no side effect for a run that already ended.
  */
 import { noExpressions } from '../helpers/expressions';
@@ -9,6 +9,7 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { newRunDoc, findRun, runsCollection } from '../../db/runs';
 import { recordRunOutcome } from '../../db/run-end';
 import { runEventsCollection } from '../../db/run-events';
+import { START_WRITE_DELAY_MS } from '../../temporal/activities/action-step';
 import { Registry } from 'prom-client';
 import { createWorkerMetrics } from '../../runtime/metrics/worker-metrics';
 import { createActivities } from '../../temporal/activities';
@@ -52,7 +53,7 @@ describe('runActionStep activity', () => {
     sink = await startHttpSink({
       '/ok': { status: 200, body: { fine: true } },
       '/down': { status: 503 },
-      '/slow': { status: 200, body: { slow: true }, delayMs: 3_000 },
+      '/slow': { status: 200, body: { slow: true }, delayMs: START_WRITE_DELAY_MS * 15 },
     });
     const config = testConfig({ HTTP_ALLOWED_HOSTS: sink.host });
     database = await openTestDb(config);
@@ -119,16 +120,24 @@ describe('runActionStep activity', () => {
       (e) => `${e.seq} ${e.type}`,
     );
 
-  it('shows the step running while the action works, then completed; started and completed in the event log', async () => {
+  it('writes a quick attempt once, start and end together; a slow one shows running while it works', async () => {
+    await insert('run_activity0004');
+    await new MockActivityEnvironment({ attempt: 1 }).run(activities.runActionStep, request('run_activity0004', '/ok'));
+    const quick = await findRun(database.db, 'usr_owner', 'run_activity0004');
+    expect(quick?.steps[0]).toMatchObject({ status: 'completed', attempts: 1 });
+    expect(quick?.steps[0]?.started_at).toBeInstanceOf(Date);
+    expect(quick?.steps[0]?.input_json ?? null).not.toBeNull();
+    expect(await eventsOf('run_activity0004')).toEqual(['1 step.started', '2 step.completed']);
+
     await insert('run_activity0005');
     const slow = new MockActivityEnvironment({ attempt: 1 }).run(
       activities.runActionStep,
       request('run_activity0005', '/slow'),
     );
-    // The step shows running while the call still waits for its answer.
+    // Once the delay has passed, the step shows running while the call still waits for its answer.
     let seen: string | undefined;
     for (let i = 0; i < 100 && seen !== 'running' && seen !== 'completed'; i++) {
-      await new Promise((r) => setTimeout(r, 50));
+      await new Promise((r) => setTimeout(r, START_WRITE_DELAY_MS / 2));
       seen = (await findRun(database.db, 'usr_owner', 'run_activity0005'))?.steps[0]?.status;
     }
     expect(seen).toBe('running');

@@ -7,7 +7,7 @@ import type { JsonValue } from '../../../temporal/contract/json';
 import type { OutputRef } from '../../../temporal/contract/run';
 import type { RunView } from './types';
 
-/** The view as recordRunEnd (db/runs.ts) would leave it after writing `outcome` at `at`. */
+/** The view as recordRunEnd (db/run-end.ts) would leave it after writing `outcome` at `at`. */
 export function withOutcome(run: RunView, outcome: RunOutcome, at: Date): RunView {
   const updates = new Map((outcome.stepUpdates ?? []).map((u) => [u.id, u]));
   return {

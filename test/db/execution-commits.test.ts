@@ -1,18 +1,31 @@
 /**
- * The writes of a map's items (db/step-states.ts) against the real MongoDB wire server: items that end together each
- * land once with their events at gap-free seqs, a late write to an ended execution leaves skips, and nothing is
- * written to a run that has ended.
+ * Group commit of a map's quick items (db/execution-commits.ts) against the real MongoDB wire server: items that end
+ * together are stored in fewer run writes than items, every execution and event lands once at gap-free seqs, a late
+ * write to an ended execution leaves skips, and nothing is written to a run that has ended.
  */
+import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
 import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
 import { recordStepDone } from '../../db/step-states';
 import { recordRunOutcome } from '../../db/run-end';
 import { readExecutions } from '../../db/step-executions';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
-import { uniqueId, useTestDb } from '../helpers/stack';
+import { testConfig, uniqueId, useTestDb } from '../helpers/stack';
 
-describe('execution writes', () => {
+describe('execution group commit', () => {
   const database = useTestDb();
-  const db = () => database.db;
+  /** A second client on the same database that counts the commands it sends (the writes under test go through it). */
+  let monitored: MongoClient;
+  const commands: CommandStartedEvent[] = [];
+  beforeAll(async () => {
+    monitored = new MongoClient(testConfig().MONGODB_URI, { monitorCommands: true });
+    monitored.on('commandStarted', (e) => commands.push(e));
+    await monitored.connect();
+  });
+  afterAll(() => monitored?.close());
+  /** One handle, as a worker has: the commits are grouped per handle. */
+  let handle: Db | undefined;
+  const db = () => (handle ??= monitored.db(database.db.databaseName));
+
   const newRun = () => insertTestRun(database.db, uniqueId('run_'), [actionStep('calls')]);
   const done = (output: number) => ({ attempt: 1, startedAt: new Date(), output });
   const logged = async (runId: string) => {
@@ -20,12 +33,17 @@ describe('execution writes', () => {
     return { counter, docs: await readRunEvents(database.db, runId, { afterSeq: 0, counter, limit: 1_000 }) };
   };
 
-  it('stores 30 items that end at once; each event once, gap-free', async () => {
+  it('stores 30 items that end at once with fewer run writes than items; each event once, gap-free', async () => {
     const runId = await newRun();
+    commands.length = 0;
     const results = await Promise.all(
       Array.from({ length: 30 }, (_, i) => recordStepDone(db(), runId, `calls[${i}]`, done(i))),
     );
     expect(results).toEqual(Array.from({ length: 30 }, () => true));
+
+    const runWrites = commands.filter((c) => c.commandName === 'findAndModify').length;
+    expect(runWrites).toBeGreaterThanOrEqual(1);
+    expect(runWrites).toBeLessThan(30);
 
     const { shown, counts } = (await readExecutions(database.db, runId, ['calls'], 100)).get('calls')!;
     expect(counts).toEqual({ total: 30, by_status: { completed: 30 } });
