@@ -1,5 +1,5 @@
 // Type-aware lint. The boundary rules keep the workflow sandbox deterministic: no Node builtins, no database driver,
-// no activity *values* (types only) inside temporal/workflows.
+// no activity *values* (types only) inside worker/workflows.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX from 'eslint-plugin-import-x';
@@ -55,15 +55,15 @@ export default tseslint.config(
             { group: ['koa', '@koa/*', '**/api/*', '**/api/**'], message: 'db/ does not know the API.' },
             {
               group: [
-                '**/temporal/actions/*',
-                '**/temporal/activities/*',
-                '**/temporal/activities/**',
-                '**/temporal/workflows/*',
-                '**/temporal/llm/*',
-                '**/temporal/tools/*',
-                '**/temporal/expressions/*',
+                '**/worker/actions/*',
+                '**/worker/activities/*',
+                '**/worker/activities/**',
+                '**/worker/workflows/*',
+                '**/worker/llm/*',
+                '**/worker/tools/*',
+                '**/worker/expressions/*',
               ],
-              message: 'db/ may import only temporal/contract (shared types belong there).',
+              message: 'db/ may import only domain (shared types belong there).',
             },
           ],
         },
@@ -106,11 +106,11 @@ export default tseslint.config(
     },
   },
   {
-    // The worker never imports the API process; what both need lives in runtime/ or temporal/contract. One exception:
+    // The worker never imports the API process; what both need lives in shared/ or domain. One exception:
     // the run view's presenter (api/presenters/run-view), so a completion webhook's body is the status body itself
     // (docs/decisions/0301-run-view-schema-with-the-presenters.md).
-    files: ['temporal/**', 'runtime/**'],
-    ignores: ['temporal/workflows/**', 'temporal/contract/**'],
+    files: ['worker/**', 'shared/**'],
+    ignores: ['worker/workflows/**', 'domain/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -145,7 +145,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['temporal/workflows/**', 'temporal/contract/**'],
+    files: ['worker/workflows/**', 'domain/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -162,12 +162,12 @@ export default tseslint.config(
                 '**/activities/*',
                 '**/db/*',
                 '**/api/*',
-                '**/runtime/*',
+                '**/shared/*',
                 '**/actions/*',
                 '**/tools/*',
                 '**/llm/*',
               ],
-              message: 'Workflow code may import only temporal/contract (and activity types with `import type`).',
+              message: 'Workflow code may import only domain (and activity types with `import type`).',
               allowTypeImports: true,
             },
           ],

@@ -7,23 +7,23 @@
  */
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
-import { actionOutputJsonSchema, getAction } from '../../temporal/actions/registry';
+import { actionOutputJsonSchema, getAction } from '../../worker/actions/registry';
 import {
   conditionReferences,
   ConditionError,
   evaluateCondition,
   parseCondition,
-} from '../../temporal/contract/condition';
-import { ancestorsOf, resolveDependencies, topologicalOrder } from '../../temporal/contract/graph';
-import type { JsonObject } from '../../temporal/contract/json';
-import { wholeReference } from '../../temporal/contract/reference-scan';
+} from '../../domain/condition';
+import { ancestorsOf, resolveDependencies, topologicalOrder } from '../../domain/graph';
+import type { JsonObject } from '../../domain/json';
+import { wholeReference } from '../../domain/reference-scan';
 import {
   collectReferences,
   parseReference,
   RenderError,
   type PathSegment,
   type Reference,
-} from '../../temporal/contract/render';
+} from '../../domain/render';
 
 export interface GraphLimitsConfig {
   MAP_MAX_CONCURRENCY: number;

@@ -6,7 +6,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { approvalsCollection } from '../../db/approvals';
 import { buildRunView } from '../presenters/run-view/build';
 import type { RunView } from '../presenters/run-view/view';
-import { TERMINAL_RUN_STATUSES } from '../../temporal/contract/run';
+import { TERMINAL_RUN_STATUSES } from '../../domain/run';
 import { getRunStatus } from '../commands/run-status';
 import type { WaitUntil } from '../commands/run-status/long-poll';
 import type { McpCaller, McpDeps } from './context';

@@ -3,10 +3,10 @@
  * template (PATCH checks the stored template merged with the change). Each problem names its field.
  */
 import type { TemplateContent } from '../../db/templates';
-import type { JsonObject } from '../../temporal/contract/json';
-import { isActionType, validateActionConfig } from '../../temporal/actions/registry';
-import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
-import { getTool } from '../../temporal/tools/registry';
+import type { JsonObject } from '../../domain/json';
+import { isActionType, validateActionConfig } from '../../worker/actions/registry';
+import { describeSchemaProblems } from '../../domain/user-schema';
+import { getTool } from '../../worker/tools/registry';
 import { describeIssue } from '../middleware/validate';
 import { agentConfig } from './agents.schema';
 

@@ -15,8 +15,8 @@ import {
   type TemplateContent,
   type TemplateDoc,
 } from '../../db/templates';
-import { ACTIONS, actionConfigJsonSchema } from '../../temporal/actions/registry';
-import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
+import { ACTIONS, actionConfigJsonSchema } from '../../worker/actions/registry';
+import { TOOLS, toolParametersSchema } from '../../worker/tools/registry';
 import { templateWarnings, withWarnings } from '../commands/model-warnings';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
@@ -29,7 +29,7 @@ import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplat
 import { templateRuleProblems } from './agents.rules';
 import { mcpToolProblems } from '../commands/check-mcp-tools';
 import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
-import type { ActionType } from '../../temporal/contract/action-types';
+import type { ActionType } from '../../domain/action-types';
 
 const list = validate({ query: listTemplatesQuery });
 const byId = validate({ params: templateIdParams });

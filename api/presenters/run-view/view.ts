@@ -6,10 +6,10 @@
  */
 import { z } from 'zod';
 import type { Config } from '../../../config';
-import { ACTION_TYPES } from '../../../temporal/contract/action-types';
-import type { JsonValue } from '../../../temporal/contract/json';
-import { runStatusSchema, stepStatusSchema, TERMINAL_RUN_STATUSES, type Usage } from '../../../temporal/contract/run';
-import { deriveRunStatus } from '../../../temporal/contract/run-state';
+import { ACTION_TYPES } from '../../../domain/action-types';
+import type { JsonValue } from '../../../domain/json';
+import { runStatusSchema, stepStatusSchema, TERMINAL_RUN_STATUSES, type Usage } from '../../../domain/run';
+import { deriveRunStatus } from '../../../domain/run-state';
 import type { RunDoc, RunLiveness } from '../../../db/runs';
 import type { ExecutionCounts, StepExecutionDoc } from '../../../db/step-executions';
 import type { WebhookDeliveryDoc } from '../../../db/webhook-deliveries';
