@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { parseHostEntry } from './domain/address-policy';
-import { parseCodecKeys } from './shared/codec/keys';
+import { parseCodecKeys } from './domain/codec-keys';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

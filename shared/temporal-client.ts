@@ -7,7 +7,7 @@ import { InterceptingCall, type Interceptor } from '@grpc/grpc-js';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { closedChannelGuard } from './closed-channel-guard';
 import { createDataConverter } from './codec/data-converter';
-import type { CodecKey } from './codec/keys';
+import type { CodecKey } from '../domain/codec-keys';
 
 export interface TemporalClientOptions {
   address: string;

@@ -1,7 +1,7 @@
 /** The one data converter the API's client and the worker share, so what one encrypts the other can read. */
 import type { DataConverter, PayloadCodec } from '@temporalio/common';
 import { EncryptionCodec } from './encryption-codec';
-import type { CodecKey } from './keys';
+import type { CodecKey } from '../../domain/codec-keys';
 
 /**
  * contract/failure-converter.ts, by path: the SDK loads failure converters so, into the workflow bundle

@@ -11,7 +11,7 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { METADATA_ENCODING_KEY, ValueError, type Payload, type PayloadCodec } from '@temporalio/common';
-import type { CodecKey } from './keys';
+import type { CodecKey } from '../../domain/codec-keys';
 
 export const ENCRYPTED_ENCODING = 'binary/encrypted';
 export const METADATA_KEY_ID = 'encryption-key-id';

@@ -12,7 +12,7 @@ import { connectDatabase } from '../../db/client';
 import { authenticateKey, findUserByName } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
 import { EncryptionCodec } from '../../shared/codec/encryption-codec';
-import { parseCodecKeys } from '../../shared/codec/keys';
+import { parseCodecKeys } from '../../domain/codec-keys';
 import { payloadFromJson, payloadToJson, type JsonPayload } from '../../shared/codec/payload-json';
 import { startLlmServer } from '../helpers/llm-server';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';

@@ -19,7 +19,7 @@ import { createWorker } from '../../worker/create-worker';
 import { composeWorker } from '../../worker/compose-worker';
 import { createDataConverter } from '../../shared/codec/data-converter';
 import { EncryptionCodec } from '../../shared/codec/encryption-codec';
-import { parseCodecKeys } from '../../shared/codec/keys';
+import { parseCodecKeys } from '../../domain/codec-keys';
 import { testAppLogger, testLogLevel, testTemporalLogger } from './test-logging';
 import { composeApi } from '../../api/compose';
 

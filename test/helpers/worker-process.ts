@@ -5,7 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../config';
-import { formatCodecKeys } from '../../shared/codec/keys';
+import { formatCodecKeys } from '../../domain/codec-keys';
 
 export interface WorkerProcess {
   pid: number;

@@ -12,7 +12,8 @@ import {
   METADATA_KEY_ID,
   PayloadDecryptionError,
 } from '../../../shared/codec/encryption-codec';
-import { formatCodecKeys, generateCodecKey, parseCodecKeys, type CodecKey } from '../../../shared/codec/keys';
+import { formatCodecKeys, parseCodecKeys, type CodecKey } from '../../../domain/codec-keys';
+import { generateCodecKey } from '../../../shared/codec/keys';
 
 const key = (id: string): CodecKey => ({ id, key: randomBytes(32) });
 const text = (b: Uint8Array | null | undefined) => Buffer.from(b ?? new Uint8Array()).toString('utf8');
