@@ -9,11 +9,11 @@ import path from 'node:path';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { FAILURE_CONVERTER_PATH } from '../shared/codec/data-converter';
 
-const temporalDir = __dirname;
-/** Everything the workflow sandbox may import (see the lint boundary on worker/workflows). */
-const SANDBOX_SOURCES = ['workflows', 'contract'];
-export const DEFAULT_BUNDLE_DIR = path.resolve(temporalDir, '..', '.stepwise', 'cache');
-const LOCKFILE = path.resolve(temporalDir, '..', 'package-lock.json');
+const workerDir = __dirname;
+/** Everything the workflow sandbox may import (see the lint boundary on worker/workflows): its code and the domain. */
+const SANDBOX_SOURCES = ['workflows', '../domain'];
+export const DEFAULT_BUNDLE_DIR = path.resolve(workerDir, '..', '.stepwise', 'cache');
+const LOCKFILE = path.resolve(workerDir, '..', 'package-lock.json');
 
 /** The bundler options that change the bundle's output (absolute paths: the bundle embeds them). */
 export interface BundleOptions {
@@ -35,7 +35,7 @@ export interface BundleInputs {
 
 const BUNDLE_OPTIONS: BundleOptions = {
   workflowsPath: require.resolve('./workflows'),
-  // The same failure converter as the worker's and the client's (see contract/failure-converter.ts).
+  // The same failure converter as the worker's and the client's (see domain/failure-converter.ts).
   failureConverterPath: FAILURE_CONVERTER_PATH,
   // Always in the bundle (one bundle whatever the config); inert for executions started without a trace context.
   workflowInterceptorModules: [require.resolve('./workflows/interceptors/tracing')],
@@ -57,7 +57,7 @@ export function readBundleInputs(): BundleInputs {
       else if (entry.name.endsWith('.ts')) sources.push({ path: full, content: fs.readFileSync(full) });
     }
   };
-  for (const dir of SANDBOX_SOURCES) walk(path.join(temporalDir, dir));
+  for (const dir of SANDBOX_SOURCES) walk(path.join(workerDir, dir));
   return {
     sources,
     sdkVersions: Object.fromEntries(

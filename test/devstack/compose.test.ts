@@ -247,7 +247,7 @@ describe('Dockerfile and .dockerignore', () => {
     const copied = [...dockerfile.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
     const needed = topLevelSources(['api/server.ts', 'worker/main.ts', 'worker/build-bundle.ts', 'cli/index.ts']);
-    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'temporal']));
+    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'domain', 'shared', 'worker']));
     expect(needed.filter((d) => !copied.includes(d))).toEqual([]);
   });
 });

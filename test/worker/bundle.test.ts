@@ -9,15 +9,15 @@ import { repoRoot } from '../helpers/run-node';
 
 const base: BundleInputs = {
   sources: [
-    { path: '/repo/temporal/workflows/run.ts', content: 'export async function run() {}' },
-    { path: '/repo/temporal/contract/index.ts', content: 'export {};' },
+    { path: '/repo/worker/workflows/run.ts', content: 'export async function run() {}' },
+    { path: '/repo/domain/index.ts', content: 'export {};' },
   ],
   sdkVersions: { '@temporalio/worker': '1.24.0', '@temporalio/workflow': '1.24.0' },
   lockfile: '{"lockfileVersion":3,"packages":{"node_modules/@temporalio/common":{"version":"1.24.0"}}}',
   options: {
-    workflowsPath: '/repo/temporal/workflows/index.ts',
-    failureConverterPath: '/repo/temporal/contract/failure-converter.ts',
-    workflowInterceptorModules: ['/repo/temporal/workflows/interceptors/tracing.ts'],
+    workflowsPath: '/repo/worker/workflows/index.ts',
+    failureConverterPath: '/repo/domain/failure-converter.ts',
+    workflowInterceptorModules: ['/repo/worker/workflows/interceptors/tracing.ts'],
   },
 };
 
@@ -33,7 +33,7 @@ describe('the workflow bundle digest', () => {
     ['the workflow SDK', { sdkVersions: { ...base.sdkVersions, '@temporalio/workflow': '1.25.0' } }],
     ['the interceptor modules', { options: { ...base.options, workflowInterceptorModules: [] } }],
     ['the failure converter', { options: { ...base.options, failureConverterPath: '/repo/other-converter.ts' } }],
-    ['the workflows path', { options: { ...base.options, workflowsPath: '/repo/temporal/workflows/other.ts' } }],
+    ['the workflows path', { options: { ...base.options, workflowsPath: '/repo/worker/workflows/other.ts' } }],
   ])('changes with %s', (_what, change) => {
     expect(bundleDigest({ ...base, ...change })).not.toBe(bundleDigest(base));
   });
@@ -47,6 +47,8 @@ describe('the workflow bundle digest', () => {
       expect(inputs.sdkVersions[name]).toBe(manifest.version);
     }
     expect(inputs.lockfile.toString()).toBe(fs.readFileSync(path.join(repoRoot, 'package-lock.json'), 'utf8'));
-    expect(inputs.sources.map((s) => path.relative(repoRoot, s.path))).toContain('worker/workflows/run.ts');
+    const sources = inputs.sources.map((s) => path.relative(repoRoot, s.path));
+    expect(sources).toContain('worker/workflows/run.ts');
+    expect(sources).toContain('domain/run.ts');
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The action steps the workflow performs itself, without an activity: `delay` (a durable timer — it survives worker
  * restarts and costs nothing while it waits) and `approval` (the execution waits for the approve update). Their
- * rendered configs are checked with the same schemas the action registry publishes (contract/builtin-actions.ts).
+ * rendered configs are checked with the same schemas the action registry publishes (domain/builtin-actions.ts).
  */
 import { ApplicationFailure, condition, sleep } from '@temporalio/workflow';
 import type * as BuiltinActions from '../../domain/builtin-actions';
