@@ -12,7 +12,6 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import type { ResolvedAddress } from './guarded-fetch';
 
 const MAX_POOLS = 256;
 /** Shorter than common server idle timeouts (Node 5 s, nginx 75 s), so a reused socket is rarely closed under us. */
@@ -22,8 +21,11 @@ const MAX_FREE_SOCKETS = 32;
 
 const pools = new Map<string, http.Agent>();
 
-/** The pool for connections to `target` over `protocol` ('http:' or 'https:'). */
-export function poolFor(protocol: string, target: ResolvedAddress): http.Agent {
+/**
+ * The pool for connections to `target` over `protocol` ('http:' or 'https:'). Only the checked address is needed, so
+ * this file does not import guarded-fetch's types (which import this file: no circle).
+ */
+export function poolFor(protocol: string, target: { readonly address: string }): http.Agent {
   const key = `${protocol}//${target.address}`;
   const found = pools.get(key);
   if (found) {
