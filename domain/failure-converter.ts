@@ -6,7 +6,7 @@
  *
  * One module for the three places that convert failures, because they must agree: the workflow bundle
  * (worker/bundle.ts, failureConverterPath), the worker's activities (worker/create-worker.ts) and the API's client.
- * It lives in the contract because the sandbox loads it.
+ * It lives in domain/ because the sandbox loads it.
  */
 import { DefaultFailureConverter } from '@temporalio/common';
 
