@@ -7,7 +7,7 @@
 import type { Db } from 'mongodb';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import type { WorkflowConfigDoc, WorkflowStepDoc } from '../../db/workflows';
-import { validateActionConfig } from '../../worker/actions/registry';
+import { validateActionConfig } from '../../domain/actions/catalog';
 import type { JsonObject } from '../../domain/json';
 import { collectReferences, type PathSegment } from '../../domain/render';
 import { describeSchemaProblems } from '../../domain/user-schema';

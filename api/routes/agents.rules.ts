@@ -4,7 +4,7 @@
  */
 import type { TemplateContent } from '../../db/templates';
 import type { JsonObject } from '../../domain/json';
-import { isActionType, validateActionConfig } from '../../worker/actions/registry';
+import { isActionType, validateActionConfig } from '../../domain/actions/catalog';
 import { describeSchemaProblems } from '../../domain/user-schema';
 import { getTool } from '../../worker/tools/registry';
 import { describeIssue } from '../middleware/validate';

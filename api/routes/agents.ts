@@ -15,7 +15,7 @@ import {
   type TemplateContent,
   type TemplateDoc,
 } from '../../db/templates';
-import { ACTIONS, actionConfigJsonSchema } from '../../worker/actions/registry';
+import { ACTION_CATALOG, actionConfigJsonSchema } from '../../domain/actions/catalog';
 import { TOOLS, toolParametersSchema } from '../../worker/tools/registry';
 import { templateWarnings, withWarnings } from '../commands/model-warnings';
 import { respond } from '../envelope';
@@ -41,10 +41,10 @@ export function agentRoutes(deps: RouteDeps): Router {
   const auth = authenticated(deps);
   // Both lists are fixed at build time; computed once per app.
   const tools = TOOLS.map((t) => ({ name: t.name, description: t.description, parameters: toolParametersSchema(t) }));
-  const actions = (Object.keys(ACTIONS) as ActionType[]).map((name) => ({
+  const actions = (Object.keys(ACTION_CATALOG) as ActionType[]).map((name) => ({
     name,
-    description: ACTIONS[name].description,
-    config_schema: actionConfigJsonSchema(ACTIONS[name]),
+    description: ACTION_CATALOG[name].description,
+    config_schema: actionConfigJsonSchema(ACTION_CATALOG[name]),
   }));
 
   router.get('/tools', (ctx) => respond(ctx, 200, tools));

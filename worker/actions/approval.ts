@@ -1,20 +1,5 @@
-/** `approval`: the run goes to `waiting` until a human approves or rejects the step through the API (no activity). */
-import { z } from 'zod';
-import { approvalConfig as config } from '../../domain/builtin-actions';
+/** `approval`: carried out by the workflow (a human decision through the API), so nothing to execute. */
+import { approvalDeclaration } from '../../domain/actions/approval';
 import type { ActionDefinition } from './types';
 
-const output = z.object({
-  approved: z.boolean(),
-  comment: z.string().nullable(),
-  decided_by: z.string().nullable(),
-  decided_at: z.string(),
-});
-
-export const approvalAction = {
-  name: 'approval',
-  description:
-    'Wait for a human decision: the run shows status `waiting` until POST /api/v1/workflows/runs/:runId/approve ' +
-    'approves (the run continues) or rejects (the run fails with the comment).',
-  config,
-  output,
-} satisfies ActionDefinition<'approval', typeof config, typeof output>;
+export const approvalAction = approvalDeclaration satisfies ActionDefinition<'approval'>;

@@ -1,22 +1,7 @@
-/** `delay`: a durable timer in the workflow (no activity). Exactly one of `seconds` or `until`. */
-import { z } from 'zod';
-import { delayConfig, delayRule } from '../../domain/builtin-actions';
+/** `delay`: a durable timer carried out by the workflow, so nothing to execute. */
+import { delayDeclaration } from '../../domain/actions/delay';
 import type { ActionDefinition } from './types';
 
 export { MAX_DELAY_SECONDS } from '../../domain/builtin-actions';
 
-const output = z.object({
-  /** When the timer was due (ISO 8601). */
-  until: z.string(),
-  /** Seconds actually waited (0 when `until` was already past). */
-  waited_seconds: z.number(),
-});
-
-export const delayAction = {
-  name: 'delay',
-  description: 'Pause the run durably for `seconds`, or until an ISO 8601 instant `until` (at most 30 days).',
-  // The schema and rule the workflow parses the rendered config with (worker/workflows/builtin-steps.ts).
-  config: delayConfig,
-  refine: delayRule,
-  output,
-} satisfies ActionDefinition<'delay', typeof delayConfig, typeof output>;
+export const delayAction = delayDeclaration satisfies ActionDefinition<'delay'>;

@@ -4,7 +4,8 @@
  * worker/failures.ts, the one place that decides about retries.
  */
 import { NonRetryableError } from '../failures';
-import { ACTIONS, validateActionConfig } from './registry';
+import { validateActionConfig } from '../../domain/actions/catalog';
+import { ACTIONS } from './registry';
 import type { ActionContext, ActionDefinition, ActionType } from './types';
 
 /** Runs the action `type` with an already rendered `config`. Resolves to the step output. */

@@ -12,6 +12,7 @@ import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
 import type { ActionType } from '../../domain/action-types';
+import type { ActionDeclaration } from '../../domain/actions/types';
 
 export { ACTION_TYPES, type ActionType } from '../../domain/action-types';
 
@@ -29,20 +30,12 @@ export interface ActionContext {
   heartbeat(): void;
 }
 
+/** An action's declaration (domain/actions/) with the code that carries it out. */
 export interface ActionDefinition<
   N extends ActionType = ActionType,
   C extends z.ZodObject = z.ZodObject,
   O extends z.ZodType = z.ZodType,
-> {
-  readonly name: N;
-  readonly description: string;
-  /** A strict object schema (unknown keys refused) without refinements; field rules only. */
-  readonly config: C;
-  /** Cross-field rules (e.g. "text or html"), run mode only, so template mode can accept partial configs. */
-  // Method syntax on purpose (bivariant parameters), like execute: the registry holds differently typed actions.
-  refine?(config: z.output<C>, ctx: z.RefinementCtx): void;
-  /** Shape of the step output (what `{{steps.<id>.output…}}` can reach). */
-  readonly output: O;
+> extends ActionDeclaration<N, C, O> {
   /** Absent for actions the workflow performs itself (delay, approval). Throws StepError subclasses on failure. */
   execute?(config: z.output<C>, ctx: ActionContext): Promise<z.output<O>>;
 }

@@ -1,6 +1,6 @@
 /** `json_transform`: a JSONata expression over the given data (same engine as the `transform` action). */
 import { z } from 'zod';
-import { jsonValueSchema } from '../jsonata';
+import { jsonValueSchema } from '../../domain/json-value';
 import type { ToolDefinition } from './types';
 
 const input = z.strictObject({

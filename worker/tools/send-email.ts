@@ -3,7 +3,8 @@
  * recipient (to, cc, bcc, reply_to) must be in the step's egress allowlist — deny by default.
  */
 import { z } from 'zod';
-import { emailFields, emailResultSchema, sendEmail } from '../mail/message';
+import { emailFields, emailResultSchema } from '../../domain/email';
+import { sendEmail } from '../mail/message';
 import { assertRecipientsAllowed } from './egress';
 import type { ToolDefinition } from './types';
 

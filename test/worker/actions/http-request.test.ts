@@ -1,5 +1,6 @@
 /** http_request action against a real local HTTP server: what the server saw, the output, the classification. */
-import { getAction, validateActionConfig } from '../../../worker/actions/registry';
+import { validateActionConfig } from '../../../domain/actions/catalog';
+import { getAction } from '../../../worker/actions/registry';
 import { StepError, toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';

@@ -1,13 +1,12 @@
 /** The action registry and validateActionConfig in template and run mode, with property-based checks. */
 import fc from 'fast-check';
 import {
-  ACTIONS,
   actionConfigJsonSchema,
   actionOutputJsonSchema,
-  getAction,
   isTemplateString,
   validateActionConfig,
-} from '../../../worker/actions/registry';
+} from '../../../domain/actions/catalog';
+import { ACTIONS, getAction } from '../../../worker/actions/registry';
 import { ACTION_TYPES, type ActionType } from '../../../worker/actions/types';
 
 /** One valid, fully rendered config per action type. */

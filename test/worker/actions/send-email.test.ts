@@ -1,5 +1,6 @@
 /** send_email action: the message a real SMTP server receives, and a Message-ID stable per run + step. */
-import { getAction, validateActionConfig } from '../../../worker/actions/registry';
+import { validateActionConfig } from '../../../domain/actions/catalog';
+import { getAction } from '../../../worker/actions/registry';
 import { toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp';

@@ -1,5 +1,6 @@
 /** transform action: JSONata over earlier outputs; the output is the result itself. */
-import { getAction, validateActionConfig } from '../../../worker/actions/registry';
+import { validateActionConfig } from '../../../domain/actions/catalog';
+import { getAction } from '../../../worker/actions/registry';
 import { NonRetryableError, toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { testEvaluator } from '../../helpers/expressions';
