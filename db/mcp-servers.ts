@@ -5,7 +5,7 @@
  * per owner (index `owner_name_unique`): tool names shown to a model are namespaced by them.
  */
 import { MongoServerError, type Db } from 'mongodb';
-import type { SealedJson } from '../shared/codec/sealed-json';
+import type { SealedJson } from '../domain/codec-keys';
 import { newId } from './ids';
 
 export type McpAuthType = 'none' | 'bearer' | 'headers';

@@ -55,3 +55,11 @@ export function parseCodecKeys(value: string): { keys: CodecKey[]; problems: str
 export function formatCodecKeys(keys: readonly CodecKey[]): string {
   return keys.map((k) => `${k.id}:${k.key.toString('base64')}`).join(',');
 }
+
+/** A JSON value sealed with these keys (shared/codec/sealed-json.ts seals and opens it; storage keeps it as is). */
+export interface SealedJson {
+  /** The sealed payload's metadata (encoding and key id, in clear), base64 per entry. */
+  metadata: Record<string, string>;
+  /** Nonce ‖ ciphertext ‖ tag, base64. */
+  data: string;
+}

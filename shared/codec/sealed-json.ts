@@ -6,14 +6,9 @@
  */
 import { METADATA_ENCODING_KEY } from '@temporalio/common';
 import { EncryptionCodec } from './encryption-codec';
-import type { CodecKey } from './keys';
+import type { CodecKey, SealedJson } from '../../domain/codec-keys';
 
-export interface SealedJson {
-  /** The sealed payload's metadata (encoding and key id, in clear), base64 per entry. */
-  metadata: Record<string, string>;
-  /** Nonce ‖ ciphertext ‖ tag, base64. */
-  data: string;
-}
+export type { SealedJson };
 
 /** Without keys nothing can be sealed: the caller refuses to store the secret rather than keep it in clear. */
 export class NoSealingKeyError extends Error {

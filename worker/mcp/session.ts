@@ -8,7 +8,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Db } from 'mongodb';
 import { findOwnMcpServer, type McpCredentials } from '../../db/mcp-servers';
 import { openJson } from '../../shared/codec/sealed-json';
-import type { CodecKey } from '../../shared/codec/keys';
+import type { CodecKey } from '../../domain/codec-keys';
 import type { EgressPolicy } from '../../domain/egress';
 import { NonRetryableError } from '../failures';
 import { guardedMcpFetch } from './guarded-transport';
