@@ -79,11 +79,7 @@ export default tseslint.config(
             zone('./config.ts', ABOVE_CONFIG, 'config.ts imports no layer but the domain.'),
             zone('./db', ABOVE_DB, 'db/ may import only domain/ and config.ts.'),
             zone('./shared', ABOVE_SHARED, 'shared/ may import only db/, domain/ and config.ts.'),
-            zone('./api', ['./worker'], 'api/ does not import the worker process: move what both need down.', [
-              // The tool catalog the API publishes still binds names to the executing code; splitting its
-              // declarations into domain/, as domain/actions/ did for actions, removes this (decision 0140).
-              './tools/registry.ts',
-            ]),
+            zone('./api', ['./worker'], 'api/ does not import the worker process: move what both need down.'),
             zone('./api', CLIENTS_AND_TOOLING, 'api/ does not import clients or tooling.'),
             zone('./worker', './api', 'worker/ does not import the API process: move what both need down.', [
               // The run view's presenter: a completion webhook's body is the status body itself

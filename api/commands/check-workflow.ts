@@ -11,7 +11,7 @@ import { validateActionConfig } from '../../domain/actions/catalog';
 import type { JsonObject } from '../../domain/json';
 import { collectReferences, type PathSegment } from '../../domain/render';
 import { describeSchemaProblems } from '../../domain/user-schema';
-import { isToolName } from '../../worker/tools/registry';
+import { isToolName } from '../../domain/tools/catalog';
 import { BadRequestError } from '../errors';
 import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';

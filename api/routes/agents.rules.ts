@@ -6,7 +6,7 @@ import type { TemplateContent } from '../../db/templates';
 import type { JsonObject } from '../../domain/json';
 import { isActionType, validateActionConfig } from '../../domain/actions/catalog';
 import { describeSchemaProblems } from '../../domain/user-schema';
-import { getTool } from '../../worker/tools/registry';
+import { isToolName } from '../../domain/tools/catalog';
 import { describeIssue } from '../middleware/validate';
 import { agentConfig } from './agents.schema';
 
@@ -15,7 +15,7 @@ export function templateRuleProblems(t: TemplateContent): string[] {
   const problems: string[] = [];
   const duplicates = duplicateIndexes(t.default_tools);
   for (const [i, tool] of t.default_tools.entries()) {
-    if (!getTool(tool)) problems.push(`default_tools[${i}]: unknown tool "${tool}" (see GET /api/v1/agents/tools)`);
+    if (!isToolName(tool)) problems.push(`default_tools[${i}]: unknown tool "${tool}" (see GET /api/v1/agents/tools)`);
     else if (duplicates.has(i)) problems.push(`default_tools[${i}]: duplicate tool "${tool}"`);
   }
   switch (t.step_type) {

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { ACTION_TYPES } from '../../domain/action-types';
-import { TOOL_NAMES } from '../../worker/tools/registry';
+import { TOOL_NAMES } from '../../domain/tools/catalog';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
 import { mcpToolSelections } from './mcp-tools.schema';

@@ -16,7 +16,7 @@ import {
   type TemplateDoc,
 } from '../../db/templates';
 import { ACTION_CATALOG, actionConfigJsonSchema } from '../../domain/actions/catalog';
-import { TOOLS, toolParametersSchema } from '../../worker/tools/registry';
+import { TOOL_DECLARATIONS, toolParametersSchema } from '../../domain/tools/catalog';
 import { templateWarnings, withWarnings } from '../commands/model-warnings';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
@@ -40,7 +40,11 @@ export function agentRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/agents' });
   const auth = authenticated(deps);
   // Both lists are fixed at build time; computed once per app.
-  const tools = TOOLS.map((t) => ({ name: t.name, description: t.description, parameters: toolParametersSchema(t) }));
+  const tools = TOOL_DECLARATIONS.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: toolParametersSchema(t),
+  }));
   const actions = (Object.keys(ACTION_CATALOG) as ActionType[]).map((name) => ({
     name,
     description: ACTION_CATALOG[name].description,

@@ -13,6 +13,7 @@
  * with nesting capped at MAX_DEPTH (so no stack overflow), `^` is one Math call however large the exponent, and
  * the input itself is capped, whoever the caller is.
  */
+import { MAX_EXPRESSION_CHARS } from '../../domain/tools/calculator';
 import { NonRetryableError } from '../failures';
 
 type Token =
@@ -22,8 +23,8 @@ type Token =
   | { kind: 'end'; pos: number };
 
 const MAX_DEPTH = 64;
-/** Longest expression accepted (the tool's schema publishes the same bound to the model). */
-export const MAX_EXPRESSION_CHARS = 1000;
+/** Longest expression accepted: the bound the tool's schema publishes to the model. */
+export { MAX_EXPRESSION_CHARS };
 
 // Maps, not object literals: a name like `constructor` must not find Object.prototype members.
 const CONSTANTS: ReadonlyMap<string, number> = new Map([

@@ -1,25 +1,8 @@
 /** `current_time`: the current instant, rendered in an IANA time zone through Intl. */
-import { z } from 'zod';
+import type { z } from 'zod';
 import { NonRetryableError } from '../failures';
+import { currentTimeDeclaration as declaration } from '../../domain/tools/current-time';
 import type { ToolDefinition } from './types';
-
-const input = z.strictObject({
-  time_zone: z
-    .string()
-    .min(1)
-    .max(64)
-    .default('UTC')
-    .describe('IANA time zone, e.g. Europe/Paris, America/New_York (default UTC)'),
-});
-
-const output = z.object({
-  iso: z.string().describe('UTC instant, ISO 8601'),
-  time_zone: z.string(),
-  local: z.string().describe('Local date and time, YYYY-MM-DDTHH:mm:ss'),
-  utc_offset: z.string().describe('e.g. +02:00'),
-  weekday: z.string(),
-  unix_ms: z.number().int(),
-});
 
 function resolveZone(name: string): string {
   try {
@@ -32,7 +15,7 @@ function resolveZone(name: string): string {
 }
 
 /** Renders `at` in `timeZone`; exported for tests, which need a fixed instant. */
-export function describeInstant(at: Date, timeZoneName: string): z.output<typeof output> {
+export function describeInstant(at: Date, timeZoneName: string): z.output<typeof declaration.output> {
   const timeZone = resolveZone(timeZoneName);
   const parts = Object.fromEntries(
     new Intl.DateTimeFormat('en-US', {
@@ -74,11 +57,8 @@ export function describeInstant(at: Date, timeZoneName: string): z.output<typeof
 }
 
 export const currentTimeTool = {
-  name: 'current_time' as const,
-  description: 'Get the current date and time, in UTC and in a given IANA time zone (e.g. Europe/Berlin).',
-  input,
-  output,
+  ...declaration,
   async execute(args) {
     return describeInstant(new Date(), args.time_zone);
   },
-} satisfies ToolDefinition<typeof input, typeof output>;
+} satisfies ToolDefinition<typeof declaration.input, typeof declaration.output>;

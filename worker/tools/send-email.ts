@@ -2,23 +2,15 @@
  * `send_email` tool: the same mailer and message rules as the action; Message-ID stable per tool call. Every
  * recipient (to, cc, bcc, reply_to) must be in the step's egress allowlist — deny by default.
  */
-import { z } from 'zod';
-import { emailFields, emailResultSchema } from '../../domain/email';
 import { sendEmail } from '../mail/message';
 import { assertRecipientsAllowed } from './egress';
+import { sendEmailDeclaration as declaration } from '../../domain/tools/send-email';
 import type { ToolDefinition } from './types';
 
-const input = z.strictObject(emailFields);
-
 export const sendEmailTool = {
-  name: 'send_email' as const,
-  description:
-    'Send an e-mail. Give `to` (an address or a list), `subject`, and a `text` and/or `html` body; optional cc, bcc ' +
-    'and reply_to. Only recipients allowed by the step may be used.',
-  input,
-  output: emailResultSchema,
+  ...declaration,
   async execute(args, ctx) {
     assertRecipientsAllowed(ctx.egress, args);
     return sendEmail(ctx.mailer, args, ctx.idempotencyKey);
   },
-} satisfies ToolDefinition<typeof input, typeof emailResultSchema>;
+} satisfies ToolDefinition<typeof declaration.input, typeof declaration.output>;

@@ -7,6 +7,7 @@ import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { EgressPolicy } from '../../domain/egress';
 import type { Mailer } from '../mail/mailer';
+import type { ToolDeclaration } from '../../domain/tools/types';
 
 /** What a tool may use: passed in, never imported as a singleton. */
 export interface ToolContext {
@@ -21,12 +22,10 @@ export interface ToolContext {
   signal?: AbortSignal;
 }
 
-export interface ToolDefinition<S extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
-  readonly name: string;
-  readonly description: string;
-  /** A strict object schema: the tool's parameters. */
-  readonly input: S;
-  readonly output: O;
+export interface ToolDefinition<
+  S extends z.ZodType = z.ZodType,
+  O extends z.ZodType = z.ZodType,
+> extends ToolDeclaration<S, O> {
   // Method syntax on purpose: a registry of different tools is a ToolDefinition[] (parameters are bivariant).
   /** Throws StepError subclasses (worker/failures.ts) on failure; `toApplicationFailure` classifies the rest. */
   execute(input: z.output<S>, ctx: ToolContext): Promise<z.output<O>>;
