@@ -81,11 +81,7 @@ export default tseslint.config(
             zone('./shared', ABOVE_SHARED, 'shared/ may import only db/, domain/ and config.ts.'),
             zone('./api', ['./worker'], 'api/ does not import the worker process: move what both need down.'),
             zone('./api', CLIENTS_AND_TOOLING, 'api/ does not import clients or tooling.'),
-            zone('./worker', './api', 'worker/ does not import the API process: move what both need down.', [
-              // The run view's presenter: a completion webhook's body is the status body itself
-              // (docs/decisions/0301-run-view-schema-with-the-presenters.md).
-              './presenters/run-view',
-            ]),
+            zone('./worker', ['./api'], 'worker/ does not import the API process: move what both need down.'),
             zone('./worker', CLIENTS_AND_TOOLING, 'worker/ does not import clients or tooling.'),
             zone('./cli', ['./api', './worker', './shared', ...TOOLING], 'cli/ talks to the API through client/.'),
             zone('./client', ['./worker', './db', './shared', './cli', './console', ...TOOLING], CLIENT_MESSAGE),
@@ -105,24 +101,6 @@ export default tseslint.config(
               ['./domain', './config.ts', './db', './shared', './api', './worker', ...CLIENTS_AND_TOOLING],
               'types/ holds only ambient declarations.',
             ),
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The run view presenter is shared with the worker: it stays pure API shape over storage reads, without Koa or the
-    // API's routes, middleware and commands.
-    files: ['api/presenters/run-view/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['koa', '@koa/*', '**/routes/*', '**/middleware/*', '**/commands/*', '**/commands/**'],
-              message: 'The run view presenter is shared with the worker: no Koa, routes, middleware or commands.',
-            },
           ],
         },
       ],

@@ -23,6 +23,7 @@ const PROBES = {
     "import { NonRetryableError } from '../../worker/failures';",
     'NonRetryableError',
   ),
+  workerToApi: withImport('worker/failures.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
   down: withImport(
     'api/commands/budget.ts',
     "import { findRun } from '../../db/runs';\nimport { TERMINAL_RUN_STATUSES } from '../../domain/run';",
@@ -33,7 +34,13 @@ const PROBES = {
 };
 
 describe('lint boundaries', () => {
-  const reported: Record<keyof typeof PROBES, string[]> = { upward: [], acrossProcesses: [], down: [], circle: [] };
+  const reported: Record<keyof typeof PROBES, string[]> = {
+    upward: [],
+    acrossProcesses: [],
+    workerToApi: [],
+    down: [],
+    circle: [],
+  };
 
   beforeAll(async () => {
     const names = Object.keys(PROBES) as (keyof typeof PROBES)[];
@@ -54,6 +61,10 @@ describe('lint boundaries', () => {
 
   it('refuses an import between the processes: api/ importing the worker', () => {
     expect(reported.acrossProcesses).toContain('import-x/no-restricted-paths');
+  });
+
+  it('refuses the other way too: the worker importing the API', () => {
+    expect(reported.workerToApi).toContain('import-x/no-restricted-paths');
   });
 
   it('accepts imports that flow down: api/ importing db/ and domain/', () => {

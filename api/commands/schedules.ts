@@ -25,11 +25,7 @@ import {
   type ScheduleDoc,
   type ScheduleSpecDoc,
 } from '../../db/schedules';
-import {
-  SCHEDULED_RUN_WORKFLOW_TYPE,
-  scheduledRunIdBase,
-  type ScheduledRunArgs,
-} from '../../domain/schedule';
+import { SCHEDULED_RUN_WORKFLOW_TYPE, scheduledRunIdBase, type ScheduledRunArgs } from '../../domain/schedule';
 import { ownerIdKey, workflowIdKey } from '../../domain/search-attributes';
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';

@@ -6,7 +6,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
-import { buildRunView } from '../../api/presenters/run-view/build';
+import { buildRunView } from '../../shared/run-view/build';
 import { findRun } from '../../db/runs';
 import {
   ensureDelivery,

@@ -5,14 +5,14 @@
  * through ./build.ts, so both send the very same view.
  */
 import { z } from 'zod';
-import type { Config } from '../../../config';
-import { ACTION_TYPES } from '../../../domain/action-types';
-import type { JsonValue } from '../../../domain/json';
-import { runStatusSchema, stepStatusSchema, TERMINAL_RUN_STATUSES, type Usage } from '../../../domain/run';
-import { deriveRunStatus } from '../../../domain/run-state';
-import type { RunDoc, RunLiveness } from '../../../db/runs';
-import type { ExecutionCounts, StepExecutionDoc } from '../../../db/step-executions';
-import type { WebhookDeliveryDoc } from '../../../db/webhook-deliveries';
+import type { Config } from '../../config';
+import { ACTION_TYPES } from '../../domain/action-types';
+import type { JsonValue } from '../../domain/json';
+import { runStatusSchema, stepStatusSchema, TERMINAL_RUN_STATUSES, type Usage } from '../../domain/run';
+import { deriveRunStatus } from '../../domain/run-state';
+import type { RunDoc, RunLiveness } from '../../db/runs';
+import type { ExecutionCounts, StepExecutionDoc } from '../../db/step-executions';
+import type { WebhookDeliveryDoc } from '../../db/webhook-deliveries';
 import { iso, isoOrNull, isoTimestamp } from './time';
 import { presentWebhookDelivery, webhookDeliveryView } from './webhooks';
 

@@ -1,6 +1,6 @@
 /** A run's webhook deliveries as the status body shows them (the `webhooks` field of RunStatus). */
 import { z } from 'zod';
-import type { WebhookDeliveryDoc } from '../../../db/webhook-deliveries';
+import type { WebhookDeliveryDoc } from '../../db/webhook-deliveries';
 import { iso, isoTimestamp } from './time';
 
 export const webhookDeliveryView = z

@@ -4,10 +4,10 @@
  * answers.
  */
 import type { Db } from 'mongodb';
-import type { Config } from '../../../config';
-import { resolveOutputs } from '../../../db/run-view/outputs';
-import { readRunExecutions, readRunWebhooks } from '../../../db/run-view/reads';
-import type { RunDoc } from '../../../db/runs';
+import type { Config } from '../../config';
+import { resolveOutputs } from '../../db/run-view/outputs';
+import { readRunExecutions, readRunWebhooks } from '../../db/run-view/reads';
+import type { RunDoc } from '../../db/runs';
 import { EXECUTIONS_SHOWN, presentRun, type RunView } from './view';
 
 type StoredRun = Omit<RunDoc, 'snapshot'>;
