@@ -9,12 +9,7 @@
  * `{ 'steps.status': { $ne: x } }` means "no step is x" and `{ 'steps.status': x }` "some step is x".
  */
 import type { Filter } from 'mongodb';
-import {
-  IN_FLIGHT_RUN_STATUSES,
-  TERMINAL_RUN_STATUSES,
-  type RunStatus,
-  type StepStatus,
-} from '../domain/run';
+import { IN_FLIGHT_RUN_STATUSES, TERMINAL_RUN_STATUSES, type RunStatus, type StepStatus } from '../domain/run';
 import type { RunDoc } from './runs';
 
 export interface RunSearch {

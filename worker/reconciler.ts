@@ -11,12 +11,7 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
-import {
-  findLostOutputRuns,
-  findQuietOpenRuns,
-  type ReconcileCandidate,
-  type ScanPosition,
-} from '../db/run-reconcile';
+import { findLostOutputRuns, findQuietOpenRuns, type ReconcileCandidate, type ScanPosition } from '../db/run-reconcile';
 import { restoreLostOutputs } from '../db/step-states';
 import { recordRunOutcome } from '../db/run-end';
 import type { RunStatus } from '../domain/run';

@@ -6,12 +6,7 @@
 import { createOutputChecker } from '../../worker/activities/agent/final-answer';
 import type { JsonObject } from '../../domain/json';
 import { costRatio } from '../helpers/cost-ratio';
-import {
-  compileUserSchema,
-  MAX_EXPANDED_NODES,
-  userSchemaProblems,
-  UserSchemaError,
-} from '../../domain/user-schema';
+import { compileUserSchema, MAX_EXPANDED_NODES, userSchemaProblems, UserSchemaError } from '../../domain/user-schema';
 
 describe('R10: user JSON Schemas', () => {
   it('a nested-quantifier pattern costs what a plain one costs (RE2, no backtracking)', async () => {
