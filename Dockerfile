@@ -22,10 +22,11 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 
 COPY tsconfig.json config.ts ./
-COPY runtime ./runtime
+COPY domain ./domain
+COPY shared ./shared
+COPY worker ./worker
 COPY api ./api
 COPY db ./db
-COPY temporal ./temporal
 COPY cli ./cli
 COPY client ./client
 COPY --from=console /app/console/dist ./console/dist

@@ -3,8 +3,8 @@
  * a bad value stops the process with every problem listed (every setting: docs/configuration.md).
  */
 import { z } from 'zod';
-import { parseHostEntry } from './temporal/net/address-policy';
-import { parseCodecKeys } from './temporal/codec/keys';
+import { parseHostEntry } from './domain/address-policy';
+import { parseCodecKeys } from './domain/codec-keys';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -89,7 +89,7 @@ export const configSchema = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('stepwise'),
   TEMPORAL_UI_URL: z.url().default('http://127.0.0.1:8233'),
   /**
-   * Payload encryption (temporal/codec): `keyid:base64-32-bytes`, comma-separated. The first key encrypts, every key
+   * Payload encryption (shared/codec): `keyid:base64-32-bytes`, comma-separated. The first key encrypts, every key
    * decrypts (rotation: put the new key first, keep the old ones while their histories are kept). Required in production.
    */
   PAYLOAD_CODEC_KEYS: z
@@ -114,14 +114,14 @@ export const configSchema = z.object({
   /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   /**
-   * How often each worker's reconciler (runtime/runs/reconciler.ts) looks for runs Temporal has closed behind the
+   * How often each worker's reconciler (worker/reconciler.ts) looks for runs Temporal has closed behind the
    * projection's back; 0 turns it off. Every write it makes is conditional, so several workers may run it at once.
    */
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(30),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   /**
    * Activity tasks a worker may take straight back from Temporal when it completes a workflow task that scheduled
-   * them (eager dispatch, temporal/create-worker.ts), skipping the task queue; 0 turns it off.
+   * them (eager dispatch, worker/create-worker.ts), skipping the task queue; 0 turns it off.
    */
   WORKER_EAGER_ACTIVITIES: z.coerce.number().int().min(0).max(1000).default(20),
   /**
@@ -131,9 +131,9 @@ export const configSchema = z.object({
    */
   METRICS_ROUND_TRIPS: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
-  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
+  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (worker/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),
-  // Tracing (OpenTelemetry, the standard variables): off unless an OTLP endpoint is set (runtime/tracing.ts).
+  // Tracing (OpenTelemetry, the standard variables): off unless an OTLP endpoint is set (shared/tracing.ts).
   /** OTLP/HTTP base URL (`…:4318`); traces go to `<it>/v1/traces`. */
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
   /** The full traces URL, when it is not `<OTEL_EXPORTER_OTLP_ENDPOINT>/v1/traces`; setting it alone turns tracing on. */

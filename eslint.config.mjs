@@ -1,8 +1,22 @@
-// Type-aware lint. The boundary rules keep the workflow sandbox deterministic: no Node builtins, no database driver,
-// no activity *values* (types only) inside temporal/workflows.
+// Type-aware lint. The boundary rules keep the layers in order (see the zones below and
+// docs/decisions/0140-layered-tree.md) and the workflow sandbox deterministic: no Node builtins, no database driver,
+// no activity *values* (types only) inside worker/workflows. `import-x/no-cycle` refuses an import circle anywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
+import importX, { createNodeResolver } from 'eslint-plugin-import-x';
+
+const TOOLING = ['./devstack', './bench', './test'];
+const CLIENTS_AND_TOOLING = ['./cli', './client', './console', ...TOOLING];
+const ABOVE_SHARED = ['./api', './worker', ...CLIENTS_AND_TOOLING];
+const ABOVE_DB = ['./shared', ...ABOVE_SHARED];
+const ABOVE_CONFIG = ['./db', ...ABOVE_DB];
+const ABOVE_DOMAIN = ['./config.ts', ...ABOVE_CONFIG];
+const CLIENT_MESSAGE = 'Clients reach the server through the generated client (client/), not its code.';
+
+/** One `import-x/no-restricted-paths` zone: files under `target` may not import from `from` (but `except`). */
+function zone(target, from, message, except) {
+  return { target, from, message, ...(except ? { except } : {}) };
+}
 
 export default tseslint.config(
   { ignores: ['node_modules/', '.stepwise/', 'dist/', 'coverage/', '**/*.js', '**/*.mjs', '**/*.cjs'] },
@@ -11,6 +25,12 @@ export default tseslint.config(
   {
     languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
     plugins: { 'import-x': importX },
+    settings: {
+      // Without a resolver that knows .ts, import-x resolves no relative import and no-cycle finds nothing.
+      'import-x/extensions': ['.ts', '.tsx', '.js', '.mjs', '.cjs'],
+      'import-x/parsers': { '@typescript-eslint/parser': ['.ts', '.tsx'] },
+      'import-x/resolver-next': [createNodeResolver({ extensions: ['.ts', '.tsx', '.d.ts', '.js', '.json', '.node'] })],
+    },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
@@ -45,107 +65,58 @@ export default tseslint.config(
     },
   },
   {
-    // db/ is below the runtimes: it may use the shared contract, never the API, Koa or the worker's code.
-    files: ['db/**'],
+    // Layers, by resolved path (a relative specifier cannot dodge them). Imports flow one way:
+    //   domain ← config.ts ← db ← shared ← (api | worker) ← clients (cli, client, console);
+    //   devstack/, bench/ and test/ are tooling above everything (test/ may import any layer).
+    // api/ and worker/ never import each other: what both need lives in shared/ or domain/.
+    files: ['**/*.ts', '**/*.tsx'],
     rules: {
-      'no-restricted-imports': [
+      'import-x/no-restricted-paths': [
         'error',
         {
-          patterns: [
-            { group: ['koa', '@koa/*', '**/api/*', '**/api/**'], message: 'db/ does not know the API.' },
-            {
-              group: [
-                '**/temporal/actions/*',
-                '**/temporal/activities/*',
-                '**/temporal/activities/**',
-                '**/temporal/workflows/*',
-                '**/temporal/llm/*',
-                '**/temporal/tools/*',
-                '**/temporal/expressions/*',
-              ],
-              message: 'db/ may import only temporal/contract (shared types belong there).',
-            },
+          zones: [
+            zone('./domain', ABOVE_DOMAIN, 'domain/ is the pure bottom layer: it imports only itself.'),
+            zone('./config.ts', ABOVE_CONFIG, 'config.ts imports no layer but the domain.'),
+            zone('./db', ABOVE_DB, 'db/ may import only domain/ and config.ts.'),
+            zone('./shared', ABOVE_SHARED, 'shared/ may import only db/, domain/ and config.ts.'),
+            zone('./api', ['./worker'], 'api/ does not import the worker process: move what both need down.'),
+            zone('./api', CLIENTS_AND_TOOLING, 'api/ does not import clients or tooling.'),
+            zone('./worker', ['./api'], 'worker/ does not import the API process: move what both need down.'),
+            zone('./worker', CLIENTS_AND_TOOLING, 'worker/ does not import clients or tooling.'),
+            zone('./cli', ['./api', './worker', './shared', ...TOOLING], 'cli/ talks to the API through client/.'),
+            zone('./client', ['./worker', './db', './shared', './cli', './console', ...TOOLING], CLIENT_MESSAGE),
+            zone(
+              './console',
+              ['./api', './worker', './db', './shared', './cli', './config.ts', ...TOOLING],
+              CLIENT_MESSAGE,
+            ),
+            zone(
+              './devstack',
+              ['./api', './cli', './console', './bench', './test'],
+              'devstack/ starts servers; it imports no process or client code.',
+            ),
+            zone('./bench', ['./cli', './console'], 'bench/ drives the API over HTTP, not the clients.'),
+            zone(
+              './types',
+              ['./domain', './config.ts', './db', './shared', './api', './worker', ...CLIENTS_AND_TOOLING],
+              'types/ holds only ambient declarations.',
+            ),
           ],
         },
       ],
     },
   },
   {
-    // The clients read the API through the client generated from the OpenAPI document (client/): its types are the
-    // contract, never the server's own modules (docs/decisions/0302-clients-on-the-generated-types.md).
-    files: ['cli/**'],
+    // Below the processes: no web framework.
+    files: ['domain/**', 'db/**', 'shared/**', 'worker/**'],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(\\.\\./)+(api|temporal|runtime)(/|$)',
-              message: 'The CLI reads the API through client/ (generated types); the server code is not its contract.',
-            },
-          ],
-        },
-      ],
+      'no-restricted-imports': ['error', { patterns: [{ group: ['koa', '@koa/*'], message: 'Only api/ uses Koa.' }] }],
     },
   },
   {
-    files: ['console/src/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: '^(\\.\\./){2,}(api|db|temporal|runtime)(/|$)',
-              message:
-                'The console reads the API through client/ (generated types); the server code is not its contract.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The worker never imports the API process; what both need lives in runtime/ or temporal/contract. One exception:
-    // the run view's presenter (api/presenters/run-view), so a completion webhook's body is the status body itself
-    // (docs/decisions/0301-run-view-schema-with-the-presenters.md).
-    files: ['temporal/**', 'runtime/**'],
-    ignores: ['temporal/workflows/**', 'temporal/contract/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['koa', '@koa/*'], message: 'The worker does not import the API.' },
-            {
-              regex: '^(\\.{1,2}/)+api(/(?!presenters/run-view/)|$)',
-              message: 'The worker does not import the API (only the run view presenter, api/presenters/run-view).',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    // The run view presenter is shared with the worker: it stays pure API shape over storage reads, without Koa or the
-    // API's routes, middleware and commands.
-    files: ['api/presenters/run-view/**'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              group: ['koa', '@koa/*', '**/routes/*', '**/middleware/*', '**/commands/*', '**/commands/**'],
-              message: 'The run view presenter is shared with the worker: no Koa, routes, middleware or commands.',
-            },
-          ],
-        },
-      ],
-    },
-  },
-  {
-    files: ['temporal/workflows/**', 'temporal/contract/**'],
+    // The workflow sandbox is deterministic: no Node builtins, no I/O libraries, activities as types only. domain/
+    // holds what the sandbox shares with the rest, so the same rule applies to it.
+    files: ['worker/workflows/**', 'domain/**'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -162,12 +133,12 @@ export default tseslint.config(
                 '**/activities/*',
                 '**/db/*',
                 '**/api/*',
-                '**/runtime/*',
+                '**/shared/*',
                 '**/actions/*',
                 '**/tools/*',
                 '**/llm/*',
               ],
-              message: 'Workflow code may import only temporal/contract (and activity types with `import type`).',
+              message: 'Workflow code may import only domain (and activity types with `import type`).',
               allowTypeImports: true,
             },
           ],

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Tracer } from '@opentelemetry/api';
 import type { Registry } from 'prom-client';
 import type { Config } from '../config';
-import type { ApiMetrics } from '../runtime/metrics/api-metrics';
+import type { ApiMetrics } from './metrics';
 import type { InputValidators } from './commands/input-validators';
 import type { CloseWatches } from './commands/run-status/long-poll';
 import type { TemplateLists } from './commands/template-lists';
@@ -27,7 +27,7 @@ export interface ApiConnections {
   logger: Logger;
   /** The registry /metrics serves; the API's instruments are registered in it. */
   metrics: Registry;
-  /** Set only when tracing is on (runtime/tracing.ts): every request then gets a span. */
+  /** Set only when tracing is on (shared/tracing.ts): every request then gets a span. */
   tracer?: Tracer;
 }
 

@@ -4,8 +4,8 @@
  */
 import autocannon from 'autocannon';
 import { Client, Connection } from '@temporalio/client';
-import { createDataConverter } from '../temporal/codec/data-converter';
-import { parseCodecKeys } from '../temporal/codec/keys';
+import { createDataConverter } from '../shared/codec/data-converter';
+import { parseCodecKeys } from '../domain/codec-keys';
 import { ApiClient } from './api-client';
 import { cpuMs, rssMiB, type BenchStack } from './stack';
 import { interleave, round, summarize, timed } from './stats';

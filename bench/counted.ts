@@ -1,7 +1,7 @@
 /**
  * C1 and C2, counted rather than timed, so they hold on any machine: the round trips of a run start (the API's MongoDB
  * commands and Temporal calls) and of one step (the worker's MongoDB commands), read from the processes' /metrics
- * (METRICS_ROUND_TRIPS, runtime/metrics/round-trips.ts) before and after N runs. docs/benchmarks.md lists every one
+ * (METRICS_ROUND_TRIPS, shared/metrics/round-trips.ts) before and after N runs. docs/benchmarks.md lists every one
  * with its reason; a row fails when a round trip is measured more often per run than that list explains.
  */
 import fs from 'node:fs';

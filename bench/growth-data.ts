@@ -8,7 +8,7 @@ import { newId } from '../db/ids';
 import { ensureIndexes } from '../db/indexes';
 import type { RunDoc } from '../db/runs';
 import { transcriptEntryId, type TranscriptDoc } from '../db/transcripts';
-import type { RunStatus } from '../temporal/contract/run';
+import type { RunStatus } from '../domain/run';
 
 const DAY_MS = 86_400_000;
 

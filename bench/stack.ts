@@ -12,8 +12,8 @@ import { createApiKey, createUser } from '../db/users';
 import { repoRoot } from '../devstack/paths';
 import { freePort, startProcess, waitFor, waitForLog, type Managed } from '../devstack/process';
 import { startMongo, startTemporal } from '../devstack/servers';
-import { ensureWorkflowBundle } from '../temporal/bundle';
-import { generateCodecKey } from '../temporal/codec/keys';
+import { ensureWorkflowBundle } from '../worker/bundle';
+import { generateCodecKey } from '../shared/codec/keys';
 
 export interface BenchStack {
   dir: string;
@@ -125,7 +125,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       started.push(proc);
       return proc;
     };
-    const worker = spawnTs('worker', 'temporal/worker.ts', [], true);
+    const worker = spawnTs('worker', 'worker/main.ts', [], true);
     const api = spawnTs('api', 'api/server.ts', [], true);
     const bareWorker = spawnTs('bare-worker', 'bench/bare-worker.ts', [temporal.address, bareQueue]);
     const bareKoa = spawnTs('bare-koa', 'bench/bare-koa.ts', [mongo.uri, dbName, user._id, String(bareKoaPort)]);

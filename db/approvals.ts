@@ -5,7 +5,7 @@
  * a cancelled branch) and when the run ends. The runs projection stays the truth: this is a list to find them by.
  */
 import type { Db } from 'mongodb';
-import type { ApprovalRequest } from '../temporal/contract/steps';
+import type { ApprovalRequest } from '../domain/steps';
 
 export interface ApprovalDoc {
   _id: string;

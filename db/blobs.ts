@@ -9,10 +9,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { JsonValue } from '../temporal/contract/json';
-import { isOutputRef, OUTPUT_INLINE_LIMIT_BYTES, type OutputRef } from '../temporal/contract/run';
-import type { PathSegment } from '../temporal/contract/render';
-import { isSameOrChildRun } from '../temporal/contract/exec-id';
+import type { JsonValue } from '../domain/json';
+import { isOutputRef, OUTPUT_INLINE_LIMIT_BYTES, type OutputRef } from '../domain/run';
+import type { PathSegment } from '../domain/render';
+import { isSameOrChildRun } from '../domain/exec-id';
 
 export interface BlobDoc {
   _id: string;
@@ -81,7 +81,7 @@ export async function storeOutput(
 
 /**
  * The stored value of a reference, read only for the run that stored it or its parent runs (a sub-workflow's run id
- * extends its parent's, see temporal/contract/exec-id.ts): another run's blob is "missing".
+ * extends its parent's, see domain/exec-id.ts): another run's blob is "missing".
  */
 export async function readBlob(db: Db, runId: string, id: string): Promise<JsonValue> {
   const doc = await blobsCollection(db).findOne({ _id: id });
@@ -115,7 +115,7 @@ export class BlobPathError extends Error {
 }
 
 /**
- * Replaces every OutputRef (optionally with a `path` into it, see temporal/contract/render.ts) by its value, reading
+ * Replaces every OutputRef (optionally with a `path` into it, see domain/render.ts) by its value, reading
  * only blobs of `runId`. Resolved values are not searched again: what a blob holds is data.
  */
 export async function resolveOutputRefs(db: Db, runId: string, value: unknown): Promise<JsonValue> {

@@ -14,7 +14,7 @@ import { removeApproval } from './approvals';
 import { appendRunEvents, fillEventSeqs } from './run-events';
 import { stepChangeEvents, type StepChange } from './step-events';
 import { writeExecutions, type StepExecutionDoc } from './step-executions';
-import { TERMINAL_RUN_STATUSES, type RunStatus } from '../temporal/contract/run';
+import { TERMINAL_RUN_STATUSES, type RunStatus } from '../domain/run';
 
 export interface ExecutionWrite {
   exec: { stepId: string; execId: string; position: number };

@@ -14,14 +14,14 @@ const ID_SHAPE = /^[a-z]{2,4}_[A-Za-z0-9_-]{8,64}$/;
 
 /**
  * A sub-workflow's run id: its parent's, then `.<step>`, `.<step>~<item>` or `.<step>~i<iteration>` per level
- * (temporal/contract/exec-id.ts childRunId).
+ * (domain/exec-id.ts childRunId).
  */
 const CHILD_RUN_SHAPE =
   /^run_[A-Za-z0-9_-]{8,64}(?:-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)?(?:\.[a-z][a-z0-9_-]{0,63}(?:~i?\d{1,6})?){1,8}$/;
 
 /**
  * A scheduled run's id: Temporal names each execution a schedule starts `<action workflow id>-<RFC 3339 UTC time>`
- * (temporal/contract/schedule.ts), e.g. `run_Ab3…-2026-11-23T08:00:00Z`.
+ * (domain/schedule.ts), e.g. `run_Ab3…-2026-11-23T08:00:00Z`.
  */
 const SCHEDULED_RUN_SHAPE = /^run_[A-Za-z0-9_-]{8,64}-\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 

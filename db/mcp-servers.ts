@@ -1,11 +1,11 @@
 /**
  * MCP servers a user registered (`mcp_servers`): where agents' MCP tools come from. The credentials (a bearer token or
- * custom headers) are sealed with the payload codec's keys before they are stored (temporal/codec/sealed-json.ts) and
+ * custom headers) are sealed with the payload codec's keys before they are stored (shared/codec/sealed-json.ts) and
  * opened only by the worker's MCP activities; `auth_type` says in clear which kind is set, for reads. Names are unique
  * per owner (index `owner_name_unique`): tool names shown to a model are namespaced by them.
  */
 import { MongoServerError, type Db } from 'mongodb';
-import type { SealedJson } from '../temporal/codec/sealed-json';
+import type { SealedJson } from '../domain/codec-keys';
 import { newId } from './ids';
 
 export type McpAuthType = 'none' | 'bearer' | 'headers';

@@ -8,12 +8,12 @@ import { removeRunApprovals } from './approvals';
 import { appendRunEnded, type RunEndedData } from './run-events';
 import { notTerminal, runsCollection, isTerminal, ZERO_USAGE, type RunDoc } from './runs';
 import { closeOpenExecutions } from './step-executions';
-import type { RunOutcome, StepError } from '../temporal/contract/steps';
+import type { RunOutcome, StepError } from '../domain/steps';
 
 /**
  * Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. The one
  * writer of a run's terminal fields (the workflow's outcome and the worker's reconciler both come here, with an
- * outcome built by deriveOutcome in temporal/contract/run-state.ts).
+ * outcome built by deriveOutcome in domain/run-state.ts).
  */
 export async function recordRunOutcome(
   db: Db,
@@ -108,7 +108,7 @@ const ENDED_PROJECTION = {
   'steps.action_type': 1,
   'steps.kind': 1,
   // The step attempts of `delay` and `approval` are counted from these when the run ends
-  // (temporal/activities/projection.ts).
+  // (worker/activities/projection.ts).
   'steps.started_at': 1,
   'steps.completed_at': 1,
   'steps.reused_from_run_id': 1,
@@ -139,7 +139,7 @@ function runEndedData(run: Pick<RunDoc, 'status' | 'error' | 'steps'>): RunEnded
   };
 }
 
-/** How an ending closes the executions it finds open: as its steps (temporal/contract/run-state.ts stopReason). */
+/** How an ending closes the executions it finds open: as its steps (domain/run-state.ts stopReason). */
 function executionStopOf(outcome: RunOutcome): StepError {
   switch (outcome.status) {
     case 'timed_out':

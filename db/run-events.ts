@@ -20,8 +20,8 @@
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
  */
 import { MongoBulkWriteError, type Db, type WriteError } from 'mongodb';
-import type { JsonObject } from '../temporal/contract/json';
-import type { RunStatus, Usage } from '../temporal/contract/run';
+import type { JsonObject } from '../domain/json';
+import type { RunStatus, Usage } from '../domain/run';
 
 export const RUN_EVENT_TYPES = [
   'step.started',

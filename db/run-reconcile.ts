@@ -1,11 +1,11 @@
 /**
- * The reconciler's reads of the `runs` projection (runtime/runs/reconciler.ts): bounded pages in (updated_at, _id)
+ * The reconciler's reads of the `runs` projection (worker/reconciler.ts): bounded pages in (updated_at, _id)
  * order over the index `by_status_updated`, resumed from where the last page stopped, so a pass costs one indexed
  * read of at most `limit` runs however many there are, and runs that stay quiet for long (an approval waiting for
  * days) cannot keep the others from their turn.
  */
 import type { Db, Filter } from 'mongodb';
-import { IN_FLIGHT_RUN_STATUSES } from '../temporal/contract/run';
+import { IN_FLIGHT_RUN_STATUSES } from '../domain/run';
 import { runsCollection, type RunDoc } from './runs';
 
 /** Where a page stopped: the next page starts after it. */

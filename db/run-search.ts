@@ -5,16 +5,11 @@
  *
  * Status is what the status endpoint shows, not only what is stored: the stored status moves queued → running →
  * terminal, and `queued` / `running` / `waiting` of a run in flight are derived from its steps by deriveRunStatus
- * (temporal/contract/run-state.ts). runStatusFilter says the same thing in MongoDB terms, over `steps.status` — where
+ * (domain/run-state.ts). runStatusFilter says the same thing in MongoDB terms, over `steps.status` — where
  * `{ 'steps.status': { $ne: x } }` means "no step is x" and `{ 'steps.status': x }` "some step is x".
  */
 import type { Filter } from 'mongodb';
-import {
-  IN_FLIGHT_RUN_STATUSES,
-  TERMINAL_RUN_STATUSES,
-  type RunStatus,
-  type StepStatus,
-} from '../temporal/contract/run';
+import { IN_FLIGHT_RUN_STATUSES, TERMINAL_RUN_STATUSES, type RunStatus, type StepStatus } from '../domain/run';
 import type { RunDoc } from './runs';
 
 export interface RunSearch {

@@ -2,15 +2,15 @@
  * The `runs` collection: one document per run — its shape, its creation by the API (and by a sub-workflow step for a
  * child run) and the reads by id and by owner. What changes a run after its creation is written by the worker,
  * through the workflow's activities only: step and execution states (./step-states.ts) and the run's end
- * (./run-end.ts); the worker's reconciler (runtime/runs/reconciler.ts) writes what the workflow could not. The API
+ * (./run-end.ts); the worker's reconciler (worker/reconciler.ts) writes what the workflow could not. The API
  * never writes a run after creating it. Every later write is conditional on the run not being terminal, so a late or
  * retried write never turns a finished run back into a running one.
  */
 import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db, Filter } from 'mongodb';
-import type { ActionType } from '../temporal/contract/action-types';
-import type { JsonObject } from '../temporal/contract/json';
-import type { RunOutcome, StepError } from '../temporal/contract/steps';
+import type { ActionType } from '../domain/action-types';
+import type { JsonObject } from '../domain/json';
+import type { RunOutcome, StepError } from '../domain/steps';
 import {
   IN_FLIGHT_RUN_STATUSES,
   TERMINAL_RUN_STATUSES,
@@ -21,7 +21,7 @@ import {
   type StepSnapshot,
   type StepStatus,
   type Usage,
-} from '../temporal/contract/run';
+} from '../domain/run';
 
 export interface RunStepDoc {
   id: string;
@@ -111,12 +111,12 @@ export interface RunDoc {
   /** The run's budget (a copy of snapshot.budget for the status view, which leaves the snapshot out); absent in older runs. */
   budget?: RunBudget | null;
   /**
-   * Whether the run announces its end to a callback URL (temporal/workflows/webhook.ts), so a status read of a run
+   * Whether the run announces its end to a callback URL (worker/workflows/webhook.ts), so a status read of a run
    * without one looks up no deliveries; absent in older runs, whose deliveries are looked up.
    */
   webhook?: boolean;
   temporal: RunTemporalRef;
-  /** The trace of the request that started the run (runtime/tracing.ts); absent when tracing was off. */
+  /** The trace of the request that started the run (shared/tracing.ts); absent when tracing was off. */
   trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */
   rerun_of?: string;

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import type { JsonObject } from '../temporal/contract/json';
+import type { JsonObject } from '../domain/json';
 
 export type OverlapPolicy = 'skip' | 'buffer_one' | 'allow_all' | 'cancel_other';
 

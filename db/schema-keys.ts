@@ -5,7 +5,7 @@
  * user schema ever reaches MongoDB as an operator or a path, and the API returns the schema exactly as written.
  * Schemas stored before escaping existed hold none of these characters in keys and read back unchanged.
  */
-import type { JsonObject, JsonValue } from '../temporal/contract/json';
+import type { JsonObject, JsonValue } from '../domain/json';
 
 function mapKeys(value: JsonValue, key: (k: string) => string): JsonValue {
   if (Array.isArray(value)) return value.map((v) => mapKeys(v, key));

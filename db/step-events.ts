@@ -3,10 +3,10 @@
  * execution, so a retried write logs nothing new. Agent turns are logged by the agent activities (agentTurnEvent).
  */
 import type { Db } from 'mongodb';
-import { parseExecutionId } from '../temporal/contract/exec-id';
-import type { JsonObject, JsonValue } from '../temporal/contract/json';
-import { isOutputRef, type OutputRef, type Usage } from '../temporal/contract/run';
-import type { StepError } from '../temporal/contract/steps';
+import { parseExecutionId } from '../domain/exec-id';
+import type { JsonObject, JsonValue } from '../domain/json';
+import { isOutputRef, type OutputRef, type Usage } from '../domain/run';
+import type { StepError } from '../domain/steps';
 import { appendRunEvent, appendRunEvents, type NewRunEvent } from './run-events';
 
 /** Outputs up to this size ride in the `step.completed` event; larger ones are named by size (the status has them). */

@@ -6,8 +6,8 @@
  * Writes never move an execution out of a terminal state: a late attempt-start after a completion changes nothing.
  */
 import { MongoBulkWriteError, type Db, type Filter, type WriteError } from 'mongodb';
-import type { StepStatus, Usage } from '../temporal/contract/run';
-import type { StepError } from '../temporal/contract/steps';
+import type { StepStatus, Usage } from '../domain/run';
+import type { StepError } from '../domain/steps';
 
 export interface StepExecutionDoc {
   /** `<run id>/<step id>/<position, 6 digits>`: sorts in item order, so the executions endpoint pages by _id. */

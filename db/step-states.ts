@@ -12,10 +12,10 @@ import { notTerminal, runsCollection, type EgressDenial, type RunDoc } from './r
 import { logStepChange, type StepChange } from './step-events';
 import { commitExecutionWrite } from './execution-commits';
 import { writeExecution } from './step-executions';
-import { parseExecutionId } from '../temporal/contract/exec-id';
-import type { JsonValue } from '../temporal/contract/json';
-import type { OutputRef, Usage } from '../temporal/contract/run';
-import type { ApprovalRequest, StepError } from '../temporal/contract/steps';
+import { parseExecutionId } from '../domain/exec-id';
+import type { JsonValue } from '../domain/json';
+import type { OutputRef, Usage } from '../domain/run';
+import type { ApprovalRequest, StepError } from '../domain/steps';
 
 /**
  * What a step write found: whether it took effect (the run had not ended); the first of the event seqs it allocated
@@ -163,7 +163,7 @@ export async function markStepRunning(
     );
   }
   // The stored status only ever moves queued → running → terminal (every writer of `running` writes the same value,
-  // and never over a terminal one); `waiting` is derived from the steps when shown (temporal/contract/run-state.ts).
+  // and never over a terminal one); `waiting` is derived from the steps when shown (domain/run-state.ts).
   const set: Record<string, unknown> = {
     status: 'running',
     updated_at: now,
@@ -282,7 +282,7 @@ export async function markStepCompleted(
 
 /**
  * An attempt that started and finished before its start was written (a pure step; an action quicker than
- * START_WRITE_DELAY_MS, temporal/activities/action-step.ts): its start, input and completion in one write and its two
+ * START_WRITE_DELAY_MS, worker/activities/action-step.ts): its start, input and completion in one write and its two
  * events in one append. A map item or loop iteration the same, on its execution document, grouped with the run's
  * other items that end at the same moment (./execution-commits.ts).
  */

@@ -3,10 +3,10 @@
  * by what the caller may see; another user's template is indistinguishable from an unknown id.
  */
 import type { Db, Filter } from 'mongodb';
-import type { ActionType } from '../temporal/contract/action-types';
-import type { EgressSettings } from '../temporal/contract/egress';
-import type { JsonObject } from '../temporal/contract/json';
-import type { McpToolSelection } from '../temporal/contract/mcp';
+import type { ActionType } from '../domain/action-types';
+import type { EgressSettings } from '../domain/egress';
+import type { JsonObject } from '../domain/json';
+import type { McpToolSelection } from '../domain/mcp';
 import { newId } from './ids';
 import { loadedSchema, storedSchema } from './schema-keys';
 import { findPage, type Page, type PageOrder, type PageRequest } from './paging';

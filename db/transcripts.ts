@@ -4,13 +4,13 @@
  * seq the workflow chose, with an upsert, so a retried attempt overwrites its entry instead of adding one; the model
  * call rebuilds the message list from here, which keeps Temporal payloads small however long the conversation grows.
  */
-import type { McpToolDefinition } from '../temporal/contract/mcp';
+import type { McpToolDefinition } from '../domain/mcp';
 import { loadedSchema, storedSchema } from './schema-keys';
 import type { Db } from 'mongodb';
-import type { JsonObject, JsonValue } from '../temporal/contract/json';
-import type { LlmMessage, LlmToolCall, TokenUsage } from '../temporal/contract/transcript';
-import type { Usage } from '../temporal/contract/run';
-import type { EgressPolicy } from '../temporal/contract/egress';
+import type { JsonObject, JsonValue } from '../domain/json';
+import type { LlmMessage, LlmToolCall, TokenUsage } from '../domain/transcript';
+import type { Usage } from '../domain/run';
+import type { EgressPolicy } from '../domain/egress';
 
 export type TranscriptEntry =
   /** seq 0: what the step was configured with (the system prompt as sent, after tasks and answer format were added). */

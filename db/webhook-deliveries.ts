@@ -18,7 +18,7 @@ export interface WebhookAttempt {
 }
 
 export interface WebhookDeliveryDoc {
-  /** The delivery id (temporal/contract/webhook.ts: `webhook-<run id>`). */
+  /** The delivery id (domain/webhook.ts: `webhook-<run id>`). */
   _id: string;
   run_id: string;
   owner_id: string;

@@ -1,10 +1,10 @@
 /** Workflows: owned by one user; every query filters by owner, so another user's id behaves like an unknown one. */
 import type { Db } from 'mongodb';
-import type { JsonObject, JsonValue } from '../temporal/contract/json';
-import type { EgressSettings } from '../temporal/contract/egress';
-import type { McpToolSelection } from '../temporal/contract/mcp';
-import type { RetrySettings } from '../temporal/contract/run';
-import type { OnError, Trigger } from '../temporal/contract/graph';
+import type { JsonObject, JsonValue } from '../domain/json';
+import type { EgressSettings } from '../domain/egress';
+import type { McpToolSelection } from '../domain/mcp';
+import type { RetrySettings } from '../domain/run';
+import type { OnError, Trigger } from '../domain/graph';
 import { loadedSchema, storedSchema } from './schema-keys';
 
 export interface WorkflowStepDoc {

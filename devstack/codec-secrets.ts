@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { generateCodecKey } from '../temporal/codec/keys';
+import { generateCodecKey } from '../shared/codec/keys';
 
 export interface CodecSecrets {
   /** PAYLOAD_CODEC_KEYS in configuration form. */

@@ -8,9 +8,9 @@
 import path from 'node:path';
 import { isSet, loadConfig, ConfigError, type Config } from '../config';
 import { connectDatabase } from '../db/client';
-import { ensureWorkflowBundle } from '../temporal/bundle';
+import { ensureWorkflowBundle } from '../worker/bundle';
 import { ensureConsoleBuild } from './console-build';
-import { configuredProviders } from '../runtime/llm-providers';
+import { configuredProviders } from '../shared/llm-providers';
 import { bannerLines } from './banner';
 import { ensureCodecSecrets } from './codec-secrets';
 import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
@@ -150,7 +150,7 @@ async function main(): Promise<void> {
 
     const tsx = (file: string) => ['--import', 'tsx', path.resolve(__dirname, '..', file)];
     for (const [name, file] of [
-      ['worker', 'temporal/worker.ts'],
+      ['worker', 'worker/main.ts'],
       ['api', 'api/server.ts'],
     ] as const) {
       track(

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { ensureMongoServer, ensureTemporalCli, type Log } from './install';
 import { freePort, isPortOpen, startProcess, waitFor, waitForLog, type Managed } from './process';
-import { SEARCH_ATTRIBUTES } from '../temporal/contract/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../domain/search-attributes';
 
 export interface TemporalServer {
   address: string;

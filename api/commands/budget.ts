@@ -3,7 +3,7 @@
  * ceiling: a workflow's `config.budget` may only lower them. A value above the ceiling is refused on write (the user
  * learns at once), and capped again at run start, since the server's setting may have been lowered since.
  */
-import type { BudgetConfig } from '../../runtime/runs/budget';
+import type { BudgetConfig } from '../../shared/runs/budget';
 import type { WorkflowConfigDoc } from '../../db/workflows';
 import { BadRequestError } from '../errors';
 

@@ -7,23 +7,12 @@
  */
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
-import { actionOutputJsonSchema, getAction } from '../../temporal/actions/registry';
-import {
-  conditionReferences,
-  ConditionError,
-  evaluateCondition,
-  parseCondition,
-} from '../../temporal/contract/condition';
-import { ancestorsOf, resolveDependencies, topologicalOrder } from '../../temporal/contract/graph';
-import type { JsonObject } from '../../temporal/contract/json';
-import { wholeReference } from '../../temporal/contract/reference-scan';
-import {
-  collectReferences,
-  parseReference,
-  RenderError,
-  type PathSegment,
-  type Reference,
-} from '../../temporal/contract/render';
+import { actionOutputJsonSchema, getActionDeclaration } from '../../domain/actions/catalog';
+import { conditionReferences, ConditionError, evaluateCondition, parseCondition } from '../../domain/condition';
+import { ancestorsOf, resolveDependencies, topologicalOrder } from '../../domain/graph';
+import type { JsonObject } from '../../domain/json';
+import { wholeReference } from '../../domain/reference-scan';
+import { collectReferences, parseReference, RenderError, type PathSegment, type Reference } from '../../domain/render';
 
 export interface GraphLimitsConfig {
   MAP_MAX_CONCURRENCY: number;
@@ -197,7 +186,10 @@ function notAList(
       if (!template) return undefined;
       if (template.step_type === 'action' && template.action_type) {
         if (template.action_type === 'transform') return undefined;
-        const type = schemaTypeAt(actionOutputJsonSchema(getAction(template.action_type)) as JsonObject, ref.path);
+        const type = schemaTypeAt(
+          actionOutputJsonSchema(getActionDeclaration(template.action_type)) as JsonObject,
+          ref.path,
+        );
         return type && !type.includes('array')
           ? `is not a list (the ${template.action_type} output there is ${type.join(' | ')})`
           : undefined;

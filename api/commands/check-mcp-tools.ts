@@ -6,7 +6,7 @@
 import type { Db } from 'mongodb';
 import { isId } from '../../db/ids';
 import { findOwnMcpServers } from '../../db/mcp-servers';
-import type { McpToolSelection } from '../../temporal/contract/mcp';
+import type { McpToolSelection } from '../../domain/mcp';
 
 export interface SelectionsAt {
   /** The field, for messages: `mcp_tools`, `steps[0] (ask).mcp_tools`. */

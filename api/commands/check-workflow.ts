@@ -7,16 +7,16 @@
 import type { Db } from 'mongodb';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
 import type { WorkflowConfigDoc, WorkflowStepDoc } from '../../db/workflows';
-import { validateActionConfig } from '../../temporal/actions/registry';
-import type { JsonObject } from '../../temporal/contract/json';
-import { collectReferences, type PathSegment } from '../../temporal/contract/render';
-import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
-import { isToolName } from '../../temporal/tools/registry';
+import { validateActionConfig } from '../../domain/actions/catalog';
+import type { JsonObject } from '../../domain/json';
+import { collectReferences, type PathSegment } from '../../domain/render';
+import { describeSchemaProblems } from '../../domain/user-schema';
+import { isToolName } from '../../domain/tools/catalog';
 import { BadRequestError } from '../errors';
 import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
 import { workflowWarnings, type ModelSettings, type WriteWarning } from './model-warnings';
-import { loadWorkflowTree } from '../../runtime/runs/sub-workflows';
+import { loadWorkflowTree } from '../../shared/runs/sub-workflows';
 import { mcpToolProblems } from './check-mcp-tools';
 
 /** At most this many problems are listed in one message. */

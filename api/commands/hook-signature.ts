@@ -6,7 +6,7 @@
  * id is the delivery's only idempotency key (api/routes/hooks.ts), so a replay starts no second run.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { signWebhook } from '../../temporal/webhooks/signature';
+import { signWebhook } from '../../shared/webhook-signature';
 
 export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60;
 

@@ -4,9 +4,9 @@
  */
 import type { ValidateFunction } from 'ajv';
 import type { WorkflowDoc } from '../../db/workflows';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { BadRequestError } from '../errors';
-import { compileUserSchema, describeInputErrors } from '../../temporal/schemas/user-schema';
+import { compileUserSchema, describeInputErrors } from '../../domain/user-schema';
 
 const MAX_ENTRIES = 500;
 

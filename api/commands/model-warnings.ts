@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Config } from '../../config';
 import type { TemplateContent, TemplateDoc } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
-import { missingProviderSetting, type LlmProviderSettings } from '../../runtime/llm-providers';
+import { missingProviderSetting, type LlmProviderSettings } from '../../shared/llm-providers';
 
 export const writeWarning = z
   .strictObject({

@@ -2,7 +2,7 @@
  * POST …/runs/:runId/rerun: a new run of the same snapshot (not the workflow as edited since) that takes the recorded
  * outputs of the source run's completed steps as finished and runs the rest — the chosen step and everything that
  * depends on it, plus whatever had not completed. No model call, e-mail or HTTP request of a reused step is made
- * again: the workflow never schedules them (temporal/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
+ * again: the workflow never schedules them (worker/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
  * Temporal's reset.
  */
 import type { Db } from 'mongodb';
@@ -17,9 +17,9 @@ import {
   type RunStepDoc,
 } from '../../db/runs';
 import { logStepChange } from '../../db/step-events';
-import { descendantsOf, resolveDependencies, topologicalOrder } from '../../temporal/contract/graph';
-import type { JsonValue } from '../../temporal/contract/json';
-import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../temporal/contract/run';
+import { descendantsOf, resolveDependencies, topologicalOrder } from '../../domain/graph';
+import type { JsonValue } from '../../domain/json';
+import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../domain/run';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
 

@@ -9,8 +9,8 @@ import type { Db } from 'mongodb';
 import { removeApproval } from '../../db/approvals';
 import { findRun, isTerminal } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
-import { parseExecutionId } from '../../temporal/contract/exec-id';
-import { approveUpdate, type ApprovalAccepted } from '../../temporal/contract/messages';
+import { parseExecutionId } from '../../domain/exec-id';
+import { approveUpdate, type ApprovalAccepted } from '../../domain/messages';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
 

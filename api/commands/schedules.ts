@@ -1,6 +1,6 @@
 /**
  * Schedules on Temporal's side: each Stepwise schedule is a Temporal Schedule of the same id whose action starts
- * `scheduledRunWorkflow` (temporal/workflows/scheduled-run.ts). Temporal holds the timing, the pause state and the
+ * `scheduledRunWorkflow` (worker/workflows/scheduled-run.ts). Temporal holds the timing, the pause state and the
  * recent actions; MongoDB (db/schedules.ts) holds ownership. Errors are mapped here: Temporal unreachable → 503, a
  * spec Temporal refuses → 400 naming the field, a Schedule missing on Temporal's side → 404.
  */
@@ -25,12 +25,8 @@ import {
   type ScheduleDoc,
   type ScheduleSpecDoc,
 } from '../../db/schedules';
-import {
-  SCHEDULED_RUN_WORKFLOW_TYPE,
-  scheduledRunIdBase,
-  type ScheduledRunArgs,
-} from '../../temporal/contract/schedule';
-import { ownerIdKey, workflowIdKey } from '../../temporal/contract/search-attributes';
+import { SCHEDULED_RUN_WORKFLOW_TYPE, scheduledRunIdBase, type ScheduledRunArgs } from '../../domain/schedule';
+import { ownerIdKey, workflowIdKey } from '../../domain/search-attributes';
 import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors';
 import { isTemporalUnavailable } from '../infra-errors';
 

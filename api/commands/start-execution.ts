@@ -6,9 +6,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { runsCollection, type RunDoc } from '../../db/runs';
-import type { RunSnapshot } from '../../temporal/contract/run';
-import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../temporal/contract/search-attributes';
-import { RUN_WORKFLOW_TYPE } from '../../temporal/contract/task-queue';
+import type { RunSnapshot } from '../../domain/run';
+import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../domain/search-attributes';
+import { RUN_WORKFLOW_TYPE } from '../../domain/task-queue';
 
 /** How long Temporal gets to accept a start before it counts as unreachable (the request's 503). */
 export const START_DEADLINE_MS = 5_000;
@@ -34,7 +34,7 @@ async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): 
       client.workflow.start(RUN_WORKFLOW_TYPE, {
         workflowId: doc._id,
         taskQueue: doc.temporal.task_queue,
-        // The run's deadline is the workflow's own timer (temporal/workflows/deadline.ts); Temporal's execution
+        // The run's deadline is the workflow's own timer (worker/workflows/deadline.ts); Temporal's execution
         // timeout is only the backstop for a run whose code never runs (no worker for the whole grace period).
         args: [doc.deadline_at ? { ...snapshot, deadline_at: doc.deadline_at.toISOString() } : snapshot],
         ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) + DEADLINE_BACKSTOP_MS } : {}),

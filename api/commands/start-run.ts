@@ -14,8 +14,8 @@ import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
 import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findWorkflow } from '../../db/workflows';
-import type { JsonObject } from '../../temporal/contract/json';
-import type { RunSnapshot, RunStatus } from '../../temporal/contract/run';
+import type { JsonObject } from '../../domain/json';
+import type { RunSnapshot, RunStatus } from '../../domain/run';
 import {
   ConcurrentRunsExceededError,
   ConflictError,
@@ -26,14 +26,14 @@ import {
 import { isTemporalUnavailable } from '../infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
-import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../runtime/runs/snapshot';
-import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
-import { holdsConcurrentSlot } from '../../runtime/runs/concurrent-limit';
-import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
-import { runKindOf } from '../../runtime/metrics/run-kind';
-import { withTraceId } from '../../runtime/run-trace';
+import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../shared/runs/snapshot';
+import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
+import { holdsConcurrentSlot } from '../../shared/runs/concurrent-limit';
+import type { ApiMetrics } from '../metrics';
+import { runKindOf } from '../../shared/metrics/run-kind';
+import { withTraceId } from '../../shared/run-trace';
 import type { WorkflowDoc } from '../../db/workflows';
-import type { SnapshotSources } from '../../runtime/runs/snapshot';
+import type { SnapshotSources } from '../../shared/runs/snapshot';
 import { startExecution } from './start-execution';
 
 /** A record older than this without a confirmed start is an interrupted start that a retried request may finish. */
@@ -248,7 +248,7 @@ async function startOrRemove(deps: StartRunDeps, doc: RunDoc, snapshot: RunSnaps
 }
 
 /**
- * USER_MAX_CONCURRENT_RUNS (runtime/runs/concurrent-limit.ts): a refused run's record is removed before Temporal ever
+ * USER_MAX_CONCURRENT_RUNS (shared/runs/concurrent-limit.ts): a refused run's record is removed before Temporal ever
  * hears of it.
  */
 async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Promise<void> {

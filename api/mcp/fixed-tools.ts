@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { approvalsCollection, type ApprovalDoc } from '../../db/approvals';
 import { isId } from '../../db/ids';
 import { workflowsCollection } from '../../db/workflows';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { NotFoundError } from '../errors';
 import { presentApproval } from '../presenters/approval';

@@ -9,7 +9,7 @@
 import type { Db } from 'mongodb';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { findClaim } from '../../db/idempotency';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { hashRequest } from '../commands/start-run';
 
 /** How long after a request its repetition still counts as a retry (at least; at most twice this). */

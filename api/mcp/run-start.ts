@@ -5,7 +5,7 @@
  */
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isId } from '../../db/ids';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { startRun, type StartedRun } from '../commands/start-run';
 import { BadRequestError, NotFoundError } from '../errors';
 import { findOperatorKey } from '../middleware/body';

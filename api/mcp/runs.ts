@@ -4,9 +4,9 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { approvalsCollection } from '../../db/approvals';
-import { buildRunView } from '../presenters/run-view/build';
-import type { RunView } from '../presenters/run-view/view';
-import { TERMINAL_RUN_STATUSES } from '../../temporal/contract/run';
+import { buildRunView } from '../../shared/run-view/build';
+import type { RunView } from '../../shared/run-view/view';
+import { TERMINAL_RUN_STATUSES } from '../../domain/run';
 import { getRunStatus } from '../commands/run-status';
 import type { WaitUntil } from '../commands/run-status/long-poll';
 import type { McpCaller, McpDeps } from './context';

@@ -16,7 +16,7 @@ import {
   type CreateTaskResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import type { McpCaller, McpDeps } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { FIXED_TOOL_DEFINITIONS, FIXED_TOOL_NAMES, fixedTool, type ToolCall } from './fixed-tools';

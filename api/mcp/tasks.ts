@@ -7,7 +7,7 @@
  */
 import { ErrorCode, McpError, type CallToolResult, type Task } from '@modelcontextprotocol/sdk/types.js';
 import { isId } from '../../db/ids';
-import type { RunStatus } from '../../temporal/contract/run';
+import type { RunStatus } from '../../domain/run';
 import { cancelRun } from '../commands/run-control';
 import { ApiError, ConflictError, NotFoundError } from '../errors';
 import type { McpCaller, McpDeps } from './context';

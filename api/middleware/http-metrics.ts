@@ -3,7 +3,7 @@
  * The route label is the router's pattern, never the concrete path: ids never become label values.
  */
 import type { Middleware } from 'koa';
-import type { ApiMetrics } from '../../runtime/metrics/api-metrics';
+import type { ApiMetrics } from '../metrics';
 
 /** Methods outside this set (a scanner's junk verbs) share one label value. */
 const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);

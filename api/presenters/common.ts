@@ -2,7 +2,7 @@
 import { z } from 'zod';
 
 // The timestamp helpers live beside the run view (./run-view), which the worker builds webhook bodies with too.
-export { iso, isoOrNull, isoTimestamp } from './run-view/time';
+export { iso, isoOrNull, isoTimestamp } from '../../shared/run-view/time';
 
 /** A JSON object value (action config, JSON Schema…) as it appears in responses. */
 export const jsonObjectView = z.record(z.string(), z.unknown());

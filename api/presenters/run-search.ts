@@ -1,7 +1,7 @@
 /** Run → an item of the run search: the run list's fields plus the workflow name, usage and duration. */
 import { z } from 'zod';
 import type { RunDoc } from '../../db/runs';
-import { presentRunSummary, runSummaryView, runView } from './run-view/view';
+import { presentRunSummary, runSummaryView, runView } from '../../shared/run-view/view';
 
 export const runSearchItemView = runSummaryView
   .extend({

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import type { TemplateDoc } from '../../db/templates';
-import { ACTION_TYPES } from '../../temporal/contract/action-types';
+import { ACTION_TYPES } from '../../domain/action-types';
 import { egressSettings } from '../routes/egress.schema';
 import { mcpToolSelections } from '../routes/mcp-tools.schema';
 import { iso, isoTimestamp, jsonObjectView } from './common';

@@ -2,7 +2,7 @@
 import { z } from 'zod';
 import type { RunStepDoc } from '../../db/runs';
 import type { TranscriptDoc } from '../../db/transcripts';
-import { DEFAULT_EGRESS } from '../../temporal/contract/egress';
+import { DEFAULT_EGRESS } from '../../domain/egress';
 import { isoTimestamp } from './common';
 
 const usageView = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });

@@ -3,10 +3,10 @@
  * template (PATCH checks the stored template merged with the change). Each problem names its field.
  */
 import type { TemplateContent } from '../../db/templates';
-import type { JsonObject } from '../../temporal/contract/json';
-import { isActionType, validateActionConfig } from '../../temporal/actions/registry';
-import { describeSchemaProblems } from '../../temporal/schemas/user-schema';
-import { getTool } from '../../temporal/tools/registry';
+import type { JsonObject } from '../../domain/json';
+import { isActionType, validateActionConfig } from '../../domain/actions/catalog';
+import { describeSchemaProblems } from '../../domain/user-schema';
+import { isToolName } from '../../domain/tools/catalog';
 import { describeIssue } from '../middleware/validate';
 import { agentConfig } from './agents.schema';
 
@@ -15,7 +15,7 @@ export function templateRuleProblems(t: TemplateContent): string[] {
   const problems: string[] = [];
   const duplicates = duplicateIndexes(t.default_tools);
   for (const [i, tool] of t.default_tools.entries()) {
-    if (!getTool(tool)) problems.push(`default_tools[${i}]: unknown tool "${tool}" (see GET /api/v1/agents/tools)`);
+    if (!isToolName(tool)) problems.push(`default_tools[${i}]: unknown tool "${tool}" (see GET /api/v1/agents/tools)`);
     else if (duplicates.has(i)) problems.push(`default_tools[${i}]: duplicate tool "${tool}"`);
   }
   switch (t.step_type) {

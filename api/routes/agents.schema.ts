@@ -3,8 +3,8 @@
  * Shape checks live here; rules that need the registries or the stored template are in agents.rules.ts.
  */
 import { z } from 'zod';
-import { ACTION_TYPES } from '../../temporal/contract/action-types';
-import { TOOL_NAMES } from '../../temporal/tools/registry';
+import { ACTION_TYPES } from '../../domain/action-types';
+import { TOOL_NAMES } from '../../domain/tools/catalog';
 import { pageQuery } from '../pagination';
 import { egressSettings } from './egress.schema';
 import { mcpToolSelections } from './mcp-tools.schema';

@@ -15,8 +15,8 @@ import {
   type TemplateContent,
   type TemplateDoc,
 } from '../../db/templates';
-import { ACTIONS, actionConfigJsonSchema } from '../../temporal/actions/registry';
-import { TOOLS, toolParametersSchema } from '../../temporal/tools/registry';
+import { ACTION_CATALOG, actionConfigJsonSchema } from '../../domain/actions/catalog';
+import { TOOL_DECLARATIONS, toolParametersSchema } from '../../domain/tools/catalog';
 import { templateWarnings, withWarnings } from '../commands/model-warnings';
 import { respond } from '../envelope';
 import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
@@ -29,7 +29,7 @@ import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplat
 import { templateRuleProblems } from './agents.rules';
 import { mcpToolProblems } from '../commands/check-mcp-tools';
 import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
-import type { ActionType } from '../../temporal/contract/action-types';
+import type { ActionType } from '../../domain/action-types';
 
 const list = validate({ query: listTemplatesQuery });
 const byId = validate({ params: templateIdParams });
@@ -40,11 +40,15 @@ export function agentRoutes(deps: RouteDeps): Router {
   const router = new Router({ prefix: '/agents' });
   const auth = authenticated(deps);
   // Both lists are fixed at build time; computed once per app.
-  const tools = TOOLS.map((t) => ({ name: t.name, description: t.description, parameters: toolParametersSchema(t) }));
-  const actions = (Object.keys(ACTIONS) as ActionType[]).map((name) => ({
+  const tools = TOOL_DECLARATIONS.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: toolParametersSchema(t),
+  }));
+  const actions = (Object.keys(ACTION_CATALOG) as ActionType[]).map((name) => ({
     name,
-    description: ACTIONS[name].description,
-    config_schema: actionConfigJsonSchema(ACTIONS[name]),
+    description: ACTION_CATALOG[name].description,
+    config_schema: actionConfigJsonSchema(ACTION_CATALOG[name]),
   }));
 
   router.get('/tools', (ctx) => respond(ctx, 200, tools));

@@ -1,10 +1,10 @@
 /**
- * The `egress` field of agent templates and workflow steps (temporal/contract/egress.ts): shape checks of the
+ * The `egress` field of agent templates and workflow steps (domain/egress.ts): shape checks of the
  * allowlist entries, shared by both write schemas and the documents they publish. Problems name the entry
  * (`egress.http_hosts[2]: …`).
  */
 import { z } from 'zod';
-import type { EgressSettings } from '../../temporal/contract/egress';
+import type { EgressSettings } from '../../domain/egress';
 
 export const EGRESS_LIMITS = { entries: 100, entryChars: 254 } as const;
 

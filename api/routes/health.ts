@@ -3,7 +3,7 @@ import Router from '@koa/router';
 import type { Db } from 'mongodb';
 import type { Client } from '@temporalio/client';
 import { pingDatabase } from '../../db/client';
-import { pingTemporal } from '../../temporal/client';
+import { pingTemporal } from '../../shared/temporal-client';
 import type { ApiDeps } from '../deps';
 import { respond, respondError } from '../envelope';
 

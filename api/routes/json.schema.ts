@@ -6,7 +6,7 @@
  * refused. The nesting limit (MAX_BODY_DEPTH) is in the descriptions: JSON Schema cannot bound depth.
  */
 import { z } from 'zod';
-import type { JsonObject, JsonValue } from '../../temporal/contract/json';
+import type { JsonObject, JsonValue } from '../../domain/json';
 import { MAX_BODY_DEPTH } from '../middleware/body';
 
 /** A data key: not `$…`, no `.`, no NUL (written without lookahead, which not every JSON Schema tool reads). */

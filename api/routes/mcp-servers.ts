@@ -18,7 +18,7 @@ import {
   type McpServerDoc,
 } from '../../db/mcp-servers';
 import { isId } from '../../db/ids';
-import { NoSealingKeyError, sealJson, type SealedJson } from '../../temporal/codec/sealed-json';
+import { NoSealingKeyError, sealJson, type SealedJson } from '../../shared/codec/sealed-json';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import { userId } from '../caller';
 import { findRun } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
-import { parseExecutionId } from '../../temporal/contract/exec-id';
+import { parseExecutionId } from '../../domain/exec-id';
 import { findFinalEntry, getTranscriptEntry, transcriptsCollection } from '../../db/transcripts';
 import { respond } from '../envelope';
 import { NotFoundError } from '../errors';

@@ -9,8 +9,8 @@ import { pageQuery } from '../pagination';
 import { mcpToolSelections } from './mcp-tools.schema';
 import { egressSettings } from './egress.schema';
 import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
-import { ON_ERROR, TRIGGERS } from '../../temporal/contract/graph';
-import { EXECUTION_ID_PATTERN } from '../../temporal/contract/exec-id';
+import { ON_ERROR, TRIGGERS } from '../../domain/graph';
+import { EXECUTION_ID_PATTERN } from '../../domain/exec-id';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -33,7 +33,7 @@ const retry = z.strictObject({
   max_attempts: z.number().int().min(1).max(MAX_ATTEMPTS).meta({ description: 'Attempts including the first.' }),
 });
 
-/** Longest `when` / `loop.until` condition (temporal/contract/condition.ts refuses longer ones too). */
+/** Longest `when` / `loop.until` condition (domain/condition.ts refuses longer ones too). */
 const condition = z.string().min(1).max(2_000);
 
 const mapSettings = z.strictObject({

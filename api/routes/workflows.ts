@@ -24,7 +24,7 @@ import { checkCallbackUrl } from '../commands/callback-url';
 import { checkWorkflow } from '../commands/check-workflow';
 import { resolveTemplateNames } from '../commands/template-names';
 import { approveStep, cancelRun } from '../commands/run-control';
-import { buildRunView } from '../presenters/run-view/build';
+import { buildRunView } from '../../shared/run-view/build';
 import { getRunStatus } from '../commands/run-status';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';

@@ -1,7 +1,7 @@
 /** Step outputs for the status view: parsed, with references to large outputs resolved (extra reads only for those). */
 import type { Db } from 'mongodb';
-import type { JsonValue } from '../../temporal/contract/json';
-import { isOutputRef } from '../../temporal/contract/run';
+import type { JsonValue } from '../../domain/json';
+import { isOutputRef } from '../../domain/run';
 import { readBlob } from '../blobs';
 import type { RunDoc } from '../runs';
 

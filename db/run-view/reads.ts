@@ -1,7 +1,7 @@
 /**
  * The reads behind a run's status body besides the run document: the first page of each map or loop step's
  * executions, and — once the run has ended — its webhook deliveries. Plain documents out; the API's presenter
- * (api/presenters/run-view) shapes them.
+ * (shared/run-view) shapes them.
  */
 import type { Db } from 'mongodb';
 import { isTerminal, type RunDoc } from '../runs';

@@ -3,7 +3,7 @@
  * deadline; a decision, a cancelled run and a timeout each take it off the list; nobody sees or decides another
  * user's approvals.
  */
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import { uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';

@@ -4,7 +4,7 @@
  * a deleted workflow, input checks, a burst of 200 deliveries (202 or 429, never a 5xx), and owner isolation on every
  * management route.
  */
-import { signWebhook } from '../../temporal/webhooks/signature';
+import { signWebhook } from '../../shared/webhook-signature';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import { openApiChecker } from '../helpers/openapi';
 import { uniqueId } from '../helpers/stack';

@@ -5,9 +5,9 @@
  * projection), so many states and ages can be set up exactly.
  */
 import { insertRun, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
-import type { RunStatus, StepStatus } from '../../temporal/contract/run';
+import type { RunStatus, StepStatus } from '../../domain/run';
 import { actionStep, testSnapshot } from '../helpers/snapshots';
-import { deriveRunStatus } from '../../temporal/contract/run-state';
+import { deriveRunStatus } from '../../domain/run-state';
 import { startTestApi, testConfig, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 

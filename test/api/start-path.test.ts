@@ -7,7 +7,7 @@
 import { runsCollection } from '../../db/runs';
 import { templatesCollection } from '../../db/templates';
 import { workflowsCollection } from '../../db/workflows';
-import type { ActionStepSnapshot, WorkflowStepSnapshot } from '../../temporal/contract/run';
+import type { ActionStepSnapshot, WorkflowStepSnapshot } from '../../domain/run';
 import { expectError } from '../helpers/api';
 import { startTestApi, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';

@@ -6,7 +6,7 @@ import { seedSystemTemplates, SYSTEM_TEMPLATES } from '../../db/system-templates
 import { templatesCollection } from '../../db/templates';
 import { workflowsCollection, type WorkflowDoc } from '../../db/workflows';
 import { isId } from '../../db/ids';
-import { validateActionConfig } from '../../temporal/actions/registry';
+import { validateActionConfig } from '../../domain/actions/catalog';
 import { openTestDb, testConfig } from '../helpers/stack';
 
 let database: Database;

@@ -9,7 +9,7 @@ import path from 'node:path';
 import Ajv, { type ValidateFunction } from 'ajv';
 import { parse } from 'yaml';
 import { configSchema, loadConfig, type Config } from '../../config';
-import { SEARCH_ATTRIBUTES } from '../../temporal/contract/search-attributes';
+import { SEARCH_ATTRIBUTES } from '../../domain/search-attributes';
 import { repoRoot } from '../helpers/run-node';
 
 interface Service {
@@ -223,7 +223,7 @@ describe('docker-compose.yml', () => {
     const worker = compose.services.worker!;
     expect(config.WORKER_HEALTH_PORT).toEqual(expect.any(Number));
     expect(worker.healthcheck?.test.join(' ')).toContain(`:${config.WORKER_HEALTH_PORT}/readyz`);
-    expect(worker.command?.join(' ')).toContain('temporal/worker.ts');
+    expect(worker.command?.join(' ')).toContain('worker/main.ts');
     expect(compose.services.worker!.depends_on?.[serviceByImage('axllent/mailpit:')[0]]?.condition).toBe(
       'service_healthy',
     );
@@ -246,8 +246,8 @@ describe('Dockerfile and .dockerignore', () => {
     const dockerfile = fs.readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
     const copied = [...dockerfile.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
-    const needed = topLevelSources(['api/server.ts', 'temporal/worker.ts', 'temporal/build-bundle.ts', 'cli/index.ts']);
-    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'temporal']));
+    const needed = topLevelSources(['api/server.ts', 'worker/main.ts', 'worker/build-bundle.ts', 'cli/index.ts']);
+    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'domain', 'shared', 'worker']));
     expect(needed.filter((d) => !copied.includes(d))).toEqual([]);
   });
 });

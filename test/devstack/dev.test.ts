@@ -11,9 +11,9 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { connectDatabase } from '../../db/client';
 import { authenticateKey, findUserByName } from '../../db/users';
 import { freePort, isPortOpen, waitFor } from '../../devstack/process';
-import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
-import { parseCodecKeys } from '../../temporal/codec/keys';
-import { payloadFromJson, payloadToJson, type JsonPayload } from '../../temporal/codec/payload-json';
+import { EncryptionCodec } from '../../shared/codec/encryption-codec';
+import { parseCodecKeys } from '../../domain/codec-keys';
+import { payloadFromJson, payloadToJson, type JsonPayload } from '../../shared/codec/payload-json';
 import { startLlmServer } from '../helpers/llm-server';
 import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
 import { repoRoot, runTs } from '../helpers/run-node';
@@ -230,7 +230,7 @@ describe('npm run dev', () => {
 
     // Everything it started, as seen while running: temporal, mongodb, worker, api (each in its own group) and helpers.
     const names = commandLines(run.seen);
-    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'temporal/worker.ts']) {
+    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'worker/main.ts']) {
       expect(names.filter((n) => n.includes(part))).toHaveLength(1);
     }
 
@@ -296,7 +296,7 @@ describe('npm run dev', () => {
     expect(
       names.filter((n) => n.includes('server start-dev') || n.includes('Launcher') || n.includes('mongod')),
     ).toEqual([]);
-    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('temporal/worker.ts'))).toHaveLength(2);
+    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('worker/main.ts'))).toHaveLength(2);
     expect(await isPortOpen(unusedTemporal)).toBe(false);
     expect(await isPortOpen(unusedMongo)).toBe(false);
 

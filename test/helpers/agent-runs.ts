@@ -4,8 +4,8 @@
  * endpoint.
  */
 import type { TemplateDoc } from '../../db/templates';
-import type { EgressSettings } from '../../temporal/contract/egress';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { EgressSettings } from '../../domain/egress';
+import type { JsonObject } from '../../domain/json';
 import { uniqueId, type TestApi } from './stack';
 import type { TestUser } from './users';
 import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus, type StatusBody } from './workflows';

@@ -6,7 +6,7 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import type { Config } from '../../config';
-import { formatCodecKeys } from '../../temporal/codec/keys';
+import { formatCodecKeys } from '../../domain/codec-keys';
 import { freePort } from '../../devstack/process';
 
 export interface ApiProcess {

@@ -2,8 +2,8 @@
  * Run snapshots for tests that write the projection directly (no API, no workflow): the smallest valid steps and a
  * snapshot around them. The fields a test cares about are its arguments; the rest are fixed placeholders.
  */
-import type { ActionStepSnapshot, AgentStepSnapshot, RunSnapshot, StepSnapshot } from '../../temporal/contract/run';
-import type { ActionType } from '../../temporal/contract/action-types';
+import type { ActionStepSnapshot, AgentStepSnapshot, RunSnapshot, StepSnapshot } from '../../domain/run';
+import type { ActionType } from '../../domain/action-types';
 import type { Db } from 'mongodb';
 import { insertRun, newRunDoc } from '../../db/runs';
 

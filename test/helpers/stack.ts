@@ -14,12 +14,12 @@ import type { Db } from 'mongodb';
 import { ensureIndexes } from '../../db/indexes';
 import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
-import { createTemporalClient } from '../../temporal/client';
-import { createWorker } from '../../temporal/create-worker';
-import { composeWorker } from '../../temporal/compose-worker';
-import { createDataConverter } from '../../temporal/codec/data-converter';
-import { EncryptionCodec } from '../../temporal/codec/encryption-codec';
-import { parseCodecKeys } from '../../temporal/codec/keys';
+import { createTemporalClient } from '../../shared/temporal-client';
+import { createWorker } from '../../worker/create-worker';
+import { composeWorker } from '../../worker/compose-worker';
+import { createDataConverter } from '../../shared/codec/data-converter';
+import { EncryptionCodec } from '../../shared/codec/encryption-codec';
+import { parseCodecKeys } from '../../domain/codec-keys';
 import { testAppLogger, testLogLevel, testTemporalLogger } from './test-logging';
 import { composeApi } from '../../api/compose';
 
@@ -160,7 +160,7 @@ export interface TestWorker {
 
 /**
  * A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`, composed as the worker process
- * composes itself (temporal/compose-worker.ts); `metrics`: the registry a test scrapes (a private one otherwise).
+ * composes itself (worker/compose-worker.ts); `metrics`: the registry a test scrapes (a private one otherwise).
  */
 export async function startTestWorker(
   config: Config,

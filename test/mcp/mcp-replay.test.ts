@@ -15,7 +15,7 @@ import { testTemporalLogger } from '../helpers/test-logging';
 import { createTestUser } from '../helpers/users';
 import { startFailureServer } from './mcp-test-servers';
 
-const FILE = path.resolve(__dirname, '..', 'temporal', 'histories', 'mcp-tools-round-trip.json');
+const FILE = path.resolve(__dirname, '..', 'worker', 'histories', 'mcp-tools-round-trip.json');
 const { History } = temporal.api.history.v1;
 const toJson = (history: temporal.api.history.v1.IHistory) =>
   JSON.stringify(

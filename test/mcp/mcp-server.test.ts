@@ -14,7 +14,7 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { runsCollection } from '../../db/runs';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import { uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';

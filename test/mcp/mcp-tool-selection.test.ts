@@ -5,8 +5,8 @@
  * deleted since the workflow was written stops the start.
  */
 import { findWorkflow } from '../../db/workflows';
-import { loadSnapshotSources } from '../../runtime/runs/snapshot-sources';
-import { buildSnapshot } from '../../runtime/runs/snapshot';
+import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
+import { buildSnapshot } from '../../shared/runs/snapshot';
 import { openApiChecker } from '../helpers/openapi';
 import { startTestApi, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';

@@ -4,7 +4,7 @@
  * start, the workflow, each activity (local ones included) and the model call under its activity. The run status
  * names that trace, and the log lines of both processes carry its id. With tracing off, nothing is created.
  */
-import { startTracing } from '../../runtime/tracing';
+import { startTracing } from '../../shared/tracing';
 import { createAgentWorkflow } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
 import { startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from '../helpers/otlp-receiver';

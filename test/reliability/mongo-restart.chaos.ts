@@ -12,7 +12,7 @@ import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 import type { Database } from '../../db/client';
-import type { RunResult } from '../../temporal/contract/run';
+import type { RunResult } from '../../domain/run';
 import { outageWorkflowBody } from './outage-workflow';
 import { startMongoOutageStack } from './outage-stack';
 

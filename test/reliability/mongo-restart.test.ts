@@ -14,7 +14,7 @@ import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, temporalFinalStatus, waitForStatus, type StatusBody } from '../helpers/workflows';
 import { waitFor } from '../../devstack/process';
 import type { Database } from '../../db/client';
-import type { RunResult } from '../../temporal/contract/run';
+import type { RunResult } from '../../domain/run';
 import { OUTAGE_STEPS, outageWorkflowBody } from './outage-workflow';
 import { startMongoOutageStack } from './outage-stack';
 

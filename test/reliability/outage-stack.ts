@@ -11,7 +11,7 @@ import { startTestSmtp, type TestSmtp } from '../helpers/smtp';
 import { openTestDb, startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
-import { createTemporalClient } from '../../temporal/client';
+import { createTemporalClient } from '../../shared/temporal-client';
 
 export interface OutageStack {
   smtp: TestSmtp;

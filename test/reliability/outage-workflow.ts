@@ -6,7 +6,7 @@ import type { Db } from 'mongodb';
 import type { HttpSink } from '../helpers/http-sink';
 import type { TestUser } from '../helpers/users';
 import { actionTemplates } from '../helpers/workflows';
-import type { JsonObject } from '../../temporal/contract/json';
+import type { JsonObject } from '../../domain/json';
 
 export const OUTAGE_STEPS = ['first', 'pause', 'mail', 'last'] as const;
 

@@ -17,8 +17,8 @@ import {
   waitForStatus,
   type StatusBody,
 } from '../helpers/workflows';
-import type { JsonValue } from '../../temporal/contract/json';
-import { messageIdFor } from '../../temporal/mail/message';
+import type { JsonValue } from '../../domain/json';
+import { messageIdFor } from '../../worker/mail/message';
 
 export interface KillPlan {
   runs: number;

@@ -1,10 +1,10 @@
 /**
  * The status a read answers for a run whose projection is behind Temporal, computed and never written: the
- * worker's reconciler (runtime/runs/reconciler.ts) writes the same outcome, built by the same deriveOutcome.
+ * worker's reconciler (worker/reconciler.ts) writes the same outcome, built by the same deriveOutcome.
  */
 import type { RunOutcome } from '../../../db/runs';
-import type { JsonValue } from '../../../temporal/contract/json';
-import type { OutputRef } from '../../../temporal/contract/run';
+import type { JsonValue } from '../../../domain/json';
+import type { OutputRef } from '../../../domain/run';
 import type { RunView } from './types';
 
 /** The view as recordRunEnd (db/run-end.ts) would leave it after writing `outcome` at `at`. */

@@ -1,0 +1,20 @@
+/** `approval`: the run goes to `waiting` until a human approves or rejects the step through the API (no activity). */
+import { z } from 'zod';
+import { approvalConfig as config } from '../builtin-actions';
+import type { ActionDeclaration } from './types';
+
+const output = z.object({
+  approved: z.boolean(),
+  comment: z.string().nullable(),
+  decided_by: z.string().nullable(),
+  decided_at: z.string(),
+});
+
+export const approvalDeclaration = {
+  name: 'approval',
+  description:
+    'Wait for a human decision: the run shows status `waiting` until POST /api/v1/workflows/runs/:runId/approve ' +
+    'approves (the run continues) or rejects (the run fails with the comment).',
+  config,
+  output,
+} satisfies ActionDeclaration<'approval', typeof config, typeof output>;

@@ -1,0 +1,58 @@
+/**
+ * The contract between the run workflow and the agent step: the run workflow's `case 'agent'` calls
+ * `runAgentStep(step, input, ctx)` from worker/workflows/agent-step.ts and records the outcome like any other step.
+ * Workflow-safe: types and constants only.
+ */
+import type { JsonValue } from './json';
+import type { OutputRef, RunBudget, Usage } from './run';
+
+/** Turn limit of an agent step when neither its template nor the step sets one. */
+export const DEFAULT_MAX_TURNS = 8;
+
+/** Where the agent step runs: its activities use these to write progress into the run projection (db/step-states.ts). */
+export interface AgentStepContext {
+  runId: string;
+  stepId: string;
+  /** The run's owner: model calls count against this user's daily token budget. */
+  ownerId: string;
+  /** The run's spending so far, shared by all its agent steps (the loop adds each call and checks the budget). */
+  spend: RunSpend;
+  /** Called with each answered call's usage: the run counts every step's calls, also of steps that fail. */
+  onCall?: (usage: Usage) => void;
+  /** In a sub-workflow's run: each call is reserved at the top-level run too (worker/workflows/budget-share.ts). */
+  shared?: SharedBudget;
+  /** The model call activity records the step's start and completion (CallModelInput.project). */
+  projectInActivity?: boolean;
+}
+
+/**
+ * Model calls and tokens a run has used so far, kept in workflow state: rebuilt from history on replay, so a crash
+ * cannot reset it. Without `budget` (runs from before budgets) nothing is checked.
+ */
+export interface RunSpend {
+  budget?: RunBudget;
+  model_calls: number;
+  tokens: number;
+}
+
+/** The top-level run's budget, as a sub-workflow's run reaches it. */
+export interface SharedBudget {
+  /** Reserves the call `key` there: null when granted, else why it was refused. */
+  reserve(key: string): Promise<string | null>;
+  /** What the reserved call `key` used; `released`: it failed without an answer, and the call is given back. */
+  settle(key: string, tokens: number, released: boolean): Promise<void>;
+}
+
+/** What an agent step hands back to the run workflow. */
+export interface AgentStepOutcome {
+  /** The final answer; a reference when it is larger than OUTPUT_INLINE_LIMIT_BYTES. */
+  output: JsonValue | OutputRef;
+  /** LLM usage of the whole step (summed over its model calls). */
+  usage: Usage;
+  /** Model turns the loop took. */
+  turns: number;
+  /** The last model call's activity recorded the step's completion: the workflow need not. */
+  projected?: boolean;
+  /** Histories from before the run's end was always the workflow's own write: that activity recorded it too. */
+  ended?: boolean;
+}

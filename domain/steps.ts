@@ -1,0 +1,127 @@
+/**
+ * What the run workflow and its activities exchange: the action-step request, projection events and the run's
+ * outcome. Workflow-safe: types only.
+ */
+import type { ActionType } from './action-types';
+import type { JsonObject, JsonValue } from './json';
+import type { RenderContext } from './render';
+import type { OutputRef, RunError, RunSnapshot, RunStatus, StepStatus, Usage } from './run';
+
+/** Action types the worker executes as an activity (delay and approval are done by the workflow). */
+export type ActivityActionType = Exclude<ActionType, 'delay' | 'approval'>;
+
+export interface ActionStepRequest {
+  run_id: string;
+  /** The execution id (domain/exec-id.ts): the step id, or `step[i]` / `step#n` inside maps and loops. */
+  step_id: string;
+  action_type: ActivityActionType;
+  /** Rendered config (may still hold OutputRefs, which the activity resolves). */
+  config: JsonObject;
+  /** Rendered step input. */
+  input: JsonValue;
+  /** The step's attempt limit: the activity marks the step failed on the last one. */
+  max_attempts: number;
+}
+
+export interface ActionStepResult {
+  output: JsonValue | OutputRef;
+  /** False when the activity could not record the step's completion (database unreachable): the workflow does. */
+  projected?: false;
+}
+
+/**
+ * A line of pure steps for one local activity (worker/activities/pure-step.ts, runPureLine): each step's config and
+ * input still hold their `{{…}}` references, rendered in the activity against `ctx` plus the outputs of the steps
+ * before it in the line.
+ */
+export interface PureLineRequest {
+  run_id: string;
+  steps: { step_id: string; action_type: 'transform'; config: JsonObject; input: JsonValue }[];
+  ctx: RenderContext;
+}
+
+export interface PureLineResult {
+  /**
+   * The steps that completed, in line order: a prefix of the request's. The line stops at the first step that cannot
+   * be rendered or evaluated, which the workflow then runs on its own (retries, failure and all) as any step.
+   */
+  completed: ActionStepResult[];
+  /** Histories from before the run's end was always the workflow's own write: the activity recorded it. */
+  ended?: true;
+}
+
+/** An error of one step, as the status view shows it. */
+export interface StepError {
+  /** Stable code, e.g. `non_retryable`, `attempts_exhausted`, `rejected`, `timeout`, `cancelled`. */
+  reason: string;
+  message: string;
+  /** The failure code of the last attempt (e.g. `http_4xx`, `invalid_config`), when there is one. */
+  code?: string;
+}
+
+/** An approval waiting for its decision, as the inbox shows it. */
+export interface ApprovalRequest {
+  message: string;
+  instructions: string | null;
+  /** Workflow time the wait began, ISO-8601. */
+  waiting_since: string;
+  /** When the approval times out (ISO-8601), or null without `timeout_seconds`. */
+  deadline: string | null;
+}
+
+/**
+ * Projection writes the workflow makes (steps it performs itself, agent completion, and the graph's own events:
+ * skips, recorded failures, map and loop progress). Each is idempotent by execution id.
+ */
+export type StepEvent =
+  /** `items`: a map step starting, with its number of items. */
+  /** `input`: what the execution was given, rendered (shown in the status; absent in older histories). */
+  | { kind: 'running'; items?: number; input?: JsonValue }
+  /** `approval`: what the approver is asked (the approvals inbox lists it); absent in histories from before it. */
+  | { kind: 'waiting'; approval?: ApprovalRequest; input?: JsonValue }
+  /** The output is stored by reference when large; the write returns what it stored. */
+  | { kind: 'completed'; output: JsonValue | OutputRef; usage?: Usage; turns?: number }
+  | { kind: 'skipped'; reason: string }
+  /** A failure the run goes on after (`on_error: continue`, or a map item with `on_item_error: continue`). */
+  | {
+      kind: 'failed';
+      error: StepError;
+      /** The calls the execution made before it failed (absent in older histories). */
+      usage?: Usage;
+      /** What later steps read as its output (`{error}`): the status shows the same. */
+      output?: JsonValue;
+    }
+  /** A sub-workflow execution started its child run (Temporal's run id of it, so the reconciler knows it started). */
+  | { kind: 'child'; child_run_id: string; temporal_run_id?: string };
+
+export interface StepProjection {
+  run_id: string;
+  /** The execution id. */
+  step_id: string;
+  event: StepEvent;
+}
+
+/** What the workflow (or the worker's reconciler) records when a run ends. */
+export interface RunOutcome {
+  status: Extract<RunStatus, 'completed' | 'failed' | 'cancelled' | 'timed_out'>;
+  error: RunError | null;
+  /** Steps whose status changes with the end of the run (the one that stopped it, those never reached). */
+  /** `usage`: the calls a step ending with the run made (the workflow's count; never lowers a stored one). */
+  stepUpdates?: { id: string; status: StepStatus; error?: StepError | null; skip_reason?: string; usage?: Usage }[];
+}
+
+export interface OutcomeRequest {
+  run_id: string;
+  outcome: RunOutcome;
+}
+
+/** ApplicationFailure type the run workflow fails with; its first detail is the RunError. */
+export const RUN_FAILED_FAILURE_TYPE = 'run_failed';
+
+/** Sent before a sub-workflow starts (worker/activities/projection.ts prepareChildRun). */
+export interface ChildRunRequest {
+  snapshot: RunSnapshot;
+  input_schema?: JsonObject;
+}
+
+export type ChildRunVerdict = { ok: true } | { ok: false; problem: string };

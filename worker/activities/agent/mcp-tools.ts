@@ -1,0 +1,306 @@
+/**
+ * The agent loop's MCP activities (docs/mcp.md):
+ * - `listMcpTools`: once per agent execution, before its first model call; the list it returns is what the model is
+ *   shown for the whole step (the workflow passes it on, so a replay sees the same list).
+ * - `callMcpTool`: one per call of an MCP tool. Tools annotated read-only or idempotent are retried like any activity;
+ *   any other is attempted once (the workflow gives it one attempt), and whatever goes wrong comes back to the model
+ *   as an error result — never a second call.
+ * - `recordMcpToolFailure`: when a callMcpTool activity failed for good (timed out, its worker died), the workflow has
+ *   this write the call's error result, so the model hears of it and the call is not repeated.
+ * Each opens its own MCP session (worker/mcp/session.ts) with credentials read here from MongoDB.
+ */
+import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import { ApplicationFailure, Context } from '@temporalio/activity';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { logAgentTurn } from '../../../db/step-events';
+import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
+import { DEFAULT_EGRESS } from '../../../domain/egress';
+import type { JsonValue } from '../../../domain/json';
+import type { McpToolDefinition, McpToolList } from '../../../domain/mcp';
+import { classifyMcpError } from '../../mcp/errors';
+import { serverHeaders, withMcpSession } from '../../mcp/session';
+import { selectTools } from '../../mcp/tool-list';
+import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
+import { summarizeToolCall, truncate } from './call-tool';
+import type {
+  CallMcpToolInput,
+  CallToolResult as LoopToolResult,
+  ListMcpToolsInput,
+  RecordMcpFailureInput,
+} from './types';
+
+/** A recorded failure outranks any attempt of the failed activity (a late zombie cannot overwrite it). */
+const RECORDED_FAILURE_ATTEMPT = 1_000_000;
+
+function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+  return fn().finally(() => clearInterval(timer));
+}
+
+/**
+ * Runs `fn` in a span of the call (when tracing is on) and hands it the W3C trace context of that span, for the
+ * request's `_meta`: the server can join its own spans to the run's trace.
+ */
+async function inCallSpan<T>(
+  tracer: Tracer | undefined,
+  name: string,
+  attributes: Record<string, string>,
+  fn: (meta: Record<string, string>) => Promise<T>,
+): Promise<T> {
+  if (!tracer) return fn({});
+  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+    const c = span.spanContext();
+    const traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1).toString(16).padStart(2, '0')}`;
+    try {
+      return await fn({ traceparent });
+    } catch (err) {
+      span.recordException(err instanceof Error ? err : String(err));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
+      throw err;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+/** A tool result as data for the model: text stays text, binary content is described, never inlined. */
+function resultOutput(result: CallToolResult): JsonValue {
+  const content = (result.content ?? []).map((item): JsonValue => {
+    switch (item.type) {
+      case 'text':
+        return { type: 'text', text: item.text };
+      case 'image':
+      case 'audio':
+        return { type: item.type, mime_type: item.mimeType, base64_chars: item.data.length };
+      case 'resource_link':
+        return { type: 'resource_link', uri: item.uri, name: item.name };
+      case 'resource':
+        return {
+          type: 'resource',
+          uri: item.resource.uri,
+          ...('text' in item.resource ? { text: item.resource.text } : { base64_chars: item.resource.blob.length }),
+        };
+      default:
+        return { type: 'unknown' };
+    }
+  });
+  return {
+    content,
+    ...(result.structuredContent !== undefined ? { structured_content: result.structuredContent as JsonValue } : {}),
+  };
+}
+
+export function createMcpToolActivities(deps: AgentActivityDeps) {
+  const keys = deps.config.PAYLOAD_CODEC_KEYS;
+
+  async function listMcpTools(req: ListMcpToolsInput): Promise<McpToolList> {
+    const ctx = Context.current();
+    const tools: McpToolDefinition[] = [];
+    const problems: string[] = [];
+    for (const server of req.servers) {
+      try {
+        const headers = await serverHeaders(deps.db, keys, req.owner_id, server.server_id);
+        const listed = await heartbeating(() =>
+          withMcpSession(
+            {
+              url: server.url,
+              headers,
+              egress: req.egress ?? DEFAULT_EGRESS,
+              allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
+              timeoutMs: req.timeout_ms,
+              signal: ctx.cancellationSignal,
+            },
+            async (client) => {
+              const all = [];
+              let cursor: string | undefined;
+              // A few pages at most: a server listing more than this is cut (the bound below applies anyway).
+              for (let page = 0; page < 10; page++) {
+                const answer = await client.listTools(cursor ? { cursor } : {}, { timeout: req.timeout_ms });
+                all.push(...answer.tools);
+                cursor = answer.nextCursor;
+                if (!cursor) break;
+              }
+              return all;
+            },
+          ),
+        );
+        problems.push(...selectTools(server, listed, tools));
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        const c = classifyMcpError(err);
+        if (c.retryable && ctx.info.attempt < req.max_attempts) {
+          throw ApplicationFailure.create({ message: `MCP server ${server.server_name}: ${c.message}`, type: c.code });
+        }
+        deps.metrics.mcpCall('list_tools', c.code === 'egress_denied' ? 'denied' : 'error');
+        problems.push(`MCP server ${server.server_name}: its tools could not be listed (${c.message})`);
+        continue;
+      }
+      deps.metrics.mcpCall('list_tools', 'ok');
+    }
+    if (problems.length > 0) {
+      deps.logger.info({ run_id: req.run_id, step_id: req.step_id, problems }, 'MCP tools left out');
+    }
+    return { tools, problems };
+  }
+
+  async function callMcpTool(req: CallMcpToolInput): Promise<LoopToolResult> {
+    const ctx = Context.current();
+    const attempt = ctx.info.attempt;
+    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
+    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
+    if (!call) {
+      throw ApplicationFailure.nonRetryable(
+        `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
+        'internal',
+      );
+    }
+    const run = async (): Promise<{ output: JsonValue; is_error: boolean; error_code?: string }> => {
+      if (req.tool.refused) {
+        return {
+          output: {
+            error:
+              `${call.name} is marked destructive by its server and this step does not allow it ` +
+              `(mcp_tools[].allow_destructive); it was not called`,
+          },
+          is_error: true,
+          error_code: 'destructive_refused',
+        };
+      }
+      if (call.invalid_args !== undefined) {
+        return {
+          output: { error: `the arguments are not valid JSON: ${call.invalid_args.slice(0, 200)}` },
+          is_error: true,
+        };
+      }
+      const args = call.args ?? {};
+      if (typeof args !== 'object' || Array.isArray(args)) {
+        return { output: { error: 'the arguments must be a JSON object' }, is_error: true };
+      }
+      try {
+        const headers = await serverHeaders(deps.db, keys, req.owner_id, req.tool.server_id);
+        const attributes = {
+          'mcp.method.name': 'tools/call',
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': req.tool.tool,
+        };
+        const result = await inCallSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (meta) =>
+          heartbeating(() =>
+            withMcpSession(
+              {
+                url: req.url,
+                headers,
+                egress: req.egress ?? DEFAULT_EGRESS,
+                allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
+                timeoutMs: req.timeout_ms,
+                signal: ctx.cancellationSignal,
+              },
+              (client) =>
+                client.callTool({ name: req.tool.tool, arguments: args, _meta: meta }, undefined, {
+                  timeout: req.timeout_ms,
+                }) as Promise<CallToolResult>,
+            ),
+          ),
+        );
+        return { output: resultOutput(result), is_error: result.isError === true };
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        const c = classifyMcpError(err);
+        // Only a tool that declares itself safe to repeat is tried again; any other hears of its one attempt.
+        if (req.tool.retry === 'retry' && c.retryable && attempt < req.max_attempts) {
+          throw ApplicationFailure.create({ message: c.message, type: c.code });
+        }
+        const unsure =
+          req.tool.retry === 'once' && c.retryable ? ' (it may or may not have taken effect; not repeated)' : '';
+        return {
+          output: { error: `${call.name} failed: ${c.message}${unsure}`, code: c.code },
+          is_error: true,
+          error_code: c.code,
+        };
+      }
+    };
+    const outcome = await run();
+    deps.metrics.mcpCall(
+      'call_tool',
+      outcome.error_code === 'egress_denied' || outcome.error_code === 'url_refused'
+        ? 'denied'
+        : outcome.error_code === 'destructive_refused'
+          ? 'refused'
+          : outcome.is_error
+            ? 'error'
+            : 'ok',
+    );
+    const { output, truncated } = truncate(outcome.output);
+    await writeResult(req, attempt, {
+      call_id: call.id,
+      name: call.name,
+      args: call.args,
+      output,
+      is_error: outcome.is_error,
+      error_code: outcome.error_code,
+      truncated,
+    });
+    return { ok: !outcome.is_error, truncated };
+  }
+
+  async function recordMcpToolFailure(req: RecordMcpFailureInput): Promise<LoopToolResult> {
+    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
+    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
+    if (!call) throw ApplicationFailure.nonRetryable('the tool call is not in the transcript', 'internal');
+    deps.metrics.mcpCall('call_tool', 'error');
+    await writeResult(req, RECORDED_FAILURE_ATTEMPT, {
+      call_id: call.id,
+      name: call.name,
+      args: call.args,
+      output: {
+        error: `${call.name} did not answer: ${req.message} (it may or may not have taken effect; not repeated)`,
+        code: 'timeout',
+      },
+      is_error: true,
+      error_code: 'timeout',
+      truncated: false,
+    });
+    return { ok: false, truncated: false };
+  }
+
+  async function writeResult(
+    req: { run_id: string; step_id: string; seq: number; turn: number },
+    attempt: number,
+    r: {
+      call_id: string;
+      name: string;
+      args: JsonValue;
+      output: JsonValue;
+      is_error: boolean;
+      error_code: string | undefined;
+      truncated: boolean;
+    },
+  ): Promise<void> {
+    const entry = {
+      kind: 'tool' as const,
+      turn: req.turn,
+      call_id: r.call_id,
+      name: r.name,
+      args: r.args,
+      output: r.output,
+      is_error: r.is_error,
+      ...(r.error_code !== undefined ? { error_code: r.error_code } : {}),
+      truncated: r.truncated,
+    };
+    try {
+      await putTranscriptEntry(deps.db, { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt }, entry);
+    } catch (err) {
+      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
+      throw err;
+    }
+    await logAgentTurn(deps.db, req.run_id, req.step_id, req.seq, {
+      type: 'agent.tool_call',
+      turn: req.turn,
+      tool: r.name,
+      ok: !r.is_error,
+      summary: summarizeToolCall(r.args, r.output),
+    });
+  }
+
+  return { listMcpTools, callMcpTool, recordMcpToolFailure };
+}

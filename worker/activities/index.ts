@@ -1,0 +1,44 @@
+/**
+ * The activities the worker registers, built by one factory from explicit dependencies (no module singletons):
+ * the only code that does I/O during a run.
+ */
+import type { Tracer } from '@opentelemetry/api';
+import type { Db } from 'mongodb';
+import type { Logger } from 'pino';
+import type { Config } from '../../config';
+import type { ExpressionEvaluator } from '../expressions/evaluator';
+import type { Mailer } from '../mail/mailer';
+import type { WorkerMetrics } from '../metrics';
+import { createActionStepActivity } from './action-step';
+import { createCallModelActivity, createCallToolActivity } from './agent';
+import { createMcpToolActivities } from './agent/mcp-tools';
+import { createProjectionActivities } from './projection';
+import { createPureStepActivity } from './pure-step';
+import { createScheduledRunActivities } from './scheduled-run';
+import { createWebhookActivities } from './webhook';
+
+export interface ActivityDeps {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  mailer: Mailer;
+  expressions: ExpressionEvaluator;
+  metrics: WorkerMetrics;
+  /** Set only with tracing on: model calls, tools and actions get child spans. */
+  tracer?: Tracer;
+}
+
+export function createActivities(deps: ActivityDeps) {
+  return {
+    ...createActionStepActivity(deps),
+    ...createPureStepActivity(deps),
+    ...createProjectionActivities(deps),
+    ...createWebhookActivities(deps),
+    ...createScheduledRunActivities(deps),
+    callModel: createCallModelActivity(deps),
+    callTool: createCallToolActivity(deps),
+    ...createMcpToolActivities(deps),
+  };
+}
+
+export type Activities = ReturnType<typeof createActivities>;

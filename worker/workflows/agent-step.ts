@@ -1,0 +1,249 @@
+/**
+ * The agent step: a durable loop in workflow code. Each model call is one activity (`callModel`) and each tool call
+ * the model asks for is one activity (`callTool`), so a worker killed mid-loop resumes at the first incomplete call
+ * and nothing completed is repeated — Temporal's history holds every completed call's (small) result, and the
+ * transcript in MongoDB holds the messages. Model calls never retry on their own (SDK retries are off): the retry
+ * policy below is the only retry layer.
+ *
+ * Turn rules: a turn is one model call; the loop ends with the first answer that has no tool calls. A model still
+ * asking for tools on turn `max_turns` fails the step with reason `turn_limit` (its tools are not run). With an
+ * `output_schema`, an answer that does not validate gets one extra repair turn; a second miss fails the step with
+ * reason `invalid_output`.
+ *
+ * Budget: before each model call the run's budget (summed over all its steps, see ./budget.ts) must allow it and
+ * the call is reserved — at the top-level run too for a sub-workflow's run (./budget-share.ts); a call that fails
+ * gives its reservation back, and a call that pushes the run's tokens over the budget fails the step with reason
+ * `budget_exceeded`.
+ *
+ * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
+ */
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  isCancellation,
+  patched,
+  proxyActivities,
+  type ActivityOptions,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../../domain/agent';
+import type { JsonValue } from '../../domain/json';
+import type { McpToolList, McpToolShown } from '../../domain/mcp';
+import type { AgentStepSnapshot, Usage } from '../../domain/run';
+import {
+  assertBudgetAllowsCall,
+  budgetExceeded,
+  recordCall,
+  releaseCall,
+  reserveCall,
+  settleCall,
+  tokensLeft,
+} from './budget';
+import { BUDGET_RESERVATIONS } from './patches';
+
+/** ApplicationFailure types of the loop's own failures (the run's error reason). */
+export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
+export const INVALID_OUTPUT_FAILURE_TYPE = 'invalid_output';
+
+export async function runAgentStep(
+  step: AgentStepSnapshot,
+  input: JsonValue,
+  ctx: AgentStepContext,
+): Promise<AgentStepOutcome> {
+  const timeoutSeconds = Math.max(step.timeout_seconds, 2);
+  const activityOptions = {
+    // What the Temporal Web UI shows for each model and tool call: the agent execution it belongs to.
+    summary: `agent ${ctx.stepId}`,
+    startToCloseTimeout: `${timeoutSeconds} seconds`,
+    // Activities heartbeat every 2 s: a killed worker is noticed within this, not after the whole timeout.
+    heartbeatTimeout: `${Math.min(timeoutSeconds, 10)} seconds`,
+    retry: {
+      maximumAttempts: step.retry.max_attempts,
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '60 seconds',
+    },
+  } satisfies ActivityOptions;
+  const { callModel, callTool } = proxyActivities<Activities>(activityOptions);
+  const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
+  const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
+  // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
+  const timeoutMs = Math.max(timeoutSeconds * 1000 - 1000, 1000);
+  const usage: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
+  let seq = 0;
+  let repair: string | undefined;
+  let repairsUsed = 0;
+  // Only steps with MCP tools issue these commands (histories from before MCP have none: they replay unchanged).
+  const mcp = step.mcp_tools?.length
+    ? await mcpTools(step, ctx, activityOptions, Math.min(timeoutMs, MCP_EXCHANGE_TIMEOUT_MS))
+    : undefined;
+
+  for (let turn = 1; ; turn++) {
+    // Runs recorded before reservations checked here and counted after the call; they replay that way.
+    const reserving = ctx.spend.budget !== undefined && patched(BUDGET_RESERVATIONS);
+    const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
+    if (reserving) {
+      // Synchronous up to here: no other branch or item of the run can take the same call.
+      reserveCall(ctx.spend, usage);
+      const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
+      if (refused !== null) {
+        releaseCall(ctx.spend);
+        throw budgetExceeded(refused, ctx.spend, usage);
+      }
+    } else {
+      assertBudgetAllowsCall(ctx.spend, usage);
+    }
+    const call = callModel({
+      ...common,
+      owner_id: ctx.ownerId,
+      timeout_ms: timeoutMs,
+      turn,
+      seq,
+      repair,
+      ...(ctx.projectInActivity
+        ? {
+            project: { usage_before: { ...usage }, tokens_left: tokensLeft(ctx.spend) },
+          }
+        : {}),
+      setup:
+        turn === 1
+          ? {
+              prompt: step.prompt,
+              tasks: step.tasks,
+              tools: step.tools,
+              model: step.model,
+              output_schema: step.output_schema ?? null,
+              max_turns: maxTurns,
+              ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
+              ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
+              ...(step.egress !== undefined ? { egress: step.egress } : {}),
+              ...(mcp ? { mcp_tools: mcp.list.tools, mcp_problems: mcp.list.problems } : {}),
+              input,
+            }
+          : undefined,
+    });
+    const result = reserving
+      ? await call.catch(async (err: unknown) => {
+          // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
+          releaseCall(ctx.spend);
+          await ctx.shared?.settle(key, 0, true);
+          throw err;
+        })
+      : await call;
+    seq = result.next_seq;
+    repair = undefined;
+    usage.llm_calls += 1;
+    usage.input_tokens += result.usage.input_tokens;
+    usage.output_tokens += result.usage.output_tokens;
+    ctx.onCall?.({ llm_calls: 1, input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens });
+    if (reserving) {
+      await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
+      settleCall(ctx.spend, result.usage, usage);
+    } else {
+      recordCall(ctx.spend, result.usage, usage);
+    }
+
+    switch (result.kind) {
+      case 'final':
+        return {
+          output: result.output,
+          usage,
+          turns: turn,
+          ...(result.projected ? { projected: true } : {}),
+          ...(result.ended ? { ended: true } : {}),
+        };
+      case 'invalid_output':
+        if (repairsUsed >= 1) {
+          throw ApplicationFailure.nonRetryable(
+            `the final answer still does not fit output_schema: ${result.problem}`,
+            INVALID_OUTPUT_FAILURE_TYPE,
+            {
+              usage,
+            },
+          );
+        }
+        repairsUsed += 1;
+        repair = result.problem;
+        continue;
+      case 'tool_calls': {
+        if (turn >= maxTurns + repairsUsed) {
+          throw ApplicationFailure.nonRetryable(
+            `the model still asked for tools after ${turn} model calls (max_turns ${maxTurns})`,
+            TURN_LIMIT_FAILURE_TYPE,
+            { usage },
+          );
+        }
+        const first = seq;
+        // The calls of one turn run in parallel; each result has its seq fixed up front, so the order is deterministic.
+        await Promise.all(
+          result.calls.map((call, index) => {
+            const at = { ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index };
+            const mcpTool = mcp?.list.tools.find((t) => t.name === call.name);
+            return mcp && mcpTool ? mcp.call(mcpTool, at) : callTool(at);
+          }),
+        );
+        seq = first + result.calls.length;
+        continue;
+      }
+    }
+  }
+}
+
+/** Time limit of one HTTP exchange with an MCP server (the activity's own timeout bounds the whole call). */
+const MCP_EXCHANGE_TIMEOUT_MS = 60_000;
+
+interface ToolCallAt {
+  run_id: string;
+  step_id: string;
+  max_attempts: number;
+  turn: number;
+  assistant_seq: number;
+  call_index: number;
+  seq: number;
+}
+
+/**
+ * Lists the step's MCP tools (one activity, before the first model call) and returns the list with the way to call
+ * one: a tool annotated read-only or idempotent gets the step's attempts, any other exactly one (decision 0401). A
+ * call whose activity fails for good (timeout, lost worker) is recorded as an error result for the model — never
+ * tried again.
+ */
+async function mcpTools(
+  step: AgentStepSnapshot,
+  ctx: AgentStepContext,
+  options: ActivityOptions & { retry: NonNullable<ActivityOptions['retry']> },
+  exchangeTimeoutMs: number,
+): Promise<{ list: McpToolList; call: (tool: McpToolShown, at: ToolCallAt) => Promise<unknown> }> {
+  const servers = step.mcp_tools ?? [];
+  const retrying = proxyActivities<Activities>(options);
+  const once = proxyActivities<Activities>({ ...options, retry: { ...options.retry, maximumAttempts: 1 } });
+  const list = await retrying.listMcpTools({
+    run_id: ctx.runId,
+    step_id: ctx.stepId,
+    owner_id: ctx.ownerId,
+    servers,
+    ...(step.egress !== undefined ? { egress: step.egress } : {}),
+    timeout_ms: exchangeTimeoutMs,
+    max_attempts: step.retry.max_attempts,
+  });
+  const call = async (tool: McpToolShown, at: ToolCallAt): Promise<unknown> => {
+    const server = servers.find((s) => s.server_id === tool.server_id);
+    if (!server) throw ApplicationFailure.nonRetryable(`MCP server ${tool.server_id} is not in the step`, 'internal');
+    const proxy = tool.retry === 'retry' ? retrying : once;
+    try {
+      return await proxy.callMcpTool({
+        ...at,
+        owner_id: ctx.ownerId,
+        url: server.url,
+        tool,
+        ...(step.egress !== undefined ? { egress: step.egress } : {}),
+        timeout_ms: exchangeTimeoutMs,
+      });
+    } catch (err) {
+      if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;
+      const why = err.cause?.message ?? err.message;
+      return retrying.recordMcpToolFailure({ ...at, message: why });
+    }
+  };
+  return { list, call };
+}

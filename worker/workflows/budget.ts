@@ -1,0 +1,83 @@
+/**
+ * The run budget, enforced in workflow code around every model call of every agent step. The counts live in
+ * workflow state (RunSpend), which Temporal rebuilds from history on replay: a worker crash cannot reset them, and
+ * a run whose snapshot has no budget (started before budgets existed) is never checked, so it replays unchanged.
+ *
+ * A call is reserved before its activity is scheduled (reserveCall): the workflow is single-threaded, so a
+ * reservation taken synchronously is atomic across the run's concurrent branches and map items, and no two of them
+ * can both take the last call. A call that fails gives its reservation back (releaseCall); one that answers adds its
+ * tokens (settleCall). Tokens cannot be known before a call: the next call is refused once the tokens are spent, so
+ * concurrent calls overshoot max_tokens by at most one call's tokens each. Runs recorded before reservations
+ * (no BUDGET_RESERVATIONS marker) checked before the call and counted after it, and replay that way.
+ * The checks issue no commands of their own; they only throw, and only in runs that have a budget.
+ */
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { RunSpend } from '../../domain/agent';
+import { BUDGET_EXCEEDED_FAILURE_TYPE, type Usage } from '../../domain/run';
+
+/** The step's failure when the run's budget refuses a call or a call went over it. */
+export function budgetExceeded(message: string, spend: RunSpend, stepUsage: Usage): ApplicationFailure {
+  return ApplicationFailure.nonRetryable(message, BUDGET_EXCEEDED_FAILURE_TYPE, {
+    usage: stepUsage,
+    run: { model_calls: spend.model_calls, tokens: spend.tokens, ...spend.budget },
+  });
+}
+
+/** Why the budget refuses the next model call (its call budget is used up or its tokens are spent), or null. */
+export function budgetRefusal(spend: RunSpend): string | null {
+  const budget = spend.budget;
+  if (!budget) return null;
+  if (spend.model_calls + 1 > budget.max_model_calls) {
+    return `run budget exceeded: max_model_calls is ${budget.max_model_calls} and the run has made ${spend.model_calls} model calls`;
+  }
+  if (spend.tokens >= budget.max_tokens) {
+    return `run budget exceeded: max_tokens is ${budget.max_tokens} and the run has used ${spend.tokens} tokens`;
+  }
+  return null;
+}
+
+/** Whether the budget allows one more model call (what assertBudgetAllowsCall checks, without throwing). */
+export function budgetAllowsCall(spend: RunSpend): boolean {
+  return budgetRefusal(spend) === null;
+}
+
+/** Before a model call (runs from before reservations): refuses the call when the budget would not allow it. */
+export function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void {
+  const refused = budgetRefusal(spend);
+  if (refused !== null) throw budgetExceeded(refused, spend, stepUsage);
+}
+
+/** Before a model call: reserves it, or refuses it when the budget would not allow it. */
+export function reserveCall(spend: RunSpend, stepUsage: Usage): void {
+  assertBudgetAllowsCall(spend, stepUsage);
+  spend.model_calls += 1;
+}
+
+/** A reserved call that failed (no answer, no tokens): the call is given back. */
+export function releaseCall(spend: RunSpend): void {
+  spend.model_calls -= 1;
+}
+
+/** Tokens the next call may use before the run's tokens go over the budget (recordCall), or null without a budget. */
+export function tokensLeft(spend: RunSpend): number | null {
+  return spend.budget ? spend.budget.max_tokens - spend.tokens : null;
+}
+
+/** After a reserved call answered: adds its tokens, and fails the step when they pushed the run over the budget. */
+export function settleCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
+  spend.tokens += call.input_tokens + call.output_tokens;
+  const budget = spend.budget;
+  if (budget && spend.tokens > budget.max_tokens) {
+    throw budgetExceeded(
+      `run budget exceeded: max_tokens is ${budget.max_tokens} and the run has used ${spend.tokens} tokens`,
+      spend,
+      stepUsage,
+    );
+  }
+}
+
+/** After a model call of a run from before reservations: counts it, then settles its tokens. */
+export function recordCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
+  spend.model_calls += 1;
+  settleCall(spend, call, stepUsage);
+}
