@@ -1,6 +1,5 @@
 /** `calculator`: safe arithmetic through a small recursive-descent parser (worker/tools/calc-parser.ts) — no eval. */
 import { z } from 'zod';
-
 import type { ToolDeclaration } from './types';
 
 /** The longest expression the calculator takes. */

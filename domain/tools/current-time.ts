@@ -1,6 +1,5 @@
 /** `current_time`: the current instant, rendered in an IANA time zone through Intl. */
 import { z } from 'zod';
-
 import type { ToolDeclaration } from './types';
 
 export const currentTimeDeclaration = {

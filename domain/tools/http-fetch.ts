@@ -1,6 +1,5 @@
 /** `http_fetch`: GET a URL through the SSRF guard, with size and time limits; the body comes back as text. */
 import { z } from 'zod';
-
 import type { ToolDeclaration } from './types';
 
 /** Tool output goes back into the model's context: keep it small. */
