@@ -47,9 +47,9 @@ export interface GuardedFetchOptions {
    */
   checkHop?: (url: URL, hop: number) => void;
   /**
-   * False: a new connection for each request, never a kept-alive one. A request on a reused socket that the server
-   * reset is sent again on a fresh one (it most likely never arrived); a caller that must never send a request twice
-   * (a non-idempotent MCP tool call) turns pooling off, so that case cannot arise. Default true.
+   * False: a new connection for each request, never a kept-alive one. An idempotent request on a reused socket that
+   * the server reset is sent again on a fresh one (requestOnce); a caller that must never send any request twice (a
+   * non-idempotent MCP tool call, whatever its method) turns pooling off, so that case cannot arise. Default true.
    */
   pooled?: boolean;
 }
@@ -153,13 +153,25 @@ const STALE_SOCKET_CODES: ReadonlySet<string> = new Set(['ECONNRESET', 'EPIPE', 
 /** A reused socket failed before any answer (one of STALE_SOCKET_CODES): worth one more try on a fresh connection. */
 class StaleSocketError extends Error {}
 
-/** One hop over a pooled connection (pinned-pools.ts); again on a fresh one if the reused socket turned out closed. */
+/** The methods RFC 9110 calls idempotent: sending one again has no effect the first did not already have. */
+const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PUT', 'DELETE']);
+
+/**
+ * One hop over a pooled connection (pinned-pools.ts). When the reused socket turns out closed, an idempotent request
+ * goes again on a fresh connection. Any other (a POST) fails the attempt instead: the server may have received it
+ * before it reset the socket, and whether to send it again is the step's retry policy's call, not this client's.
+ */
 async function requestOnce(hop: Hop, pooled: boolean): Promise<HopResult> {
   if (!pooled) return send(hop, false);
   try {
     return await send(hop, poolFor(hop.url.protocol, hop.target));
   } catch (err) {
     if (!(err instanceof StaleSocketError)) throw err;
+    if (!IDEMPOTENT_METHODS.has(hop.method.toUpperCase())) {
+      throw new RetryableError('network', `the connection was reset before an answer came: ${err.message}`, {
+        cause: err,
+      });
+    }
     return send(hop, false);
   }
 }

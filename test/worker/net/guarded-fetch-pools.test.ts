@@ -1,6 +1,7 @@
 /**
  * The guarded client's kept-alive connections (worker/net/pinned-pools.ts) against a real local server: reused for
- * the same checked address, never for another one, and a kept socket the server dropped costs no failed request.
+ * the same checked address, never for another one, and a kept socket the server dropped costs no failed request —
+ * except for a request that must not be sent twice (a POST), which fails its attempt instead.
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -13,6 +14,8 @@ interface CountingServer {
   connections(): number;
   /** Requests answered so far. */
   answered(): number;
+  /** Requests received so far, answered or not. */
+  received(): number;
   /** Hang up on the next request that arrives on an already used connection, without answering it. */
   dropNextReuse(): void;
   close(): Promise<void>;
@@ -23,9 +26,11 @@ async function startCountingServer(): Promise<CountingServer> {
   const used = new WeakSet<Socket>();
   let connections = 0;
   let answered = 0;
+  let received = 0;
   let dropReuse = false;
   const server = http.createServer((req, res) => {
     const socket = req.socket;
+    received++;
     if (dropReuse && used.has(socket)) {
       dropReuse = false;
       socket.destroy();
@@ -45,6 +50,7 @@ async function startCountingServer(): Promise<CountingServer> {
     port: (server.address() as AddressInfo).port,
     connections: () => connections,
     answered: () => answered,
+    received: () => received,
     dropNextReuse: () => (dropReuse = true),
     close: () =>
       new Promise<void>((resolve) => {
@@ -104,5 +110,30 @@ describe('guardedFetch connection reuse', () => {
     expect((await get('stale.test', loopback)).status).toBe(200);
     expect(server.answered()).toBe(2);
     expect(server.connections()).toBe(2);
+  });
+
+  it('never sends a POST again when the server dropped the kept-alive connection after receiving it', async () => {
+    const post = () =>
+      guardedFetch({
+        method: 'POST',
+        url: `http://post.test:${server.port}/orders`,
+        headers: { 'content-type': 'application/json' },
+        body: '{"order":1}',
+        timeoutMs: 5000,
+        maxBytes: 1 << 20,
+        allowedHosts: [`post.test:${server.port}`],
+        resolver: loopback,
+      });
+    expect((await post()).status).toBe(200);
+    server.dropNextReuse();
+    const err: unknown = await post().then(
+      () => new Error('expected the dropped POST to fail'),
+      (e: unknown) => e,
+    );
+    // Received twice in all (the first, and the dropped one), never a third time: the step's policy decides.
+    expect(err).toBeInstanceOf(RetryableError);
+    expect((err as RetryableError).code).toBe('network');
+    expect(server.received()).toBe(2);
+    expect(server.connections()).toBe(1);
   });
 });
