@@ -21,6 +21,9 @@ export function buildProgram(ctx: CliContext): Command {
         'agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
+    // Set before the subcommands are added, which inherit both: a usage error anywhere (an unknown subcommand, a
+    // missing argument) is thrown to runCli instead of ending the process, and its text goes to the CLI's output.
+    .exitOverride()
     .configureOutput({ writeOut: (s) => ctx.io.out(s.trimEnd()), writeErr: (s) => ctx.io.err(s.trimEnd()) });
   registerUserCommands(program, ctx);
   registerKeyCommands(program, ctx);

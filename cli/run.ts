@@ -9,7 +9,7 @@ import { buildProgram } from './program';
 export async function runCli(argv: string[], config: Config, io: CliOutput): Promise<number> {
   const ctx = createCliContext(config, io);
   try {
-    await buildProgram(ctx).exitOverride().parseAsync(argv, { from: 'user' });
+    await buildProgram(ctx).parseAsync(argv, { from: 'user' });
     return ctx.exitCode;
   } catch (err) {
     if (err instanceof CliError) {

@@ -154,6 +154,23 @@ describe('runs list', () => {
 });
 
 describe('errors a person can act on', () => {
+  it('answers a usage error in a subcommand with exit code 1 and the reason, without ending the process', async () => {
+    // Before, only the top level threw: `runs bogus` called process.exit, which would end this test process.
+    api = await startFakeApi({});
+    const config = loadConfig({ STEPWISE_URL: api.url, STEPWISE_API_KEY: KEY });
+    for (const [args, reason] of [
+      [['runs', 'bogus'], "unknown command 'bogus'"],
+      [['runs', 'list', '--nope'], "unknown option '--nope'"],
+      [['runs', 'get'], "missing required argument 'run-id'"],
+    ] as const) {
+      const err: string[] = [];
+      const code = await runCli([...args], config, { out: () => undefined, err: (l) => err.push(l) });
+      expect({ args, code }).toEqual({ args, code: 1 });
+      expect(err.join('\n')).toContain(reason);
+    }
+    expect(api.requests).toHaveLength(0);
+  });
+
   it('asks for a key when none is given, without calling the API', async () => {
     api = await startFakeApi({});
     const config = loadConfig({ STEPWISE_URL: api.url });
