@@ -252,7 +252,11 @@ export async function markAgentWaiting(
         { $set: { updated_at: new Date(), 'steps.$.status': status } },
         approval ? 1 : 0,
       );
-  if (!approval) return write.wrote;
+  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
+  if (!approval) {
+    await removeApproval(db, runId, stepId);
+    return write.wrote;
+  }
   if (write.wrote) {
     const run = await runsCollection(db).findOne(
       { _id: runId },

@@ -2,13 +2,15 @@
  * Destructive MCP tools wait for the owner's decision (docs/mcp.md, decision 0410), end to end: a real worker process,
  * the real API and its `/mcp`, a scripted OpenAI-compatible model and the failure MCP server written with the SDK.
  * The agent step waits with an approval naming the server, the tool and the arguments — in /api/v1/approvals and as
- * an `input_required` task on /mcp —, and the server sees nothing until the decision: approved, the call is made
+ * an `input_required` task on /mcp and in `stepwise approvals list` —, and the server sees nothing until the decision: approved, the call is made
  * exactly once; rejected, never, and the model hears that the user declined. A worker killed while the step waits
  * changes nothing: the next worker keeps waiting and makes the call once after the approval.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { runCli } from '../../cli/run';
+import { loadConfig } from '../../config';
 import { readRunEvents } from '../../db/run-events';
 import { createAgentWorkflow, getTranscript } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
@@ -73,6 +75,16 @@ describe('destructive MCP tools wait for a decision', () => {
     expect(res.status).toBe(200);
     return (res.body as { data: Approval[] }).data.filter((a) => a.run_id === runId);
   };
+  /** The run's approvals once listed (the step turns `waiting` just before its approval reaches the inbox). */
+  const listed = async (runId: string): Promise<Approval[]> => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const found = await inbox(runId);
+      if (found.length > 0) return found;
+      if (Date.now() > deadline) throw new Error(`run ${runId}: no approval in the inbox within 30 s`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  };
   const decide = async (runId: string, approved: boolean, comment?: string) => {
     const res = await api.http
       .post(`/api/v1/workflows/runs/${runId}/approve`)
@@ -109,14 +121,24 @@ describe('destructive MCP tools wait for a decision', () => {
 
     const waiting = await waitForStatus(api, user, runId, isWaiting);
     expect(waiting.status).toBe('waiting');
+    const [approval] = await listed(runId);
     expect(server.callsOf('wipe').length).toBe(before);
-    const [approval] = await inbox(runId);
     expect(approval).toMatchObject({ step_id: 'ask' });
     expect(approval!.message).toContain(`"wipe" on server "${ops.name}"`);
     expect(approval!.message).toContain('"target":"staging"');
     // The arguments are shown as JSON, cut: a model cannot flood the inbox.
     expect(approval!.message.length).toBeLessThan(1300);
     expect(approval!.message).toContain('characters in all');
+
+    // The CLI's inbox lists it too.
+    const out: string[] = [];
+    const config = loadConfig({ STEPWISE_URL: base, STEPWISE_API_KEY: user.key });
+    expect(
+      await runCli(['approvals', 'list', '--json'], config, { out: (l) => out.push(l), err: () => undefined }),
+    ).toBe(0);
+    expect(out.map((l) => JSON.parse(l) as Approval)).toContainEqual(
+      expect.objectContaining({ run_id: runId, step_id: 'ask', message: approval!.message }),
+    );
 
     // An MCP client sees the run as a task that needs input, with the approval's message.
     const client = await connect();
@@ -158,7 +180,7 @@ describe('destructive MCP tools wait for a decision', () => {
     const runId = await startRun(api, user, workflowId, { question: marker });
 
     expect((await waitForStatus(api, user, runId, isWaiting)).status).toBe('waiting');
-    const [approval] = await inbox(runId);
+    const [approval] = await listed(runId);
     expect(approval!.message).toContain(`"lookup" on server "${ops.name}" with arguments {"key":"prod"}`);
     // The allowed destructive call did not wait.
     await server.waitForCalls('wipe', wipes + 1);
@@ -203,8 +225,23 @@ describe('destructive MCP tools wait for a decision', () => {
     worker.kill('SIGKILL');
     await worker.exited;
     worker = await startWorker();
-    // The decision is an update: only a worker that has rebuilt the waiting step from history can accept it.
-    await decide(runId, true);
+    // Nothing moved while no worker ran: still waiting, still in the inbox, the tool not called.
+    expect((await waitForStatus(api, user, runId, () => true)).status).toBe('waiting');
+    expect(await listed(runId)).toHaveLength(1);
+    expect(server.callsOf('wipe').length).toBe(before);
+    // The decision is an update: only a worker that has rebuilt the waiting step from history can accept it. Until
+    // Temporal hands the run to the new worker (the dead one's sticky queue times out first), the API answers 503
+    // and a client tries again; Temporal keeps such an update, so a later try may find it decided already (409).
+    const deadline = Date.now() + 60_000;
+    for (let tries = 1; ; tries++) {
+      const res = await api.http
+        .post(`/api/v1/workflows/runs/${runId}/approve`)
+        .set(user.auth)
+        .send({ step_id: 'ask', approved: true });
+      if (res.status === 200 || (res.status === 409 && tries > 1)) break;
+      expect(res.status).toBe(503);
+      if (Date.now() > deadline) throw new Error('no worker took the decision within 60 s');
+    }
     const status = await waitForStatus(api, user, runId, isTerminal, 60_000);
     expect(status.status).toBe('completed');
     expect(server.callsOf('wipe').length - before).toBe(1);
