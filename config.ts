@@ -264,3 +264,11 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
     throw err;
   }
 }
+
+/**
+ * The process environment as the CLI reads variables a definition file names for its secrets (`mcp-servers apply`:
+ * `auth.token_env`). Those names are the user's, not settings of this service, so they are not in the schema above.
+ */
+export function processEnvironment(): Readonly<Record<string, string | undefined>> {
+  return process.env;
+}

@@ -4,7 +4,7 @@
  * runs in the entrypoint and in tests.
  */
 import type { Db } from 'mongodb';
-import type { Config } from '../config';
+import { processEnvironment, type Config } from '../config';
 import { connectDatabase, type Database } from '../db/client';
 import { ensureIndexes } from '../db/indexes';
 import { ApiClient } from './api-client';
@@ -30,6 +30,8 @@ export interface CliContext {
   db(): Promise<Db>;
   /** The HTTP API client the user commands act through, with the flags or the configured URL and key. */
   api(flags: ApiFlags): ApiClient;
+  /** A variable of the environment the CLI runs in (the secrets a definition file names: `auth.token_env`). */
+  env(name: string): string | undefined;
   /** The process exit code when the command returns normally (`runs watch`: 1 when the run did not complete). */
   exitCode: number;
   close(): Promise<void>;
@@ -53,7 +55,11 @@ export function apiClientFor(config: Config, flags: ApiFlags): ApiClient {
   return new ApiClient({ baseUrl, apiKey });
 }
 
-export function createCliContext(config: Config, io: CliOutput): CliContext {
+export function createCliContext(
+  config: Config,
+  io: CliOutput,
+  environment: Readonly<Record<string, string | undefined>> = processEnvironment(),
+): CliContext {
   let database: Promise<Database> | undefined;
   const open = async (): Promise<Database> => {
     try {
@@ -70,6 +76,7 @@ export function createCliContext(config: Config, io: CliOutput): CliContext {
   return {
     io,
     api: (flags) => apiClientFor(config, flags),
+    env: (name) => (environment[name] === '' ? undefined : environment[name]),
     exitCode: 0,
     async db() {
       database ??= open();

@@ -5,9 +5,17 @@ import { createCliContext, type CliOutput } from './context';
 import { CliError } from './errors';
 import { buildProgram } from './program';
 
-/** Runs `argv` (the user's arguments, without `node` and the script) and returns the exit code. */
-export async function runCli(argv: string[], config: Config, io: CliOutput): Promise<number> {
-  const ctx = createCliContext(config, io);
+/**
+ * Runs `argv` (the user's arguments, without `node` and the script) and returns the exit code. `env`: the
+ * environment variables a definition file may name (default: the process's).
+ */
+export async function runCli(
+  argv: string[],
+  config: Config,
+  io: CliOutput,
+  env?: Readonly<Record<string, string | undefined>>,
+): Promise<number> {
+  const ctx = createCliContext(config, io, env);
   try {
     await buildProgram(ctx).parseAsync(argv, { from: 'user' });
     return ctx.exitCode;

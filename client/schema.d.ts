@@ -828,7 +828,7 @@ export interface paths {
     };
     /**
      * Your approvals inbox: approval steps waiting for your decision, across all your runs
-     * @description Oldest first, paged (`limit`, `cursor`, `Link: rel="next"`). Decide one with `POST /api/v1/workflows/runs/{runId}/approve` and it leaves the list; one that times out or whose run ends leaves it too.
+     * @description Approval steps, and agent steps waiting before a call of a destructive MCP tool (the message names the tool, its server and the arguments). Oldest first, paged (`limit`, `cursor`, `Link: rel="next"`). Decide one with `POST /api/v1/workflows/runs/{runId}/approve` and it leaves the list; one that times out or whose run ends leaves it too.
      */
     get: {
       parameters: {
@@ -4938,7 +4938,10 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Approve or reject a waiting approval step (a rejection fails the run with the comment) */
+    /**
+     * Approve or reject a waiting approval step (a rejection fails the run with the comment)
+     * @description An agent step waiting before a call of a destructive MCP tool is decided the same way: approved, the call is made once; rejected, it is not made and the model is told the user declined.
+     */
     post: {
       parameters: {
         query?: never;
@@ -6417,12 +6420,14 @@ export interface components {
       url: string;
     };
     McpToolSelection: {
-      /** @description Tools annotated `destructiveHint` that the agent may call; any other destructive tool is refused (an error result to the model). */
+      /** @description Tools annotated `destructiveHint` that the agent may call without asking; every other destructive tool waits for your decision in the approvals inbox before each call. */
       allow_destructive?: string[];
       /** @description Never these of its tools. */
       exclude?: string[];
       /** @description Only these of its tools (absent: all of them). */
       include?: string[];
+      /** @description Tools you mark destructive: each call waits for your decision in the approvals inbox (also when listed in `allow_destructive` or not annotated). */
+      require_approval?: string[];
       /** @description One of your MCP servers (`mcp_…`). */
       server_id: string;
     };

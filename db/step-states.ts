@@ -232,6 +232,42 @@ export async function markStepWaiting(
 }
 
 /**
+ * An agent step waits for the owner's decision on one of its tool calls (with the approval, listed in the inbox), or
+ * goes on after it (null). Only the status moves: the step's start and attempts stay those of its model calls.
+ */
+export async function markAgentWaiting(
+  db: Db,
+  runId: string,
+  stepId: string,
+  approval: ApprovalRequest | null,
+): Promise<boolean> {
+  const status = approval ? 'waiting' : 'running';
+  const inner = innerExecution(stepId);
+  const write: StepWrite = inner
+    ? { wrote: await updateExecution(db, runId, inner, { status }) }
+    : await updateStep(
+        db,
+        runId,
+        stepId,
+        { $set: { updated_at: new Date(), 'steps.$.status': status } },
+        approval ? 1 : 0,
+      );
+  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
+  if (!approval) {
+    await removeApproval(db, runId, stepId);
+    return write.wrote;
+  }
+  if (write.wrote) {
+    const run = await runsCollection(db).findOne(
+      { _id: runId },
+      { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
+    );
+    if (run) await putApproval(db, run, stepId, approval);
+  }
+  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
+}
+
+/**
  * A step finished. `usage`/`turns` are the step's totals (agent steps). `announce`: events logged just before the
  * step's (the model call that gave the answer) with seqs allocated by the same write; when the write does not take
  * effect (the run has ended), they are logged on their own, as the call happened all the same.

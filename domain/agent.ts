@@ -3,6 +3,7 @@
  * `runAgentStep(step, input, ctx)` from worker/workflows/agent-step.ts and records the outcome like any other step.
  * Workflow-safe: types and constants only.
  */
+import type { ApprovalDecision } from './messages';
 import type { JsonValue } from './json';
 import type { OutputRef, RunBudget, Usage } from './run';
 
@@ -23,6 +24,11 @@ export interface AgentStepContext {
   shared?: SharedBudget;
   /** The model call activity records the step's start and completion (CallModelInput.project). */
   projectInActivity?: boolean;
+  /**
+   * Waits for the owner's decision on one tool call of this execution (worker/workflows/approvals.ts): `announce`
+   * lists the approval in the inbox once the run accepts a decision for it. One decision at a time per execution.
+   */
+  awaitDecision?: (announce: () => Promise<unknown>) => Promise<ApprovalDecision>;
 }
 
 /**

@@ -13,10 +13,12 @@ export interface McpToolSelection {
   /** Never these tools. */
   exclude?: string[];
   /**
-   * Tools annotated `destructiveHint` that this agent may call. Any other destructive tool is shown to the model but
-   * refused with an error result (decision 0402).
+   * Destructive tools (annotated `destructiveHint`) this agent may call without asking. Every other destructive tool
+   * waits for the owner's decision in the approvals inbox before each call (decision 0410).
    */
   allow_destructive?: string[];
+  /** Tools the user marks destructive: each call waits for a decision, whatever the server's annotations say. */
+  require_approval?: string[];
 }
 
 /** A selection in a run's snapshot: the server as it was when the run started. */
@@ -39,7 +41,11 @@ export interface McpToolShown {
   tool: string;
   /** `retry` for tools annotated readOnlyHint or idempotentHint, else `once`. */
   retry: McpRetryClass;
-  /** Annotated destructiveHint and not in the selection's `allow_destructive`: refused, never called. */
+  /**
+   * Destructive (annotated destructiveHint, or in the selection's `require_approval`) and not allowed without asking:
+   * each call waits for the owner's decision (decision 0410). Runs recorded before patch `mcp-tool-approval` refused
+   * such a call instead; the name stays so their recorded tool lists still read the same.
+   */
   refused: boolean;
 }
 
@@ -54,6 +60,11 @@ export interface McpToolDefinition extends McpToolShown {
 export interface McpToolList {
   tools: McpToolDefinition[];
   problems: string[];
+}
+
+/** Whether a call of `tool` waits for the owner's decision before it is made. */
+export function needsApproval(tool: McpToolShown): boolean {
+  return tool.refused;
 }
 
 /** Providers accept tool names of `^[a-zA-Z0-9_-]{1,64}$` (OpenAI's rule, the strictest of those used). */

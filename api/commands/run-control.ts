@@ -57,8 +57,12 @@ export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Pr
   const exec = parseExecutionId(req.stepId);
   const step = exec ? run.steps.find((s) => s.id === exec.stepId) : undefined;
   if (!exec || !step) throw new BadRequestError(`step_id: the run has no step "${req.stepId}"`, 'invalid_field');
-  if (step.action_type !== 'approval') {
-    throw new BadRequestError(`step_id: step "${exec.stepId}" is not an approval step`, 'invalid_field');
+  // An agent step waits too: for a decision on a destructive MCP tool call (docs/mcp.md).
+  if (step.action_type !== 'approval' && step.kind !== 'agent') {
+    throw new BadRequestError(
+      `step_id: step "${exec.stepId}" is neither an approval step nor an agent step`,
+      'invalid_field',
+    );
   }
   if ((exec.kind === 'step') !== !step.repeat) {
     const how = step.repeat === 'map' ? `${step.id}[<index>]` : `${step.id}#<iteration>`;

@@ -137,7 +137,9 @@ const listApprovals = define({
 
 const decideApproval = define({
   name: 'decide_approval',
-  description: 'Approves or rejects an approval step a run waits for (list_approvals or get_run name them).',
+  description:
+    'Approves or rejects what a run waits for — an approval step, or an agent step before a destructive MCP tool ' +
+    'call (list_approvals or get_run name them).',
   args: z.strictObject({
     run_id: runId,
     step_id: z

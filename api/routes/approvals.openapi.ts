@@ -11,7 +11,8 @@ export const approvalPaths: ZodOpenApiPathsObject = {
       tags: ['runs'],
       summary: 'Your approvals inbox: approval steps waiting for your decision, across all your runs',
       description:
-        'Oldest first, paged (`limit`, `cursor`, `Link: rel="next"`). Decide one with ' +
+        'Approval steps, and agent steps waiting before a call of a destructive MCP tool (the message names the ' +
+        'tool, its server and the arguments). Oldest first, paged (`limit`, `cursor`, `Link: rel="next"`). Decide one with ' +
         '`POST /api/v1/workflows/runs/{runId}/approve` and it leaves the list; one that times out or whose run ends ' +
         'leaves it too.',
       security: BEARER,

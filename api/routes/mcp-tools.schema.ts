@@ -15,8 +15,13 @@ export const mcpToolSelection = z
     exclude: toolNames.optional().meta({ description: 'Never these of its tools.' }),
     allow_destructive: toolNames.optional().meta({
       description:
-        'Tools annotated `destructiveHint` that the agent may call; any other destructive tool is refused (an error ' +
-        'result to the model).',
+        'Tools annotated `destructiveHint` that the agent may call without asking; every other destructive tool ' +
+        'waits for your decision in the approvals inbox before each call.',
+    }),
+    require_approval: toolNames.optional().meta({
+      description:
+        'Tools you mark destructive: each call waits for your decision in the approvals inbox (also when listed in ' +
+        '`allow_destructive` or not annotated).',
     }),
   })
   .meta({ id: 'McpToolSelection' });

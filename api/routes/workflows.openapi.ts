@@ -173,6 +173,9 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
     post: {
       tags: runTags,
       summary: 'Approve or reject a waiting approval step (a rejection fails the run with the comment)',
+      description:
+        'An agent step waiting before a call of a destructive MCP tool is decided the same way: approved, the call ' +
+        'is made once; rejected, it is not made and the model is told the user declined.',
       security: BEARER,
       requestParams: { path: runIdParams },
       requestBody: jsonRequest(approveBody),

@@ -13,7 +13,7 @@ export function registerApprovalCommands(program: Command, ctx: CliContext): voi
     .description('steps waiting for your decision, through the API (--api-key or STEPWISE_API_KEY)');
 
   withApiFlags(approvals.command('list'))
-    .description('the approval steps waiting for you, across all your runs')
+    .description('the approval steps and destructive MCP tool calls waiting for you, across all your runs')
     .option('--json', 'one JSON object per line instead of a table')
     .action(async (flags: ApiFlags & { json?: boolean }) => {
       const waiting = await ctx.api(flags).approvals(INBOX_MAX);
@@ -41,12 +41,16 @@ export function registerApprovalCommands(program: Command, ctx: CliContext): voi
     withApiFlags(approvals.command(name))
       .description(what)
       .argument('<run-id>', 'the run (run_…)')
-      .argument('<step-id>', 'the approval step: its id, or review[2] / review#3 inside a map or loop')
+      .argument(
+        '<step-id>',
+        'the waiting step (an approval step, or an agent step before an MCP tool call): its id, or review[2] / ' +
+          'review#3 inside a map or loop',
+      )
       .option('--comment <text>', 'a note recorded with the decision')
       .action(async (runId: string, stepId: string, flags: ApiFlags & { comment?: string }) => {
         const decided = await ctx.api(flags).decide(runId, stepId, approved, flags.comment);
         ctx.io.out(`${decided.approved ? 'approved' : 'rejected'} ${decided.run_id} ${decided.step_id}`);
       });
   decide('approve', true, 'approve a waiting step: the run goes on');
-  decide('reject', false, 'reject a waiting step: it fails with reason rejected');
+  decide('reject', false, 'reject a waiting step: an approval step fails (rejected); an agent step is told no');
 }

@@ -1,10 +1,12 @@
 /**
- * `mcp-servers list|create|delete`: the MCP servers agents may take tools from, through the API with the key. The
- * token or headers given to `create` go to the API once; no command can show them again.
+ * `mcp-servers list|create|delete|apply`: the MCP servers agents may take tools from, through the API with the key.
+ * The token or headers given to `create` go to the API once; no command can show them again. `apply` declares them
+ * as code (../definitions/mcp-servers.ts), secrets named by environment variable.
  */
 import type { Command } from 'commander';
 import type { McpServerItem } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
+import { applyMcpServers } from '../definitions/mcp-servers';
 import { CliError } from '../errors';
 import { formatTable } from '../table';
 import { withApiFlags } from './api-flags';
@@ -77,6 +79,22 @@ export function registerMcpServerCommands(program: Command, ctx: CliContext): vo
       const body = { name, url, ...(auth ? { auth } : {}), ...(flags.allow ? { allowed_tools: flags.allow } : {}) };
       const answer = api.http.POST('/api/v1/mcp-servers', { body });
       ctx.io.out(show((await api.unwrap('POST /mcp-servers', answer)).data));
+    });
+
+  withApiFlags(servers.command('apply'))
+    .description(
+      'create or update MCP servers by name from a YAML or JSON file; secrets come from the environment variables ' +
+        'the file names (auth.token_env, auth.headers_env), never from the file',
+    )
+    .requiredOption('-f, --file <file>', 'the definition file')
+    .option('--dry-run', 'print what would change; write nothing')
+    .option('--update-secrets', 'send the credentials of every server that has auth (after a rotation)')
+    .action(async (flags: ApiFlags & { file: string; dryRun?: boolean; updateSecrets?: boolean }) => {
+      await applyMcpServers(ctx.api(flags), ctx.io, flags.file, {
+        dryRun: flags.dryRun ?? false,
+        updateSecrets: flags.updateSecrets ?? false,
+        env: (name) => ctx.env(name),
+      });
     });
 
   withApiFlags(servers.command('delete'))

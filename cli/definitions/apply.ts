@@ -9,12 +9,13 @@ import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { resolvedTemplateChanges, templateChanges, workflowChanges } from './diff';
 import { definitionName, readDefinitions, type Definition } from './file';
+import { resolveMcpServerNames } from './mcp-refs';
 import { describeProblems } from './problems';
 
 /** How a kind of definition is listed, checked and written through the API. */
 interface Kind {
   /** `workflow` / `template`, in messages. */
-  noun: string;
+  noun: 'workflow' | 'template';
   /** What the caller owns and may update, by name. */
   stored(api: ApiClient): Promise<{ id: string; name: string; body: Record<string, unknown> }[]>;
   changes(stored: Record<string, unknown>, file: Record<string, unknown>): string[];
@@ -132,8 +133,10 @@ async function check(
 }
 
 async function apply(api: ApiClient, io: CliOutput, kind: Kind, file: string, dryRun: boolean): Promise<void> {
-  const plans = await plan(api, kind, await readDefinitions(file));
-  const problems: string[] = [];
+  // MCP servers named in the file (`server: tickets`) become the caller's ids first (./mcp-refs.ts).
+  const resolved = await resolveMcpServerNames(api, kind.noun, await readDefinitions(file));
+  const problems: string[] = [...resolved.problems];
+  const plans = problems.length > 0 ? [] : await plan(api, kind, resolved.defs);
   // Every definition, changed or not: an unchanged file may name a template that is gone or was re-created.
   for (const p of plans) {
     const verdict = await check(api, kind, p);

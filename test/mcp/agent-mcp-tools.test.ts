@@ -2,8 +2,8 @@
  * Agents using MCP tools end to end: a real worker, the real API, a scripted OpenAI-compatible model, and real MCP
  * servers — the reference server-everything and a failure server written with the SDK (./mcp-test-servers.ts).
  * The model is shown only the selected tools (namespaced), the calls reach the servers with their credentials, and the
- * results come back as tool output. Failure cases: an error result, a destructive tool refused without a call, a huge
- * result cut, a result that tries to instruct the model stays a tool message, a non-idempotent tool that outlives its
+ * results come back as tool output. Failure cases: an error result, a destructive tool the step allows called without
+ * asking (one that waits for a decision: ./mcp-tool-approval.test.ts), a huge result cut, a result that tries to instruct the model stays a tool message, a non-idempotent tool that outlives its
  * activity is called once and reported to the model, a host outside the egress allowlist is never contacted. The
  * server's token is in no API answer and not in the Temporal history (read with or without the codec).
  */
@@ -124,7 +124,7 @@ describe('agents use MCP tools', () => {
     const before = failures.calls.length;
     const { runId, status } = await runAgent(api, user, {
       model: `openai:${script.model}`,
-      step: { mcp_tools: [{ server_id: server.id, exclude: ['charge', 'vanish'] }] },
+      step: { mcp_tools: [{ server_id: server.id, exclude: ['charge', 'vanish'], allow_destructive: ['wipe'] }] },
     });
     expect(status.status).toBe('completed');
     expect(toolNames(script.requests[0]!)).toEqual([
@@ -137,14 +137,14 @@ describe('agents use MCP tools', () => {
     ]);
 
     const received = failures.calls.slice(before);
-    // The destructive tool was never called; the others once each (an error result is an answer, not a failure).
-    expect(received.map((c) => c.tool).sort()).toEqual(['explode', 'huge', 'inject', 'lookup']);
+    // Each once, the allowed destructive one too (an error result is an answer, not a failure).
+    expect(received.map((c) => c.tool).sort()).toEqual(['explode', 'huge', 'inject', 'lookup', 'wipe']);
     for (const call of received) expect(call.headers.authorization).toBe(`Bearer ${TOKEN}`);
 
     const [lookup, explode, wipe, huge, inject] = toolMessages(script.requests[1]!).map((m) => m.content);
     expect(lookup).toContain('value of k1');
     expect(explode).toContain('the database is on fire');
-    expect(wipe).toContain('marked destructive');
+    expect(wipe).toContain('wiped');
     expect(huge!.length).toBeLessThan(HUGE_RESULT_BYTES / 10);
     expect(inject).toContain(INJECTION_TEXT);
     // The hostile text is a tool result, never part of the instructions.
@@ -155,7 +155,7 @@ describe('agents use MCP tools', () => {
     expect(tools.map((t) => [t.name, t.is_error, t.truncated])).toEqual([
       ['ops__lookup', false, false],
       ['ops__explode', true, false],
-      ['ops__wipe', true, false],
+      ['ops__wipe', false, false],
       ['ops__huge', false, true],
       ['ops__inject', false, false],
     ]);

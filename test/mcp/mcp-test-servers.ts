@@ -118,7 +118,11 @@ export async function startFailureServer(): Promise<FailureServer> {
     );
     server.registerTool(
       'wipe',
-      { description: 'Deletes everything', inputSchema: {}, annotations: { destructiveHint: true } },
+      {
+        description: 'Deletes everything (or one target)',
+        inputSchema: { target: z.string().optional() },
+        annotations: { destructiveHint: true },
+      },
       async (args, extra) => {
         record('wipe', args, extra._meta);
         return text('wiped');

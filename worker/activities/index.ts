@@ -11,6 +11,7 @@ import type { Mailer } from '../mail/mailer';
 import type { WorkerMetrics } from '../metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity, createCallToolActivity } from './agent';
+import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
 import { createPureStepActivity } from './pure-step';
@@ -38,6 +39,7 @@ export function createActivities(deps: ActivityDeps) {
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
     ...createMcpToolActivities(deps),
+    ...createMcpApprovalActivities(deps),
   };
 }
 

@@ -39,8 +39,11 @@ export function selectTools(server: McpServerSelection, tools: readonly Tool[], 
       tool: tool.name,
       retry: a.readOnlyHint === true || a.idempotentHint === true ? 'retry' : 'once',
       // The protocol's default for destructiveHint is true, but only for tools that are not read-only; a tool with no
-      // annotations at all is treated as not destructive (most servers annotate nothing), and attempted once.
-      refused: a.destructiveHint === true && !(server.allow_destructive ?? []).includes(tool.name),
+      // annotations at all is treated as not destructive (most servers annotate nothing), and attempted once. The
+      // user's own mark (require_approval) outranks allow_destructive: asking is the safer reading of both lists.
+      refused:
+        (server.require_approval ?? []).includes(tool.name) ||
+        (a.destructiveHint === true && !(server.allow_destructive ?? []).includes(tool.name)),
       description: `[MCP ${server.server_name}] ${description}`,
       input_schema: tool.inputSchema as JsonObject,
     });

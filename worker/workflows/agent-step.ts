@@ -28,7 +28,8 @@ import {
 import type { Activities } from '../activities';
 import { DEFAULT_MAX_TURNS, type AgentStepContext, type AgentStepOutcome } from '../../domain/agent';
 import type { JsonValue } from '../../domain/json';
-import type { McpToolList, McpToolShown } from '../../domain/mcp';
+import { needsApproval, type McpToolList, type McpToolShown } from '../../domain/mcp';
+import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
 import {
   assertBudgetAllowsCall,
@@ -39,7 +40,7 @@ import {
   settleCall,
   tokensLeft,
 } from './budget';
-import { BUDGET_RESERVATIONS } from './patches';
+import { BUDGET_RESERVATIONS, MCP_TOOL_APPROVAL } from './patches';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -206,7 +207,8 @@ interface ToolCallAt {
  * Lists the step's MCP tools (one activity, before the first model call) and returns the list with the way to call
  * one: a tool annotated read-only or idempotent gets the step's attempts, any other exactly one (decision 0401). A
  * call whose activity fails for good (timeout, lost worker) is recorded as an error result for the model — never
- * tried again.
+ * tried again. A destructive tool's call first waits for the owner's decision in the approvals inbox (decision 0410):
+ * the wait is workflow state, so a worker lost meanwhile changes nothing, and the call is made once, after approval.
  */
 async function mcpTools(
   step: AgentStepSnapshot,
@@ -229,7 +231,22 @@ async function mcpTools(
   const call = async (tool: McpToolShown, at: ToolCallAt): Promise<unknown> => {
     const server = servers.find((s) => s.server_id === tool.server_id);
     if (!server) throw ApplicationFailure.nonRetryable(`MCP server ${tool.server_id} is not in the step`, 'internal');
-    const proxy = tool.retry === 'retry' ? retrying : once;
+    let decision: ApprovalDecision | undefined;
+    // Runs recorded before the patch sent the call to the activity, which refused it; they replay that way.
+    if (needsApproval(tool) && ctx.awaitDecision && patched(MCP_TOOL_APPROVAL)) {
+      decision = await ctx.awaitDecision(() =>
+        retrying.requestMcpApproval({
+          run_id: at.run_id,
+          step_id: at.step_id,
+          assistant_seq: at.assistant_seq,
+          call_index: at.call_index,
+          server_name: server.server_name,
+          tool: tool.tool,
+        }),
+      );
+    }
+    // A declined call contacts no server: safe to retry whatever the tool is.
+    const proxy = tool.retry === 'retry' || decision?.approved === false ? retrying : once;
     try {
       return await proxy.callMcpTool({
         ...at,
@@ -238,6 +255,7 @@ async function mcpTools(
         tool,
         ...(step.egress !== undefined ? { egress: step.egress } : {}),
         timeout_ms: exchangeTimeoutMs,
+        ...(decision ? { decision: { approved: decision.approved, by: decision.by, comment: decision.comment } } : {}),
       });
     } catch (err) {
       if (isCancellation(err) || !(err instanceof ActivityFailure)) throw err;

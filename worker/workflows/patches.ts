@@ -29,3 +29,9 @@ export const BUDGET_RESERVATIONS = 'budget-reservations';
 
 /** The run's deadline as a workflow timer, so the workflow records its own timeout (./deadline.ts). */
 export const RUN_DEADLINE_TIMER = 'run-deadline-timer';
+
+/**
+ * A destructive MCP tool call waits for the owner's decision in the approvals inbox (./agent-step.ts, decision 0410);
+ * runs recorded before it had the call refused by the callMcpTool activity.
+ */
+export const MCP_TOOL_APPROVAL = 'mcp-tool-approval';

@@ -36,6 +36,7 @@ export async function runOnce(
         onCall: (used) => env.tally(execId, used),
         ...(env.shared ? { shared: env.shared } : {}),
         ...(inActivity ? { projectInActivity: true } : {}),
+        awaitDecision: (announce) => env.approvals.awaitDecision(execId, announce),
       });
       if (!done.projected) {
         await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });

@@ -4,7 +4,8 @@
  *   shown for the whole step (the workflow passes it on, so a replay sees the same list).
  * - `callMcpTool`: one per call of an MCP tool. Tools annotated read-only or idempotent are retried like any activity;
  *   any other is attempted once (the workflow gives it one attempt), and whatever goes wrong comes back to the model
- *   as an error result — never a second call.
+ *   as an error result — never a second call. A destructive tool's call comes with the owner's decision
+ *   (./mcp-approval.ts): approved, it is made; declined, the model hears so and the server is not contacted.
  * - `recordMcpToolFailure`: when a callMcpTool activity failed for good (timed out, its worker died), the workflow has
  *   this write the call's error result, so the model hears of it and the call is not repeated.
  * Each opens its own MCP session (worker/mcp/session.ts) with credentials read here from MongoDB.
@@ -13,10 +14,11 @@ import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
+import { markAgentWaiting } from '../../../db/step-states';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import { DEFAULT_EGRESS } from '../../../domain/egress';
 import type { JsonValue } from '../../../domain/json';
-import type { McpToolDefinition, McpToolList } from '../../../domain/mcp';
+import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
 import { serverHeaders, withMcpSession } from '../../mcp/session';
 import { selectTools } from '../../mcp/tool-list';
@@ -156,16 +158,21 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
       );
     }
     const run = async (): Promise<{ output: JsonValue; is_error: boolean; error_code?: string }> => {
-      if (req.tool.refused) {
-        return {
-          output: {
-            error:
-              `${call.name} is marked destructive by its server and this step does not allow it ` +
-              `(mcp_tools[].allow_destructive); it was not called`,
-          },
-          is_error: true,
-          error_code: 'destructive_refused',
-        };
+      if (needsApproval(req.tool)) {
+        // The call waited for the owner (./mcp-approval.ts): the step goes on, whatever the answer.
+        if (req.decision) await markAgentWaiting(deps.db, req.run_id, req.step_id, null);
+        if (!req.decision?.approved) {
+          const comment = req.decision?.comment ? `: ${req.decision.comment}` : '';
+          return {
+            output: {
+              error: req.decision
+                ? `the user declined this call of ${call.name}${comment}; it was not made`
+                : `${call.name} is marked destructive and was not approved; it was not made`,
+            },
+            is_error: true,
+            error_code: 'declined',
+          };
+        }
       }
       if (call.invalid_args !== undefined) {
         return {
@@ -224,7 +231,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
       'call_tool',
       outcome.error_code === 'egress_denied' || outcome.error_code === 'url_refused'
         ? 'denied'
-        : outcome.error_code === 'destructive_refused'
+        : outcome.error_code === 'declined'
           ? 'refused'
           : outcome.is_error
             ? 'error'

@@ -124,6 +124,27 @@ export interface CallMcpToolInput {
   egress?: EgressPolicy;
   timeout_ms: number;
   max_attempts: number;
+  /** The owner's decision on a call that waited for one (McpToolShown.refused); absent for any other call. */
+  decision?: McpCallDecision;
+}
+
+/** What the approvals inbox answered for one tool call. */
+export interface McpCallDecision {
+  approved: boolean;
+  /** The deciding user's id. */
+  by: string;
+  comment: string | null;
+}
+
+/** Lists a destructive tool call in the approvals inbox, its arguments read from the transcript. */
+export interface RequestMcpApprovalInput {
+  run_id: string;
+  step_id: string;
+  assistant_seq: number;
+  call_index: number;
+  server_name: string;
+  /** The tool's own name on its server. */
+  tool: string;
 }
 
 /** The call's activity failed for good (timed out, worker lost): the model gets this as the call's error result. */

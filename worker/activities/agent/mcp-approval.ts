@@ -1,0 +1,46 @@
+/**
+ * `requestMcpApproval`: an agent step's destructive MCP tool call waits for the owner's decision (decision 0410). The
+ * workflow holds the wait; this activity lists the approval in the inbox and marks the step waiting. The message names
+ * the server, the tool and the arguments — as JSON, cut to a size an inbox can show — read here from the transcript,
+ * so they never travel through Temporal's history.
+ */
+import { ApplicationFailure } from '@temporalio/activity';
+import { markAgentWaiting } from '../../../db/step-states';
+import { getTranscriptEntry } from '../../../db/transcripts';
+import type { AgentActivityDeps } from './call-model';
+import type { RequestMcpApprovalInput } from './types';
+
+/** Characters of the arguments' JSON the approval message shows (the whole call is in the transcript). */
+export const APPROVAL_ARGS_MAX_CHARS = 1000;
+
+const INSTRUCTIONS =
+  'An agent asks to call a tool marked destructive (by its server or by you). Approve: the call is made, once. ' +
+  'Reject: it is not made, and the agent is told you declined.';
+
+/** The arguments as data: JSON, cut with a note of the full length. */
+export function shownArguments(args: unknown, invalid?: string): string {
+  const json = invalid !== undefined ? JSON.stringify(invalid) : JSON.stringify(args ?? {});
+  if (json.length <= APPROVAL_ARGS_MAX_CHARS) return json;
+  return `${json.slice(0, APPROVAL_ARGS_MAX_CHARS)}… (${json.length} characters in all)`;
+}
+
+export function createMcpApprovalActivities(deps: Pick<AgentActivityDeps, 'db'>) {
+  async function requestMcpApproval(req: RequestMcpApprovalInput): Promise<void> {
+    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
+    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
+    if (!call) {
+      throw ApplicationFailure.nonRetryable(
+        `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
+        'internal',
+      );
+    }
+    const args = shownArguments(call.args, call.invalid_args);
+    await markAgentWaiting(deps.db, req.run_id, req.step_id, {
+      message: `Call MCP tool "${req.tool}" on server "${req.server_name}" with arguments ${args}?`,
+      instructions: INSTRUCTIONS,
+      waiting_since: new Date().toISOString(),
+      deadline: null,
+    });
+  }
+  return { requestMcpApproval };
+}
