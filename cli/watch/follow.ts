@@ -1,13 +1,14 @@
 /**
  * `runs watch`: follows a run's event stream until `run.ended` and shows it — a live table redrawn in place on a
- * terminal, one plain line per event otherwise, one JSON object per line with --json. Returns the run's end.
+ * terminal (a running agent's newest text under its row), plain lines otherwise (one per event, an agent's text
+ * written as it comes), one JSON object per line with --json. Returns the run's end.
  */
 import { RUN_EVENT_TYPES } from '../../client/values';
-import type { ApiClient, RunEvent, RunStatus } from '../api-client';
+import type { ApiClient, RunStatus, StreamEvent } from '../api-client';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { followEventStream, type ReconnectNotice, type SseMessage } from '../sse';
-import { eventLine, redraw, renderFrame } from './render';
+import { plainText, redraw, renderFrame, type OpenText } from './render';
 import { applyEvent, initialWatchState, type WatchState } from './state';
 
 export interface WatchOptions {
@@ -18,15 +19,38 @@ export interface WatchOptions {
  * The stream's messages as events; types newer than this CLI come back as null (shown raw or skipped). The data is
  * the document's RunEvent as the server sends it: not parsed again here (docs/decisions/0302).
  */
-function parse(message: SseMessage): { event: RunEvent | null; raw: unknown } {
+function parse(message: SseMessage): { event: StreamEvent | null; raw: unknown } {
   let raw: unknown;
   try {
     raw = JSON.parse(message.data);
   } catch {
     throw new CliError(`the event stream sent data that is not JSON (event id ${message.id ?? 'none'})`);
   }
-  if (!(RUN_EVENT_TYPES as string[]).includes(message.event)) return { event: null, raw };
-  return { event: raw as RunEvent, raw };
+  if (!KNOWN_TYPES.includes(message.event)) return { event: null, raw };
+  return { event: raw as StreamEvent, raw };
+}
+
+const KNOWN_TYPES: string[] = [...RUN_EVENT_TYPES, 'agent.text.delta', 'agent.text.void'];
+
+/**
+ * Raw text to stdout; without a raw writer (output collected as lines) the text is passed on a line at a time, the
+ * unfinished line when the stream ends.
+ */
+function plainWriter(io: CliOutput): { write(text: string): void; end(): void } {
+  const raw = io.write?.bind(io);
+  if (raw) return { write: raw, end: () => undefined };
+  let pending = '';
+  return {
+    write(text) {
+      const lines = (pending + text).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) io.out(line);
+    },
+    end() {
+      if (pending) io.out(pending);
+      pending = '';
+    },
+  };
 }
 
 /** Redraws at most this often; a ticker redraws each second so running steps' durations move. */
@@ -82,6 +106,8 @@ export async function watchRun(
   const view = terminal && state ? liveView(terminal, state) : null;
   const url = client.eventsUrl(runId);
   let end: { status: RunStatus; message: string | null } | null = null;
+  const plain = plainWriter(io);
+  let open: OpenText | null = null;
   try {
     const messages = followEventStream({
       open: (lastEventId, signal) =>
@@ -97,15 +123,20 @@ export async function watchRun(
       const { event, raw } = parse(message);
       if (opts.json) io.out(JSON.stringify(raw));
       else if (!event) {
-        if (!view) io.out(`${new Date().toISOString()} - ${message.event} (not known to this CLI)`);
+        if (!view) plain.write(`${new Date().toISOString()} - ${message.event} (not known to this CLI)\n`);
       } else if (view && state) {
         state = applyEvent(state, event);
         view.update(state);
-      } else io.out(eventLine(event));
+      } else {
+        const next = plainText(open, event);
+        open = next.open;
+        plain.write(next.write);
+      }
       if (event?.type === 'run.ended') end = { status: event.status, message: event.error?.message ?? null };
     }
   } finally {
     view?.stop();
+    plain.end();
   }
   if (!end) throw new CliError('the event stream ended without the run’s end');
   return end;

@@ -1,10 +1,11 @@
 /**
- * `runs watch` output, pure: `eventLine` is the one line per event written when stdout is not a terminal;
- * `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
+ * `runs watch` output, pure: `eventLine` is the one line per event written when stdout is not a terminal, and
+ * `plainText` the same stream with an agent's live text written as it comes; `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
  * frame in place. Time, width and colour are parameters, so tests pin them.
  */
-import type { RunEvent } from '../api-client';
+import type { RunEvent, StreamEvent } from '../api-client';
 import { formatTable } from '../table';
+import { cleanText, tailLines } from './live-text';
 import { displayStatus, progress, type StepRow, type WatchState } from './state';
 
 const ESC = '\x1b[';
@@ -61,6 +62,52 @@ export function eventLine(event: RunEvent): string {
   return `${event.at} ${event.type === 'run.ended' ? 'run' : event.exec_id} ${describe(event)}`;
 }
 
+/** The turn whose text is being written on the current line, if any. */
+export interface OpenText {
+  execId: string;
+  turn: number;
+  attempt: number;
+}
+
+/**
+ * What to write for one event when stdout is not a terminal, and the turn left open. A delta of the open turn is
+ * its text only; any other output first ends the open line, so every event line starts at the start of a line.
+ */
+export function plainText(open: OpenText | null, event: StreamEvent): { open: OpenText | null; write: string } {
+  const close = open ? '\n' : '';
+  switch (event.type) {
+    case 'agent.text.delta': {
+      const text = cleanText(event.text);
+      if (open?.execId === event.exec_id && open.turn === event.turn && open.attempt === event.attempt) {
+        return { open, write: text };
+      }
+      const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
+      return {
+        open: { execId: event.exec_id, turn: event.turn, attempt: event.attempt },
+        write: `${close}${event.at} ${event.exec_id} turn ${event.turn}${attempt}: ${text}`,
+      };
+    }
+    case 'agent.text.void':
+      return {
+        open: null,
+        write:
+          `${close}${event.at} ${event.exec_id} turn ${event.turn}: the partial text of attempt ${event.attempt - 1} ` +
+          `is discarded; attempt ${event.attempt} follows\n`,
+      };
+    case 'step.started':
+    case 'step.retrying':
+    case 'step.waiting':
+    case 'step.completed':
+    case 'step.failed':
+    case 'step.skipped':
+    case 'step.child_run':
+    case 'agent.model_call':
+    case 'agent.tool_call':
+    case 'run.ended':
+      return { open: null, write: `${close}${eventLine(event)}\n` };
+  }
+}
+
 export function progressBar(done: number, total: number, width = 24): string {
   const filled = total === 0 ? width : Math.round((done / total) * width);
   return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${done}/${total} steps`;
@@ -114,7 +161,27 @@ function itemSummary(rows: StepRow[], stepId: string): string {
   return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
 }
 
-/** The live view: title, progress bar, then a table of the steps (status, attempts, tokens, duration, note). */
+/** Lines of an agent's live text shown under its row (plus one for a discarded attempt). */
+const LIVE_LINES = 2;
+const LIVE_INDENT = '    │ ';
+
+/** The lines under a row while its model call writes: a discarded attempt, then the newest text. */
+function liveLines(row: StepRow, columns: number): string[] {
+  if (!row.live) return [];
+  const lines: string[] = [];
+  if (row.live.voided !== null) {
+    lines.push(`${LIVE_INDENT}(attempt ${row.live.voided}'s partial text discarded; attempt ${row.live.attempt}:)`);
+  }
+  if (row.live.text) {
+    lines.push(...tailLines(row.live.text, columns - LIVE_INDENT.length, LIVE_LINES).map((l) => LIVE_INDENT + l));
+  }
+  return lines;
+}
+
+/**
+ * The live view: title, progress bar, then a table of the steps (status, attempts, tokens, duration, note), with the
+ * last lines of a running agent's text under its row.
+ */
 export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
   const status = displayStatus(state);
   const paint = (text: string, key: string) => {
@@ -123,8 +190,10 @@ export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
   };
   const { done, total } = progress(state);
   const tokens = state.rows.filter((r) => !r.item).reduce((sum, r) => sum + r.tokens, 0);
+  const live = new Map(state.rows.map((r) => [r, liveLines(r, opts.columns)]));
+  const liveCount = [...live.values()].reduce((sum, l) => sum + l.length, 0);
   // Title, bar, blank, header, the "more items" line, and one left free for a note or the shell prompt.
-  const { shown, hidden } = visibleRows(state.rows, opts.rows - 6);
+  const { shown, hidden } = visibleRows(state.rows, opts.rows - 6 - liveCount);
   const table = formatTable(
     ['STEP', 'STATUS', 'ATTEMPTS', 'TOKENS', 'DURATION', 'NOTE'],
     shown.map((r) => {
@@ -140,18 +209,23 @@ export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
       ];
     }),
   );
-  // Colour after the layout: escape codes would otherwise count as width.
-  const lines = [
-    `${state.runId}  ${state.workflowName}  ${status}`,
-    `${progressBar(done, total)}  ·  ${count(tokens)} tokens`,
-    '',
-    ...table,
+  // Each line with the row it shows, if it is a row's line: its status is coloured after the layout (escape codes
+  // would otherwise count as width).
+  const lines: { text: string; row?: StepRow }[] = [
+    { text: `${state.runId}  ${state.workflowName}  ${status}` },
+    { text: `${progressBar(done, total)}  ·  ${count(tokens)} tokens` },
+    { text: '' },
+    { text: table[0] ?? '' },
   ];
-  if (hidden > 0) lines.push(`  … ${hidden} more item${hidden === 1 ? '' : 's'} (counted on their step's line)`);
-  return lines.map((line, i) => {
+  shown.forEach((row, i) => {
+    lines.push({ text: table[i + 1] ?? '', row });
+    for (const text of live.get(row) ?? []) lines.push({ text });
+  });
+  if (hidden > 0)
+    lines.push({ text: `  … ${hidden} more item${hidden === 1 ? '' : 's'} (counted on their step's line)` });
+  return lines.map(({ text: line, row }, i) => {
     const cut = line.length > opts.columns ? `${line.slice(0, Math.max(0, opts.columns - 1))}…` : line;
     if (i === 0) return cut.replace(new RegExp(`${status}$`), paint(status, status));
-    const row = i >= 4 ? shown[i - 4] : undefined;
     if (!row) return cut;
     const col = cut.indexOf(row.status, row.execId.length + (row.item ? 2 : 0));
     return col === -1 ? cut : cut.slice(0, col) + paint(row.status, row.status) + cut.slice(col + row.status.length);
