@@ -13,31 +13,7 @@ import { CliError } from './errors';
 export type RunSearchItem = Schemas['RunSearchItem'];
 export type RunStatusBody = Schemas['RunStatus'];
 export type RunEvent = Schemas['RunEvent'];
-/** The live text of a model call in progress: appended to the text of (exec_id, turn) (docs/runs.md). */
-export interface TextDeltaEvent {
-  seq: number;
-  run_id: string;
-  at: string;
-  type: 'agent.text.delta';
-  exec_id: string;
-  step_id: string;
-  turn: number;
-  attempt: number;
-  text: string;
-}
-/** A retried model call: the text of (exec_id, turn) so far is void; `attempt`'s deltas follow. */
-export interface TextVoidEvent {
-  seq: number;
-  run_id: string;
-  at: string;
-  type: 'agent.text.void';
-  exec_id: string;
-  step_id: string;
-  turn: number;
-  attempt: number;
-}
-/** Every event `runs watch` folds. */
-export type StreamEvent = RunEvent | TextDeltaEvent | TextVoidEvent;
+export type { StreamEvent, TextDeltaEvent, TextVoidEvent } from '../client/stream-events';
 export type ApprovalItem = Schemas['Approval'];
 export type HookItem = Schemas['Hook'];
 export type ScheduleItem = Schemas['Schedule'];
