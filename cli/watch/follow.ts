@@ -71,12 +71,20 @@ function liveView(terminal: NonNullable<CliOutput['terminal']>, initial: WatchSt
     drawnAt = Date.now();
   };
   const ticker = setInterval(draw, TICK_MS);
+  // An update inside a frame is drawn at the frame's end: the last delta of a burst shows without waiting a tick.
+  let pending: NodeJS.Timeout | undefined;
   draw();
   return {
     update(next: WatchState) {
       state = next;
       note = '';
-      if (Date.now() - drawnAt >= FRAME_MS) draw();
+      const wait = drawnAt + FRAME_MS - Date.now();
+      if (wait <= 0) draw();
+      else
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          draw();
+        }, wait);
     },
     notice(text: string) {
       note = text;
@@ -84,6 +92,7 @@ function liveView(terminal: NonNullable<CliOutput['terminal']>, initial: WatchSt
     },
     stop() {
       clearInterval(ticker);
+      clearTimeout(pending);
       draw();
     },
   };
