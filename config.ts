@@ -68,6 +68,14 @@ export const configSchema = z.object({
   EVENTS_MAX_STREAMS: z.coerce.number().int().positive().default(500),
   EVENTS_MAX_STREAMS_PER_USER: z.coerce.number().int().positive().default(20),
   EVENTS_MAX_STREAM_SECONDS: z.coerce.number().int().min(1).default(1800),
+  // Live model text (agent.text.delta events) expires from the run's event log after this long; the transcript keeps
+  // the final text for good.
+  STREAM_DELTAS_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(24),
   // Graph limits (docs/graphs.md): checked on write and frozen into each run's snapshot.
   MAP_MAX_ITEMS: z.coerce.number().int().positive().max(10_000).default(1000),
   MAP_MAX_CONCURRENCY: z.coerce.number().int().positive().max(100).default(20),

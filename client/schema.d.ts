@@ -6639,6 +6639,51 @@ export interface components {
            * @example 2026-01-31T12:00:00.000Z
            */
           at: string;
+          /** @description The attempt of that call (from 1) that generated the text. */
+          attempt: number;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @description The characters generated since the last delta of this call. */
+          text: string;
+          /** @description The model call of this execution (as in its agent.model_call). */
+          turn: number;
+          /** @constant */
+          type: 'agent.text.delta';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description The new attempt, whose deltas follow. */
+          attempt: number;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          turn: number;
+          /** @constant */
+          type: 'agent.text.void';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
           error:
             | ({
                 message?: string;

@@ -42,6 +42,8 @@ const runEventTypes: Record<RunEventType, true> = {
   'step.child_run': true,
   'agent.model_call': true,
   'agent.tool_call': true,
+  'agent.text.delta': true,
+  'agent.text.void': true,
   'run.ended': true,
 };
 

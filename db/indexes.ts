@@ -78,7 +78,12 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // Schedules (db/schedules.ts): found by _id + owner; listed per workflow, oldest first; counted per owner.
   schedules: [{ key: { owner_id: 1, workflow_id: 1, created_at: 1, _id: 1 }, name: 'by_owner_workflow_created' }],
   // The run event log (db/run-events.ts): read by _id (`<run>/<seq>`); the key makes each happening unique.
-  run_events: [{ key: { key: 1 }, unique: true, name: 'key_unique' }],
+  // Live text (agent.text.delta / .void) carries `expires_at`, no other event does: sparse, so the index holds only
+  // those. The embedded test server accepts TTL indexes but never expires documents; MongoDB does.
+  run_events: [
+    { key: { key: 1 }, unique: true, name: 'key_unique' },
+    { key: { expires_at: 1 }, expireAfterSeconds: 0, sparse: true, name: 'expires_ttl' },
+  ],
   // Completion webhook deliveries of a run (db/webhook-deliveries.ts), read by the status endpoint once it ended.
   webhook_deliveries: [{ key: { run_id: 1, created_at: 1, _id: 1 }, name: 'by_run' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],

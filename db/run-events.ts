@@ -18,6 +18,10 @@
  * - **Waking readers.** A reader polls the counter (a lookup of the run by `_id`) and fetches up to it by ids.
  * - **The end.** `run.ended` is the last event readers deliver: they stop there, so an event a straggling writer
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
+ * - **Live text expires.** An agent's live text (`agent.text.delta`, `agent.text.void`: db/text-deltas.ts) is logged
+ *   like any event, with an `expires_at` that only those carry: a TTL index removes them after
+ *   STREAM_DELTAS_RETENTION_HOURS, leaving holes. A hole with a later event written GAP_FILL_MS ago is at least that
+ *   old (its seq was allocated first), so readers fill it at once instead of waiting there (readRunEventWindow).
  */
 import { MongoBulkWriteError, type Db, type WriteError } from 'mongodb';
 import type { JsonObject } from '../domain/json';
@@ -33,6 +37,8 @@ export const RUN_EVENT_TYPES = [
   'step.child_run',
   'agent.model_call',
   'agent.tool_call',
+  'agent.text.delta',
+  'agent.text.void',
   'run.ended',
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
@@ -50,6 +56,8 @@ export interface RunEventDoc {
   at: Date;
   /** The event's fields as JSON text: outputs may hold keys MongoDB refuses (`$…`, dotted). */
   data_json: string;
+  /** Only on live text: when the TTL index removes it. */
+  expires_at?: Date;
 }
 
 /** The `run.ended` event's fields: the run's final state, so a reader needs nothing else. */
@@ -95,6 +103,8 @@ export interface NewRunEvent {
   /** What happened, unique within the run (the idempotency key of the event). */
   key: string;
   data: JsonObject;
+  /** Removed by the TTL index at this time (live text only; every other event is kept for good). */
+  expiresAt?: Date;
 }
 
 /** Allocates `count` seqs of the run's log; returns the first. */
@@ -150,6 +160,7 @@ async function insertAll(db: Db, runId: string, batch: NewRunEvent[], first: num
     type: event.type,
     at,
     data_json: JSON.stringify(event.data),
+    ...(event.expiresAt ? { expires_at: event.expiresAt } : {}),
   }));
   try {
     await runEventsCollection(db).insertMany(docs, { ordered: false });
@@ -217,6 +228,7 @@ async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated:
         type: event.type,
         at: new Date(),
         data_json: JSON.stringify(event.data),
+        ...(event.expiresAt ? { expires_at: event.expiresAt } : {}),
       });
       return seq;
     } catch (err) {
@@ -259,9 +271,24 @@ export async function readRunEvents(
   runId: string,
   range: { afterSeq: number; counter: number; limit: number },
 ): Promise<RunEventDoc[]> {
+  return (await readRunEventWindow(db, runId, range)).events;
+}
+
+/** A read of the log: its gap-free run, and the first document past the hole that ends it (when one was read). */
+export interface RunEventWindow {
+  events: RunEventDoc[];
+  beyondHole?: { seq: number; at: Date };
+}
+
+/** readRunEvents, also naming the first document read past a hole (how old the hole is at least). */
+export async function readRunEventWindow(
+  db: Db,
+  runId: string,
+  range: { afterSeq: number; counter: number; limit: number },
+): Promise<RunEventWindow> {
   const { afterSeq } = range;
   const last = Math.min(range.counter, afterSeq + range.limit);
-  if (last <= afterSeq) return [];
+  if (last <= afterSeq) return { events: [] };
   const ids: string[] = [];
   for (let seq = afterSeq + 1; seq <= last; seq++) ids.push(runEventId(runId, seq));
   const docs = await runEventsCollection(db)
@@ -271,10 +298,27 @@ export async function readRunEvents(
   // Only a gap-free run from afterSeq + 1 counts (later ones wait for the hole before them).
   const out: RunEventDoc[] = [];
   for (const doc of docs) {
-    if (doc.seq !== afterSeq + out.length + 1) break;
+    if (doc.seq !== afterSeq + out.length + 1) return { events: out, beyondHole: { seq: doc.seq, at: doc.at } };
     out.push(doc);
   }
-  return out;
+  return { events: out };
+}
+
+/**
+ * The first document after `afterSeq` up to the counter (a range over `_id`, one document): past a hole wider than a
+ * read (a long stretch of expired live text).
+ */
+export async function firstEventAfter(
+  db: Db,
+  runId: string,
+  afterSeq: number,
+  counter: number,
+): Promise<{ seq: number; at: Date } | null> {
+  const doc = await runEventsCollection(db).findOne(
+    { _id: { $gt: runEventId(runId, afterSeq), $lte: runEventId(runId, counter) } },
+    { sort: { _id: 1 }, projection: { seq: 1, at: 1 } },
+  );
+  return doc ? { seq: doc.seq, at: doc.at } : null;
 }
 
 /** The run's event counter and stored status (the one read an open stream makes while nothing happens). */

@@ -55,6 +55,27 @@ const members = [
     ok: z.boolean(),
     summary: z.string(),
   }),
+  z
+    .looseObject({
+      ...stepCommon,
+      type: z.literal('agent.text.delta'),
+      turn: z.number().int().meta({ description: 'The model call of this execution (as in its agent.model_call).' }),
+      attempt: z.number().int().meta({ description: 'The attempt of that call (from 1) that generated the text.' }),
+      text: z.string().meta({ description: 'The characters generated since the last delta of this call.' }),
+    })
+    .meta({
+      description:
+        'Live text: append `text` to the text of (exec_id, turn). Kept STREAM_DELTAS_RETENTION_HOURS; the ' +
+        "transcript holds the final text, which replaces the live one when the turn's agent.model_call arrives.",
+    }),
+  z
+    .looseObject({
+      ...stepCommon,
+      type: z.literal('agent.text.void'),
+      turn: z.number().int(),
+      attempt: z.number().int().meta({ description: 'The new attempt, whose deltas follow.' }),
+    })
+    .meta({ description: 'A retried model call: discard the live text of (exec_id, turn) so far.' }),
   z.looseObject({
     ...common,
     type: z.literal('run.ended'),

@@ -51,6 +51,10 @@ function describe(event: RunEvent): string {
       );
     case 'agent.tool_call':
       return `turn ${event.turn}: tool ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`;
+    case 'agent.text.delta':
+      return `turn ${event.turn}: ${event.text}`;
+    case 'agent.text.void':
+      return `turn ${event.turn}: attempt ${event.attempt} starts the text over`;
     case 'run.ended':
       // After the `run` column: `run completed`, `run failed: <why>`.
       return event.error?.message ? `${event.status}: ${event.error.message}` : event.status;

@@ -259,6 +259,10 @@ export function applyEvent(state: WatchState, event: StreamEvent): WatchState {
           note: `turn ${event.turn}: ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`,
         })),
       };
+    // Live text: shown by the live view (issue #37, the clients' half).
+    case 'agent.text.delta':
+    case 'agent.text.void':
+      return next;
   }
 }
 

@@ -80,7 +80,15 @@ describe('run event stream', () => {
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
     expect(live.events.every((e) => e.data.seq === Number(e.id) && e.data.type === e.event)).toBe(true);
-    const kinds = live.events.map((e) => `${e.event} ${(e.data.exec_id as string | undefined) ?? ''}`);
+    // The answer's live text comes before the turn's agent.model_call (test/api/live-text.test.ts has the details).
+    const text = live.events.filter((e) => e.event === 'agent.text.delta');
+    expect(text.map((e) => e.data.text).join('')).toBe('The answer is 42');
+    expect(Number(text.at(-1)!.id)).toBeLessThan(
+      Number(live.events.filter((e) => e.event === 'agent.model_call')[1]!.id),
+    );
+    const kinds = live.events
+      .filter((e) => e.event !== 'agent.text.delta')
+      .map((e) => `${e.event} ${(e.data.exec_id as string | undefined) ?? ''}`);
     expect(kinds).toEqual([
       'step.started ask',
       'agent.model_call ask',

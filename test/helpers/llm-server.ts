@@ -5,6 +5,10 @@
  * configured with its URL) serves many tests at once, each with its own unique model name.
  *
  * Every request body is recorded (with the auth headers, so tests can assert keys were sent and never leaked).
+ *
+ * A request that asks for a stream (`"stream": true`, what the provider code sends) is answered with server-sent
+ * chunks in the API's own streaming format; a reply's `stream` plan splits its text into chunks, holds the rest until
+ * a promise settles, or drops the connection part-way (a failure mid-stream).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,9 +20,21 @@ export interface ScriptedToolCall {
   id?: string;
 }
 
+/** How a streamed reply's text is sent. */
+export interface StreamPlan {
+  /** Characters per chunk (default 8). */
+  chunkChars?: number;
+  /** Once this many characters are sent, the rest waits until `until` settles (the call is still going on). */
+  holdAfter?: { chars: number; until: Promise<unknown> };
+  /** Once this many characters are sent (and a hold there is over), the connection is dropped without an end. */
+  breakAfter?: number;
+  /** Called once this many characters are sent (with `holdAfter`: before the hold). */
+  onSent?: { chars: number; call: () => void };
+}
+
 export type ScriptedReply =
-  | { text: string; usage?: ScriptedUsage }
-  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: ScriptedUsage }
+  | { text: string; usage?: ScriptedUsage; stream?: StreamPlan }
+  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: ScriptedUsage; stream?: StreamPlan }
   | { status: number; message?: string; headers?: Record<string, string> }
   /** Keeps the request open until `release` resolves, then answers with its value (never, if it never resolves). */
   | { hold: Promise<ScriptedReply> };
@@ -129,6 +145,117 @@ function errorBody(api: RecordedRequest['api'], status: number, message: string)
   return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null } };
 }
 
+type Answer = { text?: string; toolCalls?: ScriptedToolCall[]; usage?: ScriptedUsage; stream?: StreamPlan };
+
+/** Writes one chunk, waiting while the socket's buffer is full (a 100 000-character answer is many chunks). */
+async function writeChunk(res: http.ServerResponse, text: string): Promise<void> {
+  if (res.destroyed) return;
+  if (res.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done).off('close', done);
+      resolve();
+    };
+    res.on('drain', done).on('close', done);
+  });
+}
+
+/** Sends the text in chunks as the plan says; false when the plan dropped the connection. */
+async function streamText(res: http.ServerResponse, text: string, plan: StreamPlan, send: (piece: string) => string) {
+  const size = plan.chunkChars ?? 8;
+  let sent = 0;
+  let held = false;
+  let told = false;
+  while (sent < text.length) {
+    const piece = text.slice(sent, sent + size);
+    await writeChunk(res, send(piece));
+    sent += piece.length;
+    if (plan.onSent && !told && sent >= plan.onSent.chars) {
+      told = true;
+      plan.onSent.call();
+    }
+    if (plan.holdAfter && !held && sent >= plan.holdAfter.chars) {
+      held = true;
+      await plan.holdAfter.until;
+    }
+    if (plan.breakAfter !== undefined && sent >= plan.breakAfter) {
+      res.destroy();
+      return false;
+    }
+  }
+  return true;
+}
+
+async function streamOpenAi(res: http.ServerResponse, model: string, reply: Answer, n: number): Promise<void> {
+  const usage = reply.usage ?? DEFAULT_USAGE;
+  const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000 + n, model };
+  const frame = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
+  const choice = (delta: unknown, finish: string | null = null) =>
+    frame({ ...base, choices: [{ index: 0, delta, finish_reason: finish }] });
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  await writeChunk(res, choice({ role: 'assistant', content: '' }));
+  const whole = await streamText(res, reply.text ?? '', reply.stream ?? {}, (piece) => choice({ content: piece }));
+  if (!whole) return;
+  const calls = reply.toolCalls ?? [];
+  for (const [i, c] of calls.entries()) {
+    const args = typeof c.args === 'string' ? c.args : JSON.stringify(c.args);
+    const call = {
+      index: i,
+      id: c.id ?? `call_${n}_${i}`,
+      type: 'function',
+      function: { name: c.name, arguments: args },
+    };
+    await writeChunk(res, choice({ tool_calls: [call] }));
+  }
+  await writeChunk(res, choice({}, calls.length ? 'tool_calls' : 'stop'));
+  const tokens = {
+    prompt_tokens: usage.input,
+    completion_tokens: usage.output,
+    total_tokens: usage.input + usage.output,
+  };
+  await writeChunk(res, frame({ ...base, choices: [], usage: tokens }));
+  res.end('data: [DONE]\n\n');
+}
+
+async function streamAnthropic(res: http.ServerResponse, model: string, reply: Answer, n: number): Promise<void> {
+  const usage = reply.usage ?? DEFAULT_USAGE;
+  const frame = (body: { type: string } & Record<string, unknown>) =>
+    `event: ${body.type}\ndata: ${JSON.stringify(body)}\n\n`;
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model, content: [], stop_reason: null };
+  await writeChunk(
+    res,
+    frame({ type: 'message_start', message: { ...message, usage: { input_tokens: usage.input, output_tokens: 0 } } }),
+  );
+  let index = 0;
+  if (reply.text) {
+    await writeChunk(res, frame({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } }));
+    const delta = (text: string) => frame({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+    if (!(await streamText(res, reply.text, reply.stream ?? {}, delta))) return;
+    await writeChunk(res, frame({ type: 'content_block_stop', index }));
+    index++;
+  }
+  for (const [i, c] of (reply.toolCalls ?? []).entries()) {
+    const block = { type: 'tool_use', id: c.id ?? `toolu_${n}_${i}`, name: c.name, input: {} };
+    const json = typeof c.args === 'string' ? c.args : JSON.stringify(c.args);
+    await writeChunk(res, frame({ type: 'content_block_start', index, content_block: block }));
+    const delta = { type: 'input_json_delta', partial_json: json };
+    await writeChunk(res, frame({ type: 'content_block_delta', index, delta }));
+    await writeChunk(res, frame({ type: 'content_block_stop', index }));
+    index++;
+  }
+  const stop = reply.toolCalls?.length ? 'tool_use' : 'end_turn';
+  await writeChunk(
+    res,
+    frame({
+      type: 'message_delta',
+      delta: { stop_reason: stop, stop_sequence: null },
+      usage: { output_tokens: usage.output },
+    }),
+  );
+  res.end(frame({ type: 'message_stop' }));
+}
+
 async function readBody(req: http.IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -198,6 +325,9 @@ export async function startLlmServer(): Promise<LlmServer> {
           errorBody(api, reply.status, reply.message ?? `scripted ${reply.status}`),
           reply.headers,
         );
+      if (body.stream === true) {
+        return api === 'openai' ? streamOpenAi(res, model, reply, n) : streamAnthropic(res, model, reply, n);
+      }
       return send(200, api === 'openai' ? openAiBody(model, reply, n) : anthropicBody(model, reply, n));
     })().catch((err: unknown) => {
       if (!res.headersSent) res.writeHead(500);

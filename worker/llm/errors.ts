@@ -126,6 +126,13 @@ export function classifyLlmError(err: unknown, provider: ProviderName, secrets: 
         `${label} could not be reached: ${detail}`,
       );
     }
+    if (status >= 200 && status < 300) {
+      // The answer began (a streamed call) and broke off while being read: a dropped connection or a cut body.
+      const code = networkErrorCode(err);
+      return code !== undefined
+        ? new LlmError('connection', `${label} broke off its answer (${code})`, { status })
+        : new LlmError('invalid_response', `${label} broke off its answer: ${detail}`, { status });
+    }
     if (status === 401 || status === 403) {
       return new LlmError(
         'auth',

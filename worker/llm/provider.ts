@@ -1,18 +1,18 @@
 /**
- * The AI SDK behind LlmProvider: one `generateText` call per `generate`, with the SDK's own retries off
+ * The AI SDK behind LlmProvider: one `streamText` call per `generate`, with the SDK's own retries off
  * (`maxRetries: 0` — Temporal's activity retry policy is the one retry layer) and no tool execution (tools are
- * declared without `execute`, so the SDK returns the model's tool calls instead of running anything).
+ * declared without `execute`, so the SDK returns the model's tool calls instead of running anything). The text is
+ * handed to `onText` as it arrives (the live text of docs/runs.md); the result is the whole call, as before.
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, jsonSchema, tool, type LanguageModel, type ToolSet } from 'ai';
+import { jsonSchema, streamText, tool, type LanguageModel, type ToolSet } from 'ai';
 import type { Config } from '../../config';
 import type { JsonValue } from '../../domain/json';
 import { classifyLlmError, LlmError } from './errors';
 import { toModelMessages } from './messages';
 import { parseModelRef } from './model-ref';
-import { withUniqueToolCallIds } from './tool-call-ids';
 import type { GenerateRequest, GenerateResult, LlmProvider, LlmToolCall, ModelRef } from './types';
 
 /** What the provider layer needs from the configuration (keys and base URLs live only here, never in payloads). */
@@ -40,11 +40,8 @@ function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
     case 'openai':
       if (!config.OPENAI_API_KEY) throw notConfigured(ref, 'OPENAI_API_KEY');
       // Chat completions rather than the Responses API: it is what OpenAI-compatible gateways behind OPENAI_BASE_URL speak.
-      return createOpenAI({
-        apiKey: config.OPENAI_API_KEY,
-        baseURL: config.OPENAI_BASE_URL,
-        fetch: withUniqueToolCallIds(),
-      }).chat(ref.name);
+      // Streamed answers: the SDK tracks tool calls by their index and names blank or repeated ids itself.
+      return createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }).chat(ref.name);
     case 'anthropic':
       if (!config.ANTHROPIC_API_KEY) throw notConfigured(ref, 'ANTHROPIC_API_KEY');
       return createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(ref.name);
@@ -55,7 +52,8 @@ function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
         name: 'compat',
         baseURL: config.LLM_BASE_URL,
         apiKey: config.LLM_API_KEY,
-        fetch: withUniqueToolCallIds(),
+        // Streamed calls report their usage only when asked to (budgets and the status need it).
+        includeUsage: true,
       }).chatModel(ref.name);
   }
 }
@@ -89,7 +87,7 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
       const timeout = options.timeoutMs ? AbortSignal.timeout(options.timeoutMs) : undefined;
       const signals = [request.signal, timeout].filter((s): s is AbortSignal => s !== undefined);
       try {
-        const result = await generateText({
+        const result = streamText({
           model: sdkModel,
           system: request.system,
           messages: toModelMessages(request.messages),
@@ -98,13 +96,27 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
           maxOutputTokens: request.maxOutputTokens,
           maxRetries: 0,
           abortSignal: signals.length ? AbortSignal.any(signals) : undefined,
+          // Failures arrive as `error` parts below and are classified there; the SDK's default would print them.
+          onError: () => undefined,
         });
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') request.onText?.(part.text);
+          else if (part.type === 'error') throw part.error;
+          else if (part.type === 'abort') throw new Error('the model call was aborted');
+        }
+        const [text, toolCalls, usage, finishReason, warnings] = await Promise.all([
+          result.text,
+          result.toolCalls,
+          result.usage,
+          result.finishReason,
+          result.warnings,
+        ]);
         return {
-          text: result.text === '' ? null : result.text,
-          toolCalls: result.toolCalls.map(toToolCall),
-          usage: { input_tokens: result.usage.inputTokens ?? 0, output_tokens: result.usage.outputTokens ?? 0 },
-          finishReason: result.finishReason,
-          warnings: (result.warnings ?? []).map((w) => JSON.stringify(w)),
+          text: text === '' ? null : text,
+          toolCalls: toolCalls.map(toToolCall),
+          usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0 },
+          finishReason,
+          warnings: (warnings ?? []).map((w) => JSON.stringify(w)),
         };
       } catch (err) {
         // Cancellation of the activity is not a provider failure: let it through untouched.

@@ -30,6 +30,8 @@ export interface GenerateRequest {
   maxOutputTokens?: number;
   /** Aborts the HTTP call (activity cancellation). */
   signal?: AbortSignal;
+  /** Receives the answer's text as it is generated, piece by piece (the whole text is in the result as well). */
+  onText?: (text: string) => void;
 }
 
 export interface GenerateResult {

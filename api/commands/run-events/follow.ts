@@ -9,10 +9,12 @@
 import type { Db } from 'mongodb';
 import {
   fillEventSeq,
+  fillEventSeqs,
+  firstEventAfter,
   GAP_FILL_MS,
   isLoggedEvent,
   readEventCounter,
-  readRunEvents,
+  readRunEventWindow,
   type LoggedRunEvent,
 } from '../../../db/run-events';
 import { isTerminal } from '../../../db/runs';
@@ -63,7 +65,8 @@ export async function followRunEvents(db: Db, runId: string, sink: EventSink, op
     if (Date.now() >= opts.deadline) return 'expired';
     const state = await readEventCounter(db, runId);
     if (!state) return 'gone';
-    const batch = await readRunEvents(db, runId, { afterSeq: after, counter: state.counter, limit: EVENTS_BATCH });
+    const range = { afterSeq: after, counter: state.counter, limit: EVENTS_BATCH };
+    const { events: batch, beyondHole } = await readRunEventWindow(db, runId, range);
     for (const doc of batch) {
       if (opts.signal.aborted) return 'closed';
       after = doc.seq;
@@ -76,8 +79,18 @@ export async function followRunEvents(db: Db, runId: string, sink: EventSink, op
     if (state.counter > after) {
       // A seq was allocated but holds nothing yet: its writer is between its two writes, or stopped there for good.
       const seq = after + 1;
+      const gapFillMs = opts.gapFillMs ?? GAP_FILL_MS;
+      // Seen twice with nothing past it in the read: look further (a stretch of expired live text can be long).
+      const beyond = beyondHole ?? (hole?.seq === seq ? await firstEventAfter(db, runId, after, state.counter) : null);
+      if (beyond && Date.now() - beyond.at.getTime() >= gapFillMs) {
+        // A later seq written that long ago: this hole is at least as old (its seq was allocated first). Expired
+        // live text, or a writer gone; filled at once, every seq up to that event.
+        await fillEventSeqs(db, runId, seq, beyond.seq - seq);
+        hole = undefined;
+        continue;
+      }
       if (hole?.seq !== seq) hole = { seq, since: Date.now() };
-      else if (Date.now() - hole.since >= (opts.gapFillMs ?? GAP_FILL_MS)) {
+      else if (Date.now() - hole.since >= gapFillMs) {
         await fillEventSeq(db, runId, seq);
         hole = undefined;
         continue;

@@ -72,7 +72,14 @@ describe('callModel recording its agent step', () => {
       usage: { llm_calls: 2, input_tokens: 60, output_tokens: 15 },
     });
     // The call's own event comes before the step's end.
-    expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call', 'agent.model_call', 'step.completed']);
+    // Each call's event comes after its live text (the final answer's); the step's end after both.
+    expect(await eventTypes(runId)).toEqual([
+      'step.started',
+      'agent.model_call',
+      'agent.text.delta',
+      'agent.model_call',
+      'step.completed',
+    ]);
   });
 
   it("logs the call's event even when the run ended while the model was thinking", async () => {
@@ -94,7 +101,12 @@ describe('callModel recording its agent step', () => {
     });
     expect(answered).toMatchObject({ kind: 'final', projected: true });
     expect(await stepOf(runId)).toMatchObject({ status: 'running' });
-    expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call', 'agent.model_call']);
+    expect(await eventTypes(runId)).toEqual([
+      'step.started',
+      'agent.model_call',
+      'agent.text.delta',
+      'agent.model_call',
+    ]);
   });
 
   it('leaves a final answer that goes over the run budget to the workflow', async () => {
@@ -106,7 +118,7 @@ describe('callModel recording its agent step', () => {
     expect(answered).not.toHaveProperty('projected');
     expect(await runsCollection(database.db).findOne({ _id: runId })).toMatchObject({ status: 'running' });
     expect(await stepOf(runId)).toMatchObject({ status: 'running', turns: 1 });
-    expect(await eventTypes(runId)).toEqual(['step.started', 'agent.model_call']);
+    expect(await eventTypes(runId)).toEqual(['step.started', 'agent.text.delta', 'agent.model_call']);
   });
 
   it('without `project` (histories from before it) records the start but not the input or the end', async () => {

@@ -2,7 +2,8 @@
  * `callModel`: exactly one model call per activity attempt. It rebuilds the conversation from the transcript in
  * MongoDB, calls the provider with SDK retries off, writes the assistant turn at the seq the workflow chose (a retry
  * overwrites it), reports progress into the runs projection, and returns only what the workflow needs to decide:
- * tool call ids and names, usage, and the final output (by reference when large).
+ * tool call ids and names, usage, and the final output (by reference when large). The answer's text goes to the run's
+ * event stream as it is generated (live-text.ts), never into the activity's result.
  */
 import type { McpToolDefinition } from '../../../domain/mcp';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -37,6 +38,7 @@ import {
 import { getTool, toolParametersSchema } from '../../tools/registry';
 import type { JsonObject } from '../../../domain/json';
 import { createOutputChecker } from './final-answer';
+import { openLiveText } from './live-text';
 import type { CallModelInput, CallModelResult } from './types';
 import type { WorkerMetrics } from '../../metrics';
 import { parseModelRef } from '../../llm/model-ref';
@@ -183,6 +185,10 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
             (err: unknown) => log.warn({ err }, 'could not record agent progress'),
           );
       const ref = parseModelRef(setup.model);
+      const liveText = openLiveText(
+        { db: deps.db, log, retentionMs: deps.config.STREAM_DELTAS_RETENTION_HOURS * 3_600_000 },
+        { runId: req.run_id, execId: req.step_id, turn: req.turn, attempt },
+      );
       const callStarted = performance.now();
       const generate = () =>
         provider.generate({
@@ -192,15 +198,18 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           temperature: setup.temperature,
           maxOutputTokens: setup.max_output_tokens,
           signal: ctx.cancellationSignal,
+          onText: (text) => liveText.push(text),
         });
       const spanAttributes = { 'gen_ai.system': ref.provider, 'gen_ai.request.model': ref.name, turn: req.turn };
       const result = await inSpan(deps.tracer, `model ${ref.provider}:${ref.name}`, spanAttributes, generate).catch(
         async (err: unknown) => {
           deps.metrics.modelCall(ref.provider, ref.name, false, (performance.now() - callStarted) / 1000);
-          await progressBefore;
+          await Promise.all([progressBefore, liveText.abandon()]);
           throw err;
         },
       );
+      // All of the live text is logged before the turn's agent.model_call (whose seq is allocated after it).
+      await liveText.finish();
       deps.metrics.modelCall(ref.provider, ref.name, true, (performance.now() - callStarted) / 1000, result.usage);
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
