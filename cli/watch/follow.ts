@@ -4,7 +4,7 @@
  * written as it comes), one JSON object per line with --json. Returns the run's end.
  */
 import { RUN_EVENT_TYPES } from '../../client/values';
-import type { ApiClient, RunStatus, StreamEvent } from '../api-client';
+import type { ApiClient, RunEvent, RunStatus } from '../api-client';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { followEventStream, type ReconnectNotice, type SseMessage } from '../sse';
@@ -19,18 +19,16 @@ export interface WatchOptions {
  * The stream's messages as events; types newer than this CLI come back as null (shown raw or skipped). The data is
  * the document's RunEvent as the server sends it: not parsed again here (docs/decisions/0302).
  */
-function parse(message: SseMessage): { event: StreamEvent | null; raw: unknown } {
+function parse(message: SseMessage): { event: RunEvent | null; raw: unknown } {
   let raw: unknown;
   try {
     raw = JSON.parse(message.data);
   } catch {
     throw new CliError(`the event stream sent data that is not JSON (event id ${message.id ?? 'none'})`);
   }
-  if (!KNOWN_TYPES.includes(message.event)) return { event: null, raw };
-  return { event: raw as StreamEvent, raw };
+  if (!(RUN_EVENT_TYPES as string[]).includes(message.event)) return { event: null, raw };
+  return { event: raw as RunEvent, raw };
 }
-
-const KNOWN_TYPES: string[] = [...RUN_EVENT_TYPES, 'agent.text.delta', 'agent.text.void'];
 
 /**
  * Raw text to stdout; without a raw writer (output collected as lines) the text is passed on a line at a time, the

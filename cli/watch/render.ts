@@ -3,7 +3,7 @@
  * `plainText` the same stream with an agent's live text written as it comes; `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
  * frame in place. Time, width and colour are parameters, so tests pin them.
  */
-import type { RunEvent, StreamEvent } from '../api-client';
+import type { RunEvent } from '../api-client';
 import { formatTable } from '../table';
 import { cleanText, tailLines } from './live-text';
 import { displayStatus, progress, type StepRow, type WatchState } from './state';
@@ -52,9 +52,10 @@ function describe(event: RunEvent): string {
     case 'agent.tool_call':
       return `turn ${event.turn}: tool ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`;
     case 'agent.text.delta':
-      return `turn ${event.turn}: ${event.text}`;
+      // The text as it comes (plainText writes the next deltas of the turn after it, on the same line).
+      return `turn ${event.turn}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}: ${cleanText(event.text)}`;
     case 'agent.text.void':
-      return `turn ${event.turn}: attempt ${event.attempt} starts the text over`;
+      return `turn ${event.turn}: the partial text of attempt ${event.attempt - 1} is discarded; attempt ${event.attempt} follows`;
     case 'run.ended':
       // After the `run` column: `run completed`, `run failed: <why>`.
       return event.error?.message ? `${event.status}: ${event.error.message}` : event.status;
@@ -77,39 +78,16 @@ export interface OpenText {
  * What to write for one event when stdout is not a terminal, and the turn left open. A delta of the open turn is
  * its text only; any other output first ends the open line, so every event line starts at the start of a line.
  */
-export function plainText(open: OpenText | null, event: StreamEvent): { open: OpenText | null; write: string } {
+export function plainText(open: OpenText | null, event: RunEvent): { open: OpenText | null; write: string } {
   const close = open ? '\n' : '';
-  switch (event.type) {
-    case 'agent.text.delta': {
-      const text = cleanText(event.text);
-      if (open?.execId === event.exec_id && open.turn === event.turn && open.attempt === event.attempt) {
-        return { open, write: text };
-      }
-      const attempt = event.attempt > 1 ? ` (attempt ${event.attempt})` : '';
-      return {
-        open: { execId: event.exec_id, turn: event.turn, attempt: event.attempt },
-        write: `${close}${event.at} ${event.exec_id} turn ${event.turn}${attempt}: ${text}`,
-      };
-    }
-    case 'agent.text.void':
-      return {
-        open: null,
-        write:
-          `${close}${event.at} ${event.exec_id} turn ${event.turn}: the partial text of attempt ${event.attempt - 1} ` +
-          `is discarded; attempt ${event.attempt} follows\n`,
-      };
-    case 'step.started':
-    case 'step.retrying':
-    case 'step.waiting':
-    case 'step.completed':
-    case 'step.failed':
-    case 'step.skipped':
-    case 'step.child_run':
-    case 'agent.model_call':
-    case 'agent.tool_call':
-    case 'run.ended':
-      return { open: null, write: `${close}${eventLine(event)}\n` };
+  if (event.type !== 'agent.text.delta') return { open: null, write: `${close}${eventLine(event)}\n` };
+  if (open?.execId === event.exec_id && open.turn === event.turn && open.attempt === event.attempt) {
+    return { open, write: cleanText(event.text) };
   }
+  return {
+    open: { execId: event.exec_id, turn: event.turn, attempt: event.attempt },
+    write: `${close}${eventLine(event)}`,
+  };
 }
 
 export function progressBar(done: number, total: number, width = 24): string {

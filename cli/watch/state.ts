@@ -3,7 +3,7 @@
  * and loop iterations the events name, folded from the event stream by `applyEvent`. Pure: the same events give the
  * same state, so the renderer and its tests need no server.
  */
-import type { RunStatus, RunStatusBody, StreamEvent, TextDeltaEvent } from '../api-client';
+import type { RunEvent, RunStatus, RunStatusBody, TextDeltaEvent } from '../api-client';
 
 export interface StepRow {
   /** `step`, `step[i]` (map item) or `step#n` (loop iteration). */
@@ -133,7 +133,7 @@ function appendText(live: LiveText | null, event: TextDeltaEvent): LiveText | nu
  * The state after one event. Events come in seq order; one at or below `lastSeq` is a repeat (a stream resumed from
  * an older Last-Event-ID) and is dropped, so no text is ever appended twice.
  */
-export function applyEvent(state: WatchState, event: StreamEvent): WatchState {
+export function applyEvent(state: WatchState, event: RunEvent): WatchState {
   if (event.seq <= state.lastSeq) return state;
   const next = { ...state, lastSeq: event.seq };
   switch (event.type) {
@@ -259,10 +259,6 @@ export function applyEvent(state: WatchState, event: StreamEvent): WatchState {
           note: `turn ${event.turn}: ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`,
         })),
       };
-    // Live text: shown by the live view (issue #37, the clients' half).
-    case 'agent.text.delta':
-    case 'agent.text.void':
-      return next;
   }
 }
 

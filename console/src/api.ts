@@ -20,7 +20,6 @@ export type StepExecution = Schemas['StepExecution'];
 export type ExecutionCounts = NonNullable<RunStep['executions']>['counts'];
 export type RunSearchItem = Schemas['RunSearchItem'];
 export type RunEvent = Schemas['RunEvent'];
-export type { StreamEvent, TextDeltaEvent, TextVoidEvent } from '../../client/stream-events';
 export type Approval = Schemas['Approval'];
 export type StartedRun = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
 export type Transcript = ApiData<'/api/v1/workflows/runs/{runId}/steps/{stepId}/transcript', 'get'>;

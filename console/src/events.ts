@@ -3,13 +3,13 @@
  * header. After a drop (network, proxy, the server's stream time limit) it reconnects with `Last-Event-ID` and gets
  * exactly the events after the last one seen; `run.ended` is always last and ends the follow.
  */
-import { authHeaders, failure, type RunEvent, type StreamEvent } from './api';
+import { authHeaders, failure, type RunEvent } from './api';
 
-export type { RunEvent, StreamEvent };
+export type { RunEvent };
 
 export interface FollowHandlers {
   /** Every event, an agent's live text (agent.text.delta / agent.text.void) included. */
-  onEvent: (event: StreamEvent) => void;
+  onEvent: (event: RunEvent) => void;
   /** Connected (true) or waiting to reconnect (false). */
   onConnection?: (connected: boolean) => void;
   /** A refusal that reconnecting cannot fix (404, 400…); 401 also signs out. */
@@ -71,7 +71,7 @@ export async function followRun(runId: string, handlers: FollowHandlers, signal:
           if (parsed.retry !== undefined) retryMs = parsed.retry;
           if (parsed.id !== undefined) lastId = parsed.id;
           if (parsed.data === undefined) continue;
-          const event = JSON.parse(parsed.data) as StreamEvent;
+          const event = JSON.parse(parsed.data) as RunEvent;
           handlers.onEvent(event);
           if (event.type === 'run.ended') ended = true;
         }

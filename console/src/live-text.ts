@@ -4,7 +4,7 @@
  * whose call ended (agent.model_call) stays until the transcript, re-read, has it. Pure, so it is tested without a
  * browser (test/console/live-text.test.ts).
  */
-import type { StreamEvent } from '../../client/stream-events';
+import type { Schemas } from '../../client';
 
 export interface LiveTurn {
   execId: string;
@@ -38,7 +38,7 @@ function update(
   return { lastSeq: seq, turns };
 }
 
-export function applyLiveEvent(state: LiveTexts, event: StreamEvent): LiveTexts {
+export function applyLiveEvent(state: LiveTexts, event: Schemas['RunEvent']): LiveTexts {
   if (event.seq <= state.lastSeq) return state;
   switch (event.type) {
     case 'agent.text.delta':

@@ -2,43 +2,33 @@
  * `runs watch` and an agent's live text: the fold (agent.text.delta appends, agent.text.void discards, a resumed
  * stream never appends twice), the lines the live table shows under the step's row, and the plain output.
  */
-import type { StreamEvent, TextDeltaEvent, TextVoidEvent } from '../../cli/api-client';
+import type { RunEvent, TextDeltaEvent, TextVoidEvent } from '../../cli/api-client';
 import { cleanText, tailLines } from '../../cli/watch/live-text';
 import { plainText, renderFrame, type OpenText } from '../../cli/watch/render';
 import { applyEvent, initialWatchState, LIVE_TEXT_KEPT, type WatchState } from '../../cli/watch/state';
+import { documentedEvent } from '../helpers/run-event-doc';
 import { RUN_ID, statusBody } from './run-fixture';
 
 const at = (seq: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, seq)).toISOString();
 const step = { run_id: RUN_ID, exec_id: 'draft', step_id: 'draft' };
-const delta = (seq: number, turn: number, attempt: number, text: string): TextDeltaEvent => ({
-  ...step,
-  seq,
-  at: at(seq),
-  type: 'agent.text.delta',
-  turn,
-  attempt,
-  text,
-});
-const voided = (seq: number, turn: number, attempt: number): TextVoidEvent => ({
-  ...step,
-  seq,
-  at: at(seq),
-  type: 'agent.text.void',
-  turn,
-  attempt,
-});
-const started = (seq: number): StreamEvent => ({ ...step, seq, at: at(seq), type: 'step.started', attempt: 1 });
-const modelCall = (seq: number, turn: number): StreamEvent => ({
-  ...step,
-  seq,
-  at: at(seq),
-  type: 'agent.model_call',
-  turn,
-  usage: { input_tokens: 10, output_tokens: 5 },
-  tool_calls: 0,
-});
+const delta = (seq: number, turn: number, attempt: number, text: string): TextDeltaEvent =>
+  documentedEvent({ ...step, seq, at: at(seq), type: 'agent.text.delta', turn, attempt, text });
+const voided = (seq: number, turn: number, attempt: number): TextVoidEvent =>
+  documentedEvent({ ...step, seq, at: at(seq), type: 'agent.text.void', turn, attempt });
+const started = (seq: number): RunEvent =>
+  documentedEvent({ ...step, seq, at: at(seq), type: 'step.started', attempt: 1 });
+const modelCall = (seq: number, turn: number): RunEvent =>
+  documentedEvent({
+    ...step,
+    seq,
+    at: at(seq),
+    type: 'agent.model_call',
+    turn,
+    usage: { input_tokens: 10, output_tokens: 5 },
+    tool_calls: 0,
+  });
 
-const fold = (list: StreamEvent[], state: WatchState = initialWatchState(statusBody('running'))) =>
+const fold = (list: RunEvent[], state: WatchState = initialWatchState(statusBody('running'))) =>
   list.reduce(applyEvent, state);
 const draft = (state: WatchState) => state.rows.find((r) => r.execId === 'draft')!;
 const frameOpts = { now: Date.UTC(2026, 0, 2, 3, 5, 0), columns: 60, rows: 40, colour: false };
@@ -56,8 +46,12 @@ describe('runs watch: the live text folded from events', () => {
     expect(draft(next).live).toEqual({ turn: 2, attempt: 1, text: 'The end', voided: null });
     // A step that ends ends its text too (a failed call has no agent.model_call).
     expect(
-      draft(fold([{ ...step, seq: 6, at: at(6), type: 'step.failed', error: { reason: 'x', message: 'y' } }], next))
-        .live,
+      draft(
+        fold(
+          [documentedEvent({ ...step, seq: 6, at: at(6), type: 'step.failed', error: { reason: 'x', message: 'y' } })],
+          next,
+        ),
+      ).live,
     ).toBeNull();
   });
 
@@ -140,7 +134,7 @@ describe('runs watch: the live text on a terminal', () => {
 });
 
 describe('runs watch: the live text as plain output', () => {
-  const write = (events: StreamEvent[]) => {
+  const write = (events: RunEvent[]) => {
     let open: OpenText | null = null;
     let out = '';
     for (const e of events) {
@@ -177,11 +171,12 @@ describe('runs watch: the live text as plain output', () => {
   });
 
   it('prefixes again when two steps write at once', () => {
-    const other = (seq: number, text: string): TextDeltaEvent => ({
-      ...delta(seq, 1, 1, text),
-      exec_id: 'b',
-      step_id: 'b',
-    });
+    const other = (seq: number, text: string): TextDeltaEvent =>
+      documentedEvent({
+        ...delta(seq, 1, 1, text),
+        exec_id: 'b',
+        step_id: 'b',
+      });
     expect(write([delta(1, 1, 1, 'aa'), other(2, 'bb'), delta(3, 1, 1, 'cc')]).split('\n')).toEqual([
       `${at(1)} draft turn 1: aa`,
       `${at(2)} b turn 1: bb`,

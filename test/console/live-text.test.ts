@@ -3,8 +3,11 @@
  * with the retry's, the call's end marks it ended (the transcript then has the final text), a repeated event changes
  * nothing.
  */
-import type { StreamEvent, TextDeltaEvent, TextVoidEvent } from '../../client/stream-events';
+import type { Schemas } from '../../client';
 import { applyLiveEvent, liveTurnsOf, NO_LIVE_TEXT, writingExec, type LiveTexts } from '../../console/src/live-text';
+import { documentedEvent } from '../helpers/run-event-doc';
+
+type RunEvent = Schemas['RunEvent'];
 
 const at = (seq: number) => new Date(Date.UTC(2026, 0, 2, 3, 4, seq)).toISOString();
 const exec = (execId: string) => ({
@@ -12,33 +15,21 @@ const exec = (execId: string) => ({
   exec_id: execId,
   step_id: execId.replace(/\[.*/, ''),
 });
-const delta = (seq: number, turn: number, attempt: number, text: string, execId = 'draft'): TextDeltaEvent => ({
-  ...exec(execId),
-  seq,
-  at: at(seq),
-  type: 'agent.text.delta',
-  turn,
-  attempt,
-  text,
-});
-const voided = (seq: number, turn: number, attempt: number): TextVoidEvent => ({
-  ...exec('draft'),
-  seq,
-  at: at(seq),
-  type: 'agent.text.void',
-  turn,
-  attempt,
-});
-const modelCall = (seq: number, turn: number): StreamEvent => ({
-  ...exec('draft'),
-  seq,
-  at: at(seq),
-  type: 'agent.model_call',
-  turn,
-  usage: { input_tokens: 1, output_tokens: 1 },
-  tool_calls: 0,
-});
-const fold = (events: StreamEvent[], state: LiveTexts = NO_LIVE_TEXT) => events.reduce(applyLiveEvent, state);
+const delta = (seq: number, turn: number, attempt: number, text: string, execId = 'draft'): RunEvent =>
+  documentedEvent({ ...exec(execId), seq, at: at(seq), type: 'agent.text.delta', turn, attempt, text });
+const voided = (seq: number, turn: number, attempt: number): RunEvent =>
+  documentedEvent({ ...exec('draft'), seq, at: at(seq), type: 'agent.text.void', turn, attempt });
+const modelCall = (seq: number, turn: number): RunEvent =>
+  documentedEvent({
+    ...exec('draft'),
+    seq,
+    at: at(seq),
+    type: 'agent.model_call',
+    turn,
+    usage: { input_tokens: 1, output_tokens: 1 },
+    tool_calls: 0,
+  });
+const fold = (events: RunEvent[], state: LiveTexts = NO_LIVE_TEXT) => events.reduce(applyLiveEvent, state);
 const texts = (state: LiveTexts, execId = 'draft') => liveTurnsOf(state, execId).map((t) => [t.turn, t.text, t.ended]);
 
 describe('console: live text', () => {
@@ -76,13 +67,13 @@ describe('console: live text', () => {
   it('drops the texts of an execution that starts again, and ends every text when the run ends', () => {
     const writing = fold([delta(1, 1, 1, 'first try'), delta(2, 1, 1, 'other', 'map[0]')]);
     const restarted = fold(
-      [{ ...exec('draft'), seq: 3, at: at(3), type: 'step.started', attempt: 2 } satisfies StreamEvent],
+      [documentedEvent({ ...exec('draft'), seq: 3, at: at(3), type: 'step.started', attempt: 2 })],
       writing,
     );
     expect(texts(restarted)).toEqual([]);
     const ended = fold(
       [
-        {
+        documentedEvent({
           run_id: 'run_live0000000001',
           seq: 4,
           at: at(4),
@@ -90,7 +81,7 @@ describe('console: live text', () => {
           status: 'cancelled',
           error: null,
           steps: [],
-        } satisfies StreamEvent,
+        }),
       ],
       restarted,
     );

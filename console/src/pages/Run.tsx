@@ -13,7 +13,7 @@ import {
   type StartedRun,
   type Workflow,
 } from '../api';
-import { followRun, type RunEvent, type StreamEvent } from '../events';
+import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useInterval, useLoad } from '../hooks';
@@ -66,7 +66,7 @@ export function RunPage({ runId }: { runId: string }) {
   );
   const [events, setEvents] = useState<RunEvent[]>([]);
   const [liveText, applyLive] = useReducer(
-    (state: LiveTexts, action: StreamEvent | 'reset') =>
+    (state: LiveTexts, action: RunEvent | 'reset') =>
       action === 'reset' ? NO_LIVE_TEXT : applyLiveEvent(state, action),
     NO_LIVE_TEXT,
   );
