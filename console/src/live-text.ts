@@ -97,7 +97,10 @@ export function liveTurnsOf(state: LiveTexts, execId: string): LiveTurn[] {
   return state.turns.filter((t) => t.execId === execId).sort((a, b) => a.turn - b.turn);
 }
 
-/** The execution whose model call started writing last and has not ended, if any. */
-export function writingExec(state: LiveTexts): string | null {
-  return state.turns.filter((t) => !t.ended).at(-1)?.execId ?? null;
+/**
+ * The execution whose model call started writing last (ended or not): the step a run page shows when none is chosen,
+ * kept after its call ends so the final text replaces the live one in view.
+ */
+export function lastWriter(state: LiveTexts): string | null {
+  return state.turns.at(-1)?.execId ?? null;
 }

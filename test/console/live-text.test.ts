@@ -4,7 +4,7 @@
  * nothing.
  */
 import type { Schemas } from '../../client';
-import { applyLiveEvent, liveTurnsOf, NO_LIVE_TEXT, writingExec, type LiveTexts } from '../../console/src/live-text';
+import { applyLiveEvent, liveTurnsOf, NO_LIVE_TEXT, lastWriter, type LiveTexts } from '../../console/src/live-text';
 import { documentedEvent } from '../helpers/run-event-doc';
 
 type RunEvent = Schemas['RunEvent'];
@@ -46,8 +46,9 @@ describe('console: live text', () => {
       [2, 'Done', false],
     ]);
     expect(texts(state, 'map[0]')).toEqual([[1, 'fetch.', false]]);
-    expect(writingExec(state)).toBe('draft');
-    expect(writingExec(fold([modelCall(6, 2)], state))).toBe('map[0]');
+    // The page's default step: the one whose text started last, still once its call has ended.
+    expect(lastWriter(state)).toBe('draft');
+    expect(lastWriter(fold([modelCall(6, 2)], state))).toBe('draft');
   });
 
   it('replaces a voided attempt’s text with the retry’s, and ignores a late delta of the old attempt', () => {
@@ -86,6 +87,7 @@ describe('console: live text', () => {
       restarted,
     );
     expect(texts(ended, 'map[0]')).toEqual([[1, 'other', true]]);
-    expect(writingExec(ended)).toBeNull();
+    expect(lastWriter(ended)).toBe('map[0]');
+    expect(lastWriter(NO_LIVE_TEXT)).toBeNull();
   });
 });

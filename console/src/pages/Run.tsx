@@ -17,7 +17,7 @@ import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useInterval, useLoad } from '../hooks';
-import { applyLiveEvent, NO_LIVE_TEXT, writingExec, type LiveTexts } from '../live-text';
+import { applyLiveEvent, NO_LIVE_TEXT, lastWriter, type LiveTexts } from '../live-text';
 import { Link, navigate, useLocation } from '../router';
 import { StepPanel } from './StepPanel';
 import { WaitingBox } from './Waiting';
@@ -145,13 +145,13 @@ export function RunPage({ runId }: { runId: string }) {
     );
   }
 
-  // Unless one is chosen: the failed step, else the one waiting for a decision, else the agent writing now.
-  const writing = writingExec(liveText);
+  // Unless one is chosen: the failed step, else the one waiting for a decision, else the agent that wrote last.
+  const writer = lastWriter(liveText);
   const selectedId =
     query.get('step') ??
     data.error?.step_id ??
     data.steps.find((s) => s.status === 'waiting')?.id ??
-    data.steps.find((s) => s.id === writing)?.id ??
+    data.steps.find((s) => s.id === writer)?.id ??
     null;
   const selected = data.steps.find((s) => s.id === selectedId) ?? null;
   const select = (id: string) => navigate(`/runs/${runId}?step=${encodeURIComponent(id)}`, { replace: true });
