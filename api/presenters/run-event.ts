@@ -65,7 +65,8 @@ const members = [
     })
     .meta({
       description:
-        'Live text: append `text` to the text of (exec_id, turn). Kept STREAM_DELTAS_RETENTION_HOURS; the ' +
+        'Live text: append `text` to the text of (exec_id, turn); a higher `attempt` than that text has starts it ' +
+        'over, a lower one is dropped (docs/runs.md "Live text"). Kept STREAM_DELTAS_RETENTION_HOURS; the ' +
         "transcript holds the final text, which replaces the live one when the turn's agent.model_call arrives.",
     }),
   z

@@ -174,7 +174,7 @@ describe('live text on the run event stream', () => {
   it('streams a 100 000-character answer whole, in bounded batches, with bounded memory', async () => {
     const answer = Array.from({ length: 100_000 }, (_, i) => String.fromCharCode(97 + ((i * 7) % 26))).join('');
     const halfway = gate();
-    const plan: StreamPlan = { chunkChars: 100, holdAfter: { chars: 50_000, until: halfway.opened } };
+    const plan: StreamPlan = { chunkChars: 16, holdAfter: { chars: 50_000, until: halfway.opened } };
     const heapBefore = liveHeapBytes();
     const runId = await agentRun([{ text: answer, stream: plan }]);
     let heapMidway = 0;

@@ -22,7 +22,7 @@ export interface ScriptedToolCall {
 
 /** How a streamed reply's text is sent. */
 export interface StreamPlan {
-  /** Characters per chunk (default 8). */
+  /** Characters per chunk (default: the text in about 16 chunks). */
   chunkChars?: number;
   /** Once this many characters are sent, the rest waits until `until` settles (the call is still going on). */
   holdAfter?: { chars: number; until: Promise<unknown> };
@@ -162,7 +162,8 @@ async function writeChunk(res: http.ServerResponse, text: string): Promise<void>
 
 /** Sends the text in chunks as the plan says; false when the plan dropped the connection. */
 async function streamText(res: http.ServerResponse, text: string, plan: StreamPlan, send: (piece: string) => string) {
-  const size = plan.chunkChars ?? 8;
+  // By default about 16 chunks of at least 8 characters: streamed, and cheap for a long answer.
+  const size = plan.chunkChars ?? Math.max(8, Math.ceil(text.length / 16));
   let sent = 0;
   let held = false;
   let told = false;
