@@ -54,7 +54,10 @@ describe('console in a browser: live text', () => {
     // The call ended: the transcript's entry, the final text, takes the live one's place.
     const transcript = page.getByTestId('transcript');
     await transcript.getByTestId('final-answer').getByText('nobody was paged').waitFor();
-    await transcript.locator('[data-role="assistant"]').getByText(first + rest).waitFor();
+    await transcript
+      .locator('[data-role="assistant"]')
+      .getByText(first + rest)
+      .waitFor();
     await live.waitFor({ state: 'detached' });
     await page.locator('[data-testid="run-page"][data-status="completed"]').waitFor();
   });
