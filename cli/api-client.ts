@@ -13,6 +13,8 @@ import { CliError } from './errors';
 export type RunSearchItem = Schemas['RunSearchItem'];
 export type RunStatusBody = Schemas['RunStatus'];
 export type RunEvent = Schemas['RunEvent'];
+export type TextDeltaEvent = Extract<RunEvent, { type: 'agent.text.delta' }>;
+export type TextVoidEvent = Extract<RunEvent, { type: 'agent.text.void' }>;
 export type ApprovalItem = Schemas['Approval'];
 export type HookItem = Schemas['Hook'];
 export type ScheduleItem = Schemas['Schedule'];

@@ -15,6 +15,8 @@ export interface CliOutput {
   out(line: string): void;
   /** Notes for the person at the terminal. */
   err(line: string): void;
+  /** Raw writes to stdout, no newline added (an agent's text as it comes); without it, text goes out by lines. */
+  write?(text: string): void;
   /** Present when stdout is a terminal: raw writes (ANSI redraws) and its size. */
   terminal?: { write(text: string): void; columns: number; rows: number };
 }

@@ -8,6 +8,7 @@ const stdout = process.stdout;
 runCli(process.argv.slice(2), config, {
   out: (line) => stdout.write(`${line}\n`),
   err: (line) => process.stderr.write(`${line}\n`),
+  write: (text) => stdout.write(text),
   terminal: stdout.isTTY
     ? { write: (text) => stdout.write(text), columns: stdout.columns || 80, rows: stdout.rows || 24 }
     : undefined,

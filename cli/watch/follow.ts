@@ -1,13 +1,14 @@
 /**
  * `runs watch`: follows a run's event stream until `run.ended` and shows it — a live table redrawn in place on a
- * terminal, one plain line per event otherwise, one JSON object per line with --json. Returns the run's end.
+ * terminal (a running agent's newest text under its row), plain lines otherwise (one per event, an agent's text
+ * written as it comes), one JSON object per line with --json. Returns the run's end.
  */
 import { RUN_EVENT_TYPES } from '../../client/values';
 import type { ApiClient, RunEvent, RunStatus } from '../api-client';
 import type { CliOutput } from '../context';
 import { CliError } from '../errors';
 import { followEventStream, type ReconnectNotice, type SseMessage } from '../sse';
-import { eventLine, redraw, renderFrame } from './render';
+import { plainText, redraw, renderFrame, type OpenText } from './render';
 import { applyEvent, initialWatchState, type WatchState } from './state';
 
 export interface WatchOptions {
@@ -29,6 +30,27 @@ function parse(message: SseMessage): { event: RunEvent | null; raw: unknown } {
   return { event: raw as RunEvent, raw };
 }
 
+/**
+ * Raw text to stdout; without a raw writer (output collected as lines) the text is passed on a line at a time, the
+ * unfinished line when the stream ends.
+ */
+function plainWriter(io: CliOutput): { write(text: string): void; end(): void } {
+  const raw = io.write?.bind(io);
+  if (raw) return { write: raw, end: () => undefined };
+  let pending = '';
+  return {
+    write(text) {
+      const lines = (pending + text).split('\n');
+      pending = lines.pop() ?? '';
+      for (const line of lines) io.out(line);
+    },
+    end() {
+      if (pending) io.out(pending);
+      pending = '';
+    },
+  };
+}
+
 /** Redraws at most this often; a ticker redraws each second so running steps' durations move. */
 const FRAME_MS = 100;
 const TICK_MS = 1000;
@@ -47,12 +69,20 @@ function liveView(terminal: NonNullable<CliOutput['terminal']>, initial: WatchSt
     drawnAt = Date.now();
   };
   const ticker = setInterval(draw, TICK_MS);
+  // An update inside a frame is drawn at the frame's end: the last delta of a burst shows without waiting a tick.
+  let pending: NodeJS.Timeout | undefined;
   draw();
   return {
     update(next: WatchState) {
       state = next;
       note = '';
-      if (Date.now() - drawnAt >= FRAME_MS) draw();
+      const wait = drawnAt + FRAME_MS - Date.now();
+      if (wait <= 0) draw();
+      else
+        pending ??= setTimeout(() => {
+          pending = undefined;
+          draw();
+        }, wait);
     },
     notice(text: string) {
       note = text;
@@ -60,6 +90,7 @@ function liveView(terminal: NonNullable<CliOutput['terminal']>, initial: WatchSt
     },
     stop() {
       clearInterval(ticker);
+      clearTimeout(pending);
       draw();
     },
   };
@@ -82,6 +113,8 @@ export async function watchRun(
   const view = terminal && state ? liveView(terminal, state) : null;
   const url = client.eventsUrl(runId);
   let end: { status: RunStatus; message: string | null } | null = null;
+  const plain = plainWriter(io);
+  let open: OpenText | null = null;
   try {
     const messages = followEventStream({
       open: (lastEventId, signal) =>
@@ -97,15 +130,20 @@ export async function watchRun(
       const { event, raw } = parse(message);
       if (opts.json) io.out(JSON.stringify(raw));
       else if (!event) {
-        if (!view) io.out(`${new Date().toISOString()} - ${message.event} (not known to this CLI)`);
+        if (!view) plain.write(`${new Date().toISOString()} - ${message.event} (not known to this CLI)\n`);
       } else if (view && state) {
         state = applyEvent(state, event);
         view.update(state);
-      } else io.out(eventLine(event));
+      } else {
+        const next = plainText(open, event);
+        open = next.open;
+        plain.write(next.write);
+      }
       if (event?.type === 'run.ended') end = { status: event.status, message: event.error?.message ?? null };
     }
   } finally {
     view?.stop();
+    plain.end();
   }
   if (!end) throw new CliError('the event stream ended without the run’s end');
   return end;

@@ -1,10 +1,11 @@
 /**
- * `runs watch` output, pure: `eventLine` is the one line per event written when stdout is not a terminal;
- * `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
+ * `runs watch` output, pure: `eventLine` is the one line per event written when stdout is not a terminal, and
+ * `plainText` the same stream with an agent's live text written as it comes; `renderFrame` is the live table and progress bar a terminal shows, and `redraw` the ANSI that replaces the previous
  * frame in place. Time, width and colour are parameters, so tests pin them.
  */
 import type { RunEvent } from '../api-client';
 import { formatTable } from '../table';
+import { cleanText, tailLines } from './live-text';
 import { displayStatus, progress, type StepRow, type WatchState } from './state';
 
 const ESC = '\x1b[';
@@ -51,9 +52,10 @@ function describe(event: RunEvent): string {
     case 'agent.tool_call':
       return `turn ${event.turn}: tool ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`;
     case 'agent.text.delta':
-      return `turn ${event.turn}: ${event.text}`;
+      // The text as it comes (plainText writes the next deltas of the turn after it, on the same line).
+      return `turn ${event.turn}${event.attempt > 1 ? ` (attempt ${event.attempt})` : ''}: ${cleanText(event.text)}`;
     case 'agent.text.void':
-      return `turn ${event.turn}: attempt ${event.attempt} starts the text over`;
+      return `turn ${event.turn}: the partial text of attempt ${event.attempt - 1} is discarded; attempt ${event.attempt} follows`;
     case 'run.ended':
       // After the `run` column: `run completed`, `run failed: <why>`.
       return event.error?.message ? `${event.status}: ${event.error.message}` : event.status;
@@ -63,6 +65,29 @@ function describe(event: RunEvent): string {
 /** `<time> <exec id> <what happened>`; run-level events use `run` as the id. */
 export function eventLine(event: RunEvent): string {
   return `${event.at} ${event.type === 'run.ended' ? 'run' : event.exec_id} ${describe(event)}`;
+}
+
+/** The turn whose text is being written on the current line, if any. */
+export interface OpenText {
+  execId: string;
+  turn: number;
+  attempt: number;
+}
+
+/**
+ * What to write for one event when stdout is not a terminal, and the turn left open. A delta of the open turn is
+ * its text only; any other output first ends the open line, so every event line starts at the start of a line.
+ */
+export function plainText(open: OpenText | null, event: RunEvent): { open: OpenText | null; write: string } {
+  const close = open ? '\n' : '';
+  if (event.type !== 'agent.text.delta') return { open: null, write: `${close}${eventLine(event)}\n` };
+  if (open?.execId === event.exec_id && open.turn === event.turn && open.attempt === event.attempt) {
+    return { open, write: cleanText(event.text) };
+  }
+  return {
+    open: { execId: event.exec_id, turn: event.turn, attempt: event.attempt },
+    write: `${close}${eventLine(event)}`,
+  };
 }
 
 export function progressBar(done: number, total: number, width = 24): string {
@@ -118,7 +143,27 @@ function itemSummary(rows: StepRow[], stepId: string): string {
   return [...counts].map(([status, n]) => `${n} ${status}`).join(', ');
 }
 
-/** The live view: title, progress bar, then a table of the steps (status, attempts, tokens, duration, note). */
+/** Lines of an agent's live text shown under its row (plus one for a discarded attempt). */
+const LIVE_LINES = 2;
+const LIVE_INDENT = '    │ ';
+
+/** The lines under a row while its model call writes: a discarded attempt, then the newest text. */
+function liveLines(row: StepRow, columns: number): string[] {
+  if (!row.live) return [];
+  const lines: string[] = [];
+  if (row.live.voided !== null) {
+    lines.push(`${LIVE_INDENT}(attempt ${row.live.voided}'s partial text discarded; attempt ${row.live.attempt}:)`);
+  }
+  if (row.live.text) {
+    lines.push(...tailLines(row.live.text, columns - LIVE_INDENT.length, LIVE_LINES).map((l) => LIVE_INDENT + l));
+  }
+  return lines;
+}
+
+/**
+ * The live view: title, progress bar, then a table of the steps (status, attempts, tokens, duration, note), with the
+ * last lines of a running agent's text under its row.
+ */
 export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
   const status = displayStatus(state);
   const paint = (text: string, key: string) => {
@@ -127,8 +172,10 @@ export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
   };
   const { done, total } = progress(state);
   const tokens = state.rows.filter((r) => !r.item).reduce((sum, r) => sum + r.tokens, 0);
+  const live = new Map(state.rows.map((r) => [r, liveLines(r, opts.columns)]));
+  const liveCount = [...live.values()].reduce((sum, l) => sum + l.length, 0);
   // Title, bar, blank, header, the "more items" line, and one left free for a note or the shell prompt.
-  const { shown, hidden } = visibleRows(state.rows, opts.rows - 6);
+  const { shown, hidden } = visibleRows(state.rows, opts.rows - 6 - liveCount);
   const table = formatTable(
     ['STEP', 'STATUS', 'ATTEMPTS', 'TOKENS', 'DURATION', 'NOTE'],
     shown.map((r) => {
@@ -144,18 +191,23 @@ export function renderFrame(state: WatchState, opts: FrameOptions): string[] {
       ];
     }),
   );
-  // Colour after the layout: escape codes would otherwise count as width.
-  const lines = [
-    `${state.runId}  ${state.workflowName}  ${status}`,
-    `${progressBar(done, total)}  ·  ${count(tokens)} tokens`,
-    '',
-    ...table,
+  // Each line with the row it shows, if it is a row's line: its status is coloured after the layout (escape codes
+  // would otherwise count as width).
+  const lines: { text: string; row?: StepRow }[] = [
+    { text: `${state.runId}  ${state.workflowName}  ${status}` },
+    { text: `${progressBar(done, total)}  ·  ${count(tokens)} tokens` },
+    { text: '' },
+    { text: table[0] ?? '' },
   ];
-  if (hidden > 0) lines.push(`  … ${hidden} more item${hidden === 1 ? '' : 's'} (counted on their step's line)`);
-  return lines.map((line, i) => {
+  shown.forEach((row, i) => {
+    lines.push({ text: table[i + 1] ?? '', row });
+    for (const text of live.get(row) ?? []) lines.push({ text });
+  });
+  if (hidden > 0)
+    lines.push({ text: `  … ${hidden} more item${hidden === 1 ? '' : 's'} (counted on their step's line)` });
+  return lines.map(({ text: line, row }, i) => {
     const cut = line.length > opts.columns ? `${line.slice(0, Math.max(0, opts.columns - 1))}…` : line;
     if (i === 0) return cut.replace(new RegExp(`${status}$`), paint(status, status));
-    const row = i >= 4 ? shown[i - 4] : undefined;
     if (!row) return cut;
     const col = cut.indexOf(row.status, row.execId.length + (row.item ? 2 : 0));
     return col === -1 ? cut : cut.slice(0, col) + paint(row.status, row.status) + cut.slice(col + row.status.length);

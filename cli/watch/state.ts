@@ -3,7 +3,7 @@
  * and loop iterations the events name, folded from the event stream by `applyEvent`. Pure: the same events give the
  * same state, so the renderer and its tests need no server.
  */
-import type { RunEvent, RunStatus, RunStatusBody } from '../api-client';
+import type { RunEvent, RunStatus, RunStatusBody, TextDeltaEvent } from '../api-client';
 
 export interface StepRow {
   /** `step`, `step[i]` (map item) or `step#n` (loop iteration). */
@@ -20,7 +20,24 @@ export interface StepRow {
   endedAt: number | null;
   /** The latest thing worth a glance: a tool call, an error, a skip reason. */
   note: string;
+  /** The text of the model call in progress, from agent.text.delta events; null once the call ends. */
+  live: LiveText | null;
 }
+
+export interface LiveText {
+  turn: number;
+  attempt: number;
+  /** The tail of the text so far: a terminal shows its last lines only (LIVE_TEXT_KEPT). */
+  text: string;
+  /** The attempt whose partial text was discarded (agent.text.void), while its retry writes. */
+  voided: number | null;
+}
+
+/**
+ * Characters of live text a row keeps: more than a tall terminal's last lines need, so a 100 000-character answer
+ * costs the watch no more than a short one.
+ */
+export const LIVE_TEXT_KEPT = 4000;
 
 export interface WatchState {
   runId: string;
@@ -54,6 +71,7 @@ export function initialWatchState(run: WatchStart): WatchState {
       startedAt: time(s.started_at),
       endedAt: time(s.completed_at),
       note: '',
+      live: null,
     })),
     ended: null,
     lastSeq: 0,
@@ -74,6 +92,7 @@ function withRow(rows: StepRow[], execId: string, stepId: string, change: (row: 
     startedAt: null,
     endedAt: null,
     note: '',
+    live: null,
   };
   let insertAt = rows.length;
   for (let i = rows.length - 1; i >= 0; i--) {
@@ -89,17 +108,59 @@ function ended(event: { at: string }): number | null {
   return time(event.at);
 }
 
-/** The state after one event. Events are applied in seq order; the stream never repeats one. */
+/** An event of a turn or attempt older than the one the row shows. */
+function isStale(live: LiveText | null, event: { turn: number; attempt: number }): boolean {
+  return live !== null && (event.turn < live.turn || (event.turn === live.turn && event.attempt < live.attempt));
+}
+
+/**
+ * A delta appended to the row's live text. A delta of a later turn or attempt starts a new text (its void may have
+ * been missed by a watch that joined late); one of an earlier turn or attempt is stale and changes nothing.
+ */
+function appendText(live: LiveText | null, event: TextDeltaEvent): LiveText | null {
+  if (isStale(live, event)) return live;
+  const same = live?.turn === event.turn && live.attempt === event.attempt;
+  const text = (same ? live.text : '') + event.text;
+  return {
+    turn: event.turn,
+    attempt: event.attempt,
+    text: text.length > LIVE_TEXT_KEPT ? text.slice(-LIVE_TEXT_KEPT) : text,
+    voided: live?.turn === event.turn ? live.voided : null,
+  };
+}
+
+/**
+ * The state after one event. Events come in seq order; one at or below `lastSeq` is a repeat (a stream resumed from
+ * an older Last-Event-ID) and is dropped, so no text is ever appended twice.
+ */
 export function applyEvent(state: WatchState, event: RunEvent): WatchState {
+  if (event.seq <= state.lastSeq) return state;
   const next = { ...state, lastSeq: event.seq };
   switch (event.type) {
+    case 'agent.text.delta':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({ ...r, live: appendText(r.live, event) })),
+      };
+    case 'agent.text.void':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          live: isStale(r.live, event)
+            ? r.live
+            : { turn: event.turn, attempt: event.attempt, text: '', voided: event.attempt - 1 },
+        })),
+      };
     case 'run.ended': {
       const finals = new Map(event.steps.map((s) => [s.id, s.status]));
       return {
         ...next,
         status: event.status,
         ended: { status: event.status, message: event.error?.message ?? null },
-        rows: state.rows.map((r) => (r.item ? r : { ...r, status: finals.get(r.execId) ?? r.status })),
+        rows: state.rows.map((r) =>
+          r.item ? { ...r, live: null } : { ...r, live: null, status: finals.get(r.execId) ?? r.status },
+        ),
       };
     }
     case 'step.started':
@@ -107,6 +168,7 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         ...next,
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
+          live: null,
           status: 'running',
           attempts: Math.max(r.attempts, event.attempt),
           startedAt: r.startedAt ?? time(event.at),
@@ -118,6 +180,7 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         ...next,
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
+          live: null,
           status: 'retrying',
           attempts: Math.max(r.attempts, event.attempt),
           note: `attempt ${event.attempt} failed: ${event.error.message}`,
@@ -139,6 +202,7 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         ...next,
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
+          live: null,
           status: 'completed',
           // The step's own total wins over the sum of the turns seen (a watch may have joined mid-step).
           tokens: event.usage ? event.usage.input_tokens + event.usage.output_tokens : r.tokens,
@@ -152,6 +216,7 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         ...next,
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
+          live: null,
           status: 'failed',
           endedAt: ended(event),
           note: `${event.error.reason}: ${event.error.message}`,
@@ -162,6 +227,7 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         ...next,
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
+          live: null,
           status: 'skipped',
           note: event.reason,
         })),
@@ -180,6 +246,8 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
         rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
           ...r,
           tokens: r.tokens + event.usage.input_tokens + event.usage.output_tokens,
+          // The call ended: its text is final in the transcript; the live view of it is done.
+          live: r.live && r.live.turn <= event.turn ? null : r.live,
           note: `turn ${event.turn}: model call, ${event.tool_calls} tool call${event.tool_calls === 1 ? '' : 's'}`,
         })),
       };
@@ -191,10 +259,6 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
           note: `turn ${event.turn}: ${event.tool} ${event.ok ? 'ok' : 'failed'}: ${event.summary}`,
         })),
       };
-    // Live text: shown by the live view (issue #37, the clients' half).
-    case 'agent.text.delta':
-    case 'agent.text.void':
-      return next;
   }
 }
 

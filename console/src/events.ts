@@ -8,6 +8,7 @@ import { authHeaders, failure, type RunEvent } from './api';
 export type { RunEvent };
 
 export interface FollowHandlers {
+  /** Every event, an agent's live text (agent.text.delta / agent.text.void) included. */
   onEvent: (event: RunEvent) => void;
   /** Connected (true) or waiting to reconnect (false). */
   onConnection?: (connected: boolean) => void;

@@ -1,8 +1,8 @@
 /**
  * A run's page: header with status, usage and actions; the step graph, updated live from the event stream (each event
- * re-reads the status, throttled); the selected step's panel; the recent events.
+ * re-reads the status, throttled); the selected step's panel, with an agent's text as it is written; the recent events.
  */
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useEffect, useMemo, useReducer, useRef, useState } from 'react';
 import {
   ApiError,
   errorMessage,
@@ -17,6 +17,7 @@ import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
 import { useInterval, useLoad } from '../hooks';
+import { applyLiveEvent, NO_LIVE_TEXT, lastWriter, type LiveTexts } from '../live-text';
 import { Link, navigate, useLocation } from '../router';
 import { StepPanel } from './StepPanel';
 import { WaitingBox } from './Waiting';
@@ -64,12 +65,18 @@ export function RunPage({ runId }: { runId: string }) {
     [workflowId],
   );
   const [events, setEvents] = useState<RunEvent[]>([]);
+  const [liveText, applyLive] = useReducer(
+    (state: LiveTexts, action: RunEvent | 'reset') =>
+      action === 'reset' ? NO_LIVE_TEXT : applyLiveEvent(state, action),
+    NO_LIVE_TEXT,
+  );
   const [live, setLive] = useState<'connecting' | 'live' | 'reconnecting' | 'ended' | 'off'>('off');
   const reload = useThrottled(run.reload, THROTTLE_MS);
   const active = run.data ? ACTIVE_RUN_STATUSES.includes(run.data.status) : false;
 
   useEffect(() => {
     setEvents([]);
+    applyLive('reset');
   }, [runId]);
 
   useEffect(() => {
@@ -80,6 +87,9 @@ export function RunPage({ runId }: { runId: string }) {
       runId,
       {
         onEvent: (e) => {
+          applyLive(e);
+          // Text deltas come many times a second: they change the live text only, not the status or the list.
+          if (e.type === 'agent.text.delta' || e.type === 'agent.text.void') return;
           setEvents((list) => (list.some((x) => x.seq === e.seq) ? list : [e, ...list].slice(0, EVENTS_KEPT)));
           if (e.type === 'run.ended') setLive('ended');
           reload();
@@ -135,8 +145,14 @@ export function RunPage({ runId }: { runId: string }) {
     );
   }
 
+  // Unless one is chosen: the failed step, else the one waiting for a decision, else the agent that wrote last.
+  const writer = lastWriter(liveText);
   const selectedId =
-    query.get('step') ?? data.error?.step_id ?? data.steps.find((s) => s.status === 'waiting')?.id ?? null;
+    query.get('step') ??
+    data.error?.step_id ??
+    data.steps.find((s) => s.status === 'waiting')?.id ??
+    data.steps.find((s) => s.id === writer)?.id ??
+    null;
   const selected = data.steps.find((s) => s.id === selectedId) ?? null;
   const select = (id: string) => navigate(`/runs/${runId}?step=${encodeURIComponent(id)}`, { replace: true });
 
@@ -252,6 +268,7 @@ export function RunPage({ runId }: { runId: string }) {
             step={selected}
             definition={defSteps?.find((d) => d.id === selected.id) ?? null}
             onChanged={run.reload}
+            liveText={liveText}
           />
         )}
       </div>

@@ -16,6 +16,7 @@ import {
   span,
   StatusBadge,
 } from '../format';
+import { liveTurnsOf, type LiveTexts } from '../live-text';
 import { Link } from '../router';
 import { Transcript } from './Transcript';
 
@@ -28,13 +29,17 @@ export function StepPanel({
   step,
   definition,
   onChanged,
+  liveText,
 }: {
   run: RunView;
   step: RunStep;
   definition: WorkflowStep | null;
   onChanged: () => void;
+  liveText: LiveTexts;
 }) {
   const { id: _id, ...defined } = definition ?? { id: '' };
+  const live = liveTurnsOf(liveText, step.id);
+  const endedTurns = live.filter((t) => t.ended).length;
   return (
     <section className="card step-panel" aria-labelledby="step-title" data-testid="step-panel" data-step-id={step.id}>
       <h2 id="step-title">
@@ -133,7 +138,9 @@ export function StepPanel({
         <Transcript
           runId={run.run_id}
           stepId={step.id}
-          version={`${step.status}:${step.turns ?? 0}:${step.attempts}`}
+          // A turn that ended on the event stream is re-read at once: its final text replaces the live one.
+          version={`${step.status}:${step.turns ?? 0}:${step.attempts}:${endedTurns}`}
+          live={live}
         />
       )}
     </section>

@@ -1,9 +1,23 @@
-/** An agent step's conversation, turn by turn (GET …/steps/:stepId/transcript, paged by entries). */
+/**
+ * An agent step's conversation, turn by turn (GET …/steps/:stepId/transcript, paged by entries), and after it the
+ * text of a model call still being written (from the event stream), until the transcript has that turn.
+ */
 import { useEffect, useState } from 'react';
 import { errorMessage, getPage, type Transcript as TranscriptBody, type TranscriptEntry } from '../api';
 import { ErrorNote, Json } from '../format';
+import type { LiveTurn } from '../live-text';
 
-export function Transcript({ runId, stepId, version }: { runId: string; stepId: string; version: string }) {
+export function Transcript({
+  runId,
+  stepId,
+  version,
+  live,
+}: {
+  runId: string;
+  stepId: string;
+  version: string;
+  live: LiveTurn[];
+}) {
   const [head, setHead] = useState<TranscriptBody | null>(null);
   const [entries, setEntries] = useState<TranscriptEntry[]>([]);
   const [next, setNext] = useState<string | null>(null);
@@ -42,6 +56,11 @@ export function Transcript({ runId, stepId, version }: { runId: string; stepId: 
     }
   };
 
+  // The transcript's text is authoritative: a live turn shows until the transcript read has its model entry. With
+  // pages not loaded yet, an ended turn may sit on one of them: only a turn still being written shows then.
+  const written = new Set(entries.flatMap((e) => (e.role === 'assistant' ? [e.turn] : [])));
+  const liveShown = live.filter((t) => !written.has(t.turn) && (!t.ended || next === null));
+
   return (
     <section aria-labelledby="transcript-title" data-testid="transcript">
       <h3 id="transcript-title">Transcript</h3>
@@ -58,10 +77,13 @@ export function Transcript({ runId, stepId, version }: { runId: string; stepId: 
           <pre className="json">{head.system_prompt}</pre>
         </details>
       )}
-      {head && entries.length === 0 && <p className="empty">No turns yet.</p>}
+      {head && entries.length === 0 && liveShown.length === 0 && <p className="empty">No turns yet.</p>}
       <ol className="transcript">
         {entries.map((e) => (
           <Entry key={e.seq} entry={e} />
+        ))}
+        {liveShown.map((t) => (
+          <LiveEntry key={t.turn} turn={t} />
         ))}
       </ol>
       {next && (
@@ -85,6 +107,29 @@ async function getPageOf(path: string, signal?: AbortSignal): Promise<{ body: Tr
   // getPage types `data` as a list; the transcript's data is one object.
   const page = await getPage<unknown>(path, signal);
   return { body: page.items as unknown as TranscriptBody, next: page.next };
+}
+
+/** A model call's text as it is written; `aria-busy` until it ends (a screen reader need not read every delta). */
+function LiveEntry({ turn }: { turn: LiveTurn }) {
+  return (
+    <li
+      className="entry entry-assistant entry-live"
+      data-testid="live-text"
+      data-turn={turn.turn}
+      data-attempt={turn.attempt}
+      aria-busy={!turn.ended}
+    >
+      <h4>
+        Turn {turn.turn}: model <span className="muted">· {turn.ended ? 'done' : 'writing…'}</span>
+      </h4>
+      {turn.voided !== null && (
+        <p className="muted" data-testid="live-text-voided">
+          Attempt {turn.voided} failed: its partial text was discarded. Attempt {turn.attempt}:
+        </p>
+      )}
+      <pre className="json">{turn.text}</pre>
+    </li>
+  );
 }
 
 function Entry({ entry }: { entry: TranscriptEntry }) {
