@@ -208,8 +208,9 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           throw err;
         },
       );
-      // All of the live text is logged before the turn's agent.model_call (whose seq is allocated after it).
-      await liveText.finish();
+      // The rest of the live text is logged alongside the answer's transcript entry and usage (below), and all of it
+      // before the turn's agent.model_call, whose seq the step write after them allocates. finish() never rejects.
+      const liveTextLogged = liveText.finish();
       deps.metrics.modelCall(ref.provider, ref.name, true, (performance.now() - callStarted) / 1000, result.usage);
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
@@ -250,6 +251,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       const tokens = result.usage.input_tokens + result.usage.output_tokens;
       await Promise.all([
         progressBefore,
+        liveTextLogged,
         putTranscriptEntry(deps.db, key(assistantSeq), entry),
         // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
         req.owner_id !== undefined
