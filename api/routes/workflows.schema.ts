@@ -72,8 +72,8 @@ const loopSettings = z.strictObject({
   }),
 });
 
-/** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
-export const NOT_ON_WORKFLOW_STEPS = [
+/** Fields only agent steps take. */
+export const AGENT_STEP_FIELDS = [
   'prompt',
   'tools',
   'tasks',
@@ -82,8 +82,9 @@ export const NOT_ON_WORKFLOW_STEPS = [
   'output_schema',
   'egress',
   'mcp_tools',
-  'config',
 ] as const;
+/** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
+export const NOT_ON_WORKFLOW_STEPS = [...AGENT_STEP_FIELDS, 'config'] as const;
 
 const stepFields = z.strictObject({
   id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
