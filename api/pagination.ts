@@ -13,6 +13,7 @@
  * });
  * ```
  */
+import { baseUrlOf } from './caller';
 import type { Context } from 'koa';
 import type { Collection, Filter } from 'mongodb';
 import { z } from 'zod';
@@ -91,9 +92,7 @@ export function setNextLink(ctx: Context, nextCursor: string | null, baseUrl: st
 }
 
 function nextPageUrl(ctx: Context, baseUrl: string | undefined, cursor: string): string {
-  // Koa 3's ctx.origin is the Origin header; the request's own origin is protocol + Host. Set PUBLIC_URL in
-  // production so the link never depends on a client-supplied Host header.
-  const base = (baseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+  const base = baseUrlOf(baseUrl, ctx).replace(/\/+$/, '');
   const url = new URL(`${base}${ctx.path}`);
   for (const [key, value] of Object.entries(ctx.query)) {
     if (key === 'cursor' || value === undefined) continue;

@@ -5,6 +5,7 @@
  * (docs/decisions/0450-mcp-server-sdk-and-transport.md). Errors before the MCP layer (no key, rate limited, a bad
  * body) are JSON-RPC error bodies with the HTTP status that says what happened (401, 429, 413, 400).
  */
+import { baseUrlOf } from '../caller';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -76,7 +77,7 @@ function callerOf(ctx: Context, deps: ApiDeps): McpCaller {
   return {
     ownerId: user.id,
     keyId: user.keyId,
-    baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+    baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
     chargeRunStart: () => deps.limits.runStarts(ctx),
     log: ctx.state.log,
   };

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { baseUrlOf, userId } from '../caller';
 import { isId } from '../../db/ids';
 import {
   deleteOwnHook,
@@ -51,10 +51,6 @@ export const removeHook = validate({ params: workflowHookParams });
 export const deliver = validate({ params: hookIdParams });
 
 const HOOK_ID = /^hook_[A-Za-z0-9_-]{32}$/;
-
-function baseUrl(deps: RouteDeps, ctx: Context): string {
-  return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
-}
 
 /**
  * The start's idempotency key of a delivery, or undefined when it has none. A signed hook goes by the signed
@@ -99,7 +95,7 @@ export function hookRoutes(deps: RouteDeps): Router {
     respond(
       ctx,
       200,
-      docs.map((doc) => presentHook(doc, baseUrl(deps, ctx))),
+      docs.map((doc) => presentHook(doc, baseUrlOf(deps.config.PUBLIC_URL, ctx))),
     );
   });
 
@@ -122,12 +118,16 @@ export function hookRoutes(deps: RouteDeps): Router {
       updated_at: now,
     };
     await insertHook(deps.db, doc);
-    respond(ctx, 201, presentHook(doc, baseUrl(deps, ctx), { withSecret: true }));
+    respond(ctx, 201, presentHook(doc, baseUrlOf(deps.config.PUBLIC_URL, ctx), { withSecret: true }));
   });
 
   router.get('/workflows/:id/hooks/:hookId', ...auth, getHook, async (ctx) => {
     const { params } = getHook.input(ctx);
-    respond(ctx, 200, presentHook(await ownHook(ctx, params.id, params.hookId), baseUrl(deps, ctx)));
+    respond(
+      ctx,
+      200,
+      presentHook(await ownHook(ctx, params.id, params.hookId), baseUrlOf(deps.config.PUBLIC_URL, ctx)),
+    );
   });
 
   router.patch('/workflows/:id/hooks/:hookId', ...auth, patchHook, async (ctx) => {
@@ -138,7 +138,7 @@ export function hookRoutes(deps: RouteDeps): Router {
       ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
     });
     if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
-    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx)));
+    respond(ctx, 200, presentHook(updated, baseUrlOf(deps.config.PUBLIC_URL, ctx)));
   });
 
   router.post('/workflows/:id/hooks/:hookId/rotate-secret', ...auth, rotateHook, async (ctx) => {
@@ -147,7 +147,7 @@ export function hookRoutes(deps: RouteDeps): Router {
     // Rotating also turns signatures on for a hook that had none.
     const updated = await updateOwnHook(deps.db, userId(ctx), params.id, params.hookId, { secret: newHookSecret() });
     if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
-    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx), { withSecret: true }));
+    respond(ctx, 200, presentHook(updated, baseUrlOf(deps.config.PUBLIC_URL, ctx), { withSecret: true }));
   });
 
   router.delete('/workflows/:id/hooks/:hookId', ...auth, removeHook, async (ctx) => {
@@ -182,7 +182,7 @@ export function hookRoutes(deps: RouteDeps): Router {
       workflowId: hook.workflow_id,
       input: (body as Record<string, never> | undefined) ?? {},
       idempotencyKey: duplicateKey(hook, ctx),
-      baseUrl: baseUrl(deps, ctx),
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
     });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id, hook_id: hook._id });
     ctx.state.log.info('run started by a hook');

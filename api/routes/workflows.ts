@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { baseUrlOf, userId } from '../caller';
 import { disableWorkflowHooks } from '../../db/hooks';
 import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
@@ -143,7 +143,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       fromStep: body.from_step,
       overrides: body.overrides,
       idempotencyKey: idempotencyKey(ctx),
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
       chargeRunStart: () => deps.limits.runStarts(ctx),
     });
     ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
@@ -254,7 +254,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       input: body.input,
       ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
       idempotencyKey: key,
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
       chargeRunStart: () => deps.limits.runStarts(ctx),
     });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id });
