@@ -25,7 +25,7 @@ import { checkWorkflow } from '../commands/check-workflow';
 import { resolveTemplateNames } from '../commands/template-names';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { buildRunView } from '../../shared/run-view/build';
-import { getRunStatus } from '../commands/run-status';
+import { getRunStatus } from '../commands/run-status/read';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { withWarnings } from '../commands/model-warnings';
@@ -36,7 +36,8 @@ import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { paginate } from '../pagination';
-import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
+import { presentWorkflow } from '../presenters/workflow';
+import { presentExecution, presentRunSummary } from '../../shared/run-view/view';
 import { authenticated, type RouteDeps } from '../route-deps';
 import '../state';
 import {
