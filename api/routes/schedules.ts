@@ -22,16 +22,13 @@ import {
 } from '../../db/schedules';
 import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import {
-  backfillTemporalSchedule,
   compileSpecApart,
   countTemporalFires,
   createTemporalSchedule,
   deleteTemporalSchedule,
   describeCompiledSpec,
-  describeTemporalSchedule,
-  pauseTemporalSchedule,
-  resumeTemporalSchedule,
-  triggerTemporalSchedule,
+  onTemporalSchedule,
+  temporalOverlap,
   updateTemporalSchedule,
   type ScheduleCommandDeps,
 } from '../commands/schedules';
@@ -110,7 +107,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   };
   /** The schedule with Temporal's view of it; the recent runs' status from the run documents (one query). */
   const view = async (ctx: Context, doc: ScheduleDoc, justSet?: ScheduleView['state']): Promise<ScheduleView> => {
-    const description = await describeTemporalSchedule(temporal, doc._id);
+    const description = await onTemporalSchedule(temporal, doc._id, (s) => s.describe());
     // Pause and resume reach Temporal's scheduler as signals; a describe right after may not show them yet.
     if (justSet) description.state = { ...description.state, paused: justSet.paused, note: justSet.note ?? undefined };
     const ids = recentRunIds(description);
@@ -177,7 +174,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       throw err;
     }
     const note = body.note || (checkCron && !paused ? 'created through the Stepwise API' : null);
-    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, note ?? '');
+    if (checkCron && !paused) await onTemporalSchedule(temporal, doc._id, (s) => s.unpause(note ?? ''));
     respond(ctx, 201, await view(ctx, doc, { paused, note }));
   });
   router.get('/schedules/:scheduleId', ...auth, getSchedule, async (ctx) => {
@@ -225,8 +222,9 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/schedules/:scheduleId/pause', ...auth, pauseSchedule, async (ctx) => {
     const { params, body } = pauseSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
+    // Never an empty note: Temporal reads an empty pause or unpause note as "no change" (the call would do nothing).
     const note = body.note || 'paused through the Stepwise API';
-    await pauseTemporalSchedule(temporal, doc._id, note);
+    await onTemporalSchedule(temporal, doc._id, (s) => s.pause(note));
     respond(ctx, 200, await view(ctx, doc, { paused: true, note }));
   });
 
@@ -234,14 +232,14 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     const { params, body } = resumeSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
     const note = body.note || 'resumed through the Stepwise API';
-    await resumeTemporalSchedule(temporal, doc._id, note);
+    await onTemporalSchedule(temporal, doc._id, (s) => s.unpause(note));
     respond(ctx, 200, await view(ctx, doc, { paused: false, note }));
   });
 
   router.post('/schedules/:scheduleId/trigger', ...auth, triggerSchedule, async (ctx) => {
     const { params, body } = triggerSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
-    await triggerTemporalSchedule(temporal, doc._id, body.overlap ?? 'allow_all');
+    await onTemporalSchedule(temporal, doc._id, (s) => s.trigger(temporalOverlap(body.overlap ?? 'allow_all')));
     respond(ctx, 202, { id: doc._id, triggered: true });
   });
 
@@ -255,7 +253,8 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     if ((await countTemporalFires(temporal, doc._id, { start, end })) > MAX_BACKFILL_RUNS) {
       throw new BadRequestError(`end_at: the range holds more than ${MAX_BACKFILL_RUNS} runs`, 'invalid_field');
     }
-    await backfillTemporalSchedule(temporal, doc._id, { start, end, overlap: body.overlap ?? 'allow_all' });
+    const overlap = temporalOverlap(body.overlap ?? 'allow_all');
+    await onTemporalSchedule(temporal, doc._id, (s) => s.backfill({ start, end, overlap }));
     respond(ctx, 202, { id: doc._id, backfilled: true });
   });
 
