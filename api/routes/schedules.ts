@@ -7,14 +7,13 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { userId } from '../caller';
-import { isId } from '../../db/ids';
+import { isId, newId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
 import {
   countOwnSchedules,
   deleteOwnSchedule,
   findOwnSchedule,
   insertSchedule,
-  newScheduleId,
   schedulesCollection,
   updateOwnSchedule,
   type ScheduleDoc,
@@ -148,7 +147,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     }
     const now = new Date();
     const doc: ScheduleDoc = {
-      _id: newScheduleId(),
+      _id: newId('sch'),
       owner_id: owner,
       workflow_id: workflow._id,
       spec,

@@ -281,11 +281,6 @@ export const updateWorkflowBody = createWorkflowBody
   // The refinement above, as the document states it.
   .meta({ minProperties: 1 });
 
-export type WorkflowStepBody = z.infer<typeof workflowStepBody>;
-export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;
-export type CreateWorkflowBody = z.infer<typeof createWorkflowBody>;
-export type UpdateWorkflowBody = z.infer<typeof updateWorkflowBody>;
-
 // No length limit here: an ill-formed id (too long included) is the same 404 as an unknown one (isId in the routes).
 export const workflowIdParams = z.strictObject({ id: z.string().min(1) });
 export const runIdParams = z.strictObject({ runId: z.string().min(1) });
