@@ -38,8 +38,6 @@ export interface ApiClientOptions {
   apiKey: string;
 }
 
-type Query = Record<string, string | string[] | undefined>;
-
 /** A schedule's create body, as the document states it. */
 export type ScheduleBody = NonNullable<
   paths['/api/v1/workflows/{id}/schedules']['post']['requestBody']
@@ -83,15 +81,6 @@ export class ApiClient {
       apiKey: opts.apiKey,
       fetch: (request) => this.reach(fetch(request)),
     });
-  }
-
-  url(path: string, query: Query = {}): URL {
-    const url = new URL(`${this.base}/api/v1${path}`);
-    for (const [name, value] of Object.entries(query)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, v);
-    }
-    return url;
   }
 
   /** A network failure becomes a CliError naming the URL the person can correct. */
@@ -210,6 +199,6 @@ export class ApiClient {
 
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */
   eventsUrl(runId: string): URL {
-    return this.url(`/workflows/runs/${encodeURIComponent(runId)}/events`);
+    return new URL(`${this.base}/api/v1/workflows/runs/${encodeURIComponent(runId)}/events`);
   }
 }
