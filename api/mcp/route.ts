@@ -5,11 +5,11 @@
  * (docs/decisions/0450-mcp-server-sdk-and-transport.md). Errors before the MCP layer (no key, rate limited, a bad
  * body) are JSON-RPC error bodies with the HTTP status that says what happened (401, 429, 413, 400).
  */
-import { baseUrlOf } from '../caller';
 import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { baseUrlOf } from '../caller';
 import { createInputValidators } from '../commands/input-validators';
 import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors';
 import { requireUser } from '../middleware/auth';
