@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { baseUrlOf, userId } from '../caller';
-import { isId } from '../../db/ids';
 import {
   deleteOwnHook,
   findHook,
@@ -23,7 +22,6 @@ import {
   updateOwnHook,
   type HookDoc,
 } from '../../db/hooks';
-import { findWorkflow } from '../../db/workflows';
 import { verifyHookSignature } from '../commands/hook-signature';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
@@ -32,7 +30,7 @@ import { consumeOrRefuse } from '../middleware/rate-limit';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentHook } from '../presenters/hook';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import {
   createHookBody,
   hookIdParams,
@@ -71,11 +69,6 @@ export function hookRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
 
-  const ownWorkflow = async (ctx: Context, id: string) => {
-    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
-    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
-    return workflow;
-  };
   const ownHook = async (ctx: Context, workflowId: string, hookId: string): Promise<HookDoc> => {
     const hook = HOOK_ID.test(hookId) ? await findOwnHook(deps.db, userId(ctx), workflowId, hookId) : null;
     if (!hook) throw new NotFoundError(`hook ${hookId} not found`);
@@ -84,7 +77,7 @@ export function hookRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id/hooks', ...auth, listHooks, async (ctx) => {
     const { params, query } = listHooks.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: hooksCollection(deps.db),
       filter: { owner_id: userId(ctx), workflow_id: workflow._id },
@@ -101,7 +94,7 @@ export function hookRoutes(deps: RouteDeps): Router {
 
   router.post('/workflows/:id/hooks', ...auth, createHook, async (ctx) => {
     const { params, body } = createHook.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const count = await hooksCollection(deps.db).countDocuments({ owner_id: userId(ctx), workflow_id: workflow._id });
     if (count >= deps.config.HOOKS_MAX_PER_WORKFLOW) {
       throw new ConflictError(`the workflow already has ${count} hooks (HOOKS_MAX_PER_WORKFLOW); delete one first`);

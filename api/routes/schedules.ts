@@ -19,7 +19,6 @@ import {
   type ScheduleDoc,
   type ScheduleSpecDoc,
 } from '../../db/schedules';
-import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import {
   compileSpecApart,
   countTemporalFires,
@@ -37,7 +36,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentSchedule, recentRunIds, type RecentRunDocs, type ScheduleView } from '../presenters/schedule';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import {
   backfillScheduleBody,
   createScheduleBody,
@@ -82,11 +81,6 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };
   const minInterval = deps.config.SCHEDULE_MIN_INTERVAL_SECONDS;
 
-  const ownWorkflow = async (ctx: Context, id: string): Promise<WorkflowDoc> => {
-    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
-    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
-    return workflow;
-  };
   const ownSchedule = async (ctx: Context, id: string): Promise<ScheduleDoc> => {
     const schedule = isId('sch', id) ? await findOwnSchedule(deps.db, userId(ctx), id) : null;
     if (!schedule) throw new NotFoundError(`schedule ${id} not found`);
@@ -122,7 +116,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id/schedules', ...auth, listSchedules, async (ctx) => {
     const { params, query } = listSchedules.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: schedulesCollection(deps.db),
       filter: { owner_id: userId(ctx), workflow_id: workflow._id },
@@ -136,7 +130,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/workflows/:id/schedules', ...auth, createSchedule, async (ctx) => {
     const { params, body } = createSchedule.input(ctx);
     const owner = userId(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const spec = specDoc(body.spec);
     checkInterval(spec);
     const input = body.input ?? {};
@@ -184,7 +178,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.patch('/schedules/:scheduleId', ...auth, patchSchedule, async (ctx) => {
     const { params, body } = patchSchedule.input(ctx);
     const before = await ownSchedule(ctx, params.scheduleId);
-    const workflow = await ownWorkflow(ctx, before.workflow_id);
+    const workflow = await ownWorkflow(deps, ctx, before.workflow_id);
     const next: ScheduleDoc = {
       ...before,
       ...(body.spec !== undefined ? { spec: specDoc(body.spec) } : {}),

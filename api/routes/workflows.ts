@@ -12,7 +12,6 @@ import { isId, newId } from '../../db/ids';
 import { runsCollection, STATUS_PROJECTION } from '../../db/runs';
 import {
   deleteWorkflow,
-  findWorkflow,
   insertWorkflow,
   loadedWorkflow,
   updateWorkflow,
@@ -38,7 +37,7 @@ import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { paginate } from '../pagination';
 import { presentWorkflow } from '../presenters/workflow';
 import { presentExecution, presentRunSummary } from '../../shared/run-view/view';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import '../state';
 import {
   approveBody,
@@ -193,16 +192,13 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id', ...auth, getWorkflow, async (ctx) => {
     const { params } = getWorkflow.input(ctx);
-    const doc = await findWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
-    if (!doc) throw new NotFoundError(`workflow ${params.id} not found`);
-    respond(ctx, 200, presentWorkflow(doc));
+    respond(ctx, 200, presentWorkflow(await ownWorkflow(deps, ctx, params.id)));
   });
 
   router.patch('/workflows/:id', ...auth, patchWorkflow, async (ctx) => {
     const { params, query, body } = patchWorkflow.input(ctx);
     const owner = userId(ctx);
-    const current = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
-    if (!current) throw new NotFoundError(`workflow ${params.id} not found`);
+    const current = await ownWorkflow(deps, ctx, params.id);
     const next = {
       name: body.name ?? current.name,
       description: body.description !== undefined ? body.description : current.description,
@@ -233,8 +229,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.get('/workflows/:id/runs', ...auth, listRuns, async (ctx) => {
     const { params, query } = listRuns.input(ctx);
     const owner = userId(ctx);
-    const workflow = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
-    if (!workflow) throw new NotFoundError(`workflow ${params.id} not found`);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: runsCollection(deps.db),
       filter: { owner_id: owner, workflow_id: workflow._id },
