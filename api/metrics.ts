@@ -4,7 +4,8 @@
  * idempotent replays, status reads and the Temporal checks they made. Labels never hold a user, run or request id: the
  * route is the router's pattern (`/api/v1/workflows/runs/:id/status`), unrouted requests are `unmatched`.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
+import { declareMetrics } from '../shared/metrics/declare';
 import type { RunKind } from '../shared/metrics/run-kind';
 import { runsStartedCounter } from '../shared/metrics/runs-started';
 
@@ -20,36 +21,28 @@ export interface ApiMetrics {
 }
 
 export function createApiMetrics(registry: Registry): ApiMetrics {
-  const registers = [registry];
-  const requests = new Counter({
-    name: 'stepwise_http_requests_total',
-    help: 'API requests by method, route pattern, status and error code (none on success)',
-    labelNames: ['method', 'route', 'status', 'code'] as const,
-    registers,
-  });
-  const latency = new Histogram({
-    name: 'stepwise_http_request_duration_seconds',
-    help: 'API request latency by method and route pattern (streams: until the stream ends)',
-    labelNames: ['method', 'route'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
+  const { counter, histogram } = declareMetrics(registry);
+  const requests = counter(
+    'stepwise_http_requests_total',
+    'API requests by method, route pattern, status and error code (none on success)',
+    ['method', 'route', 'status', 'code'],
+  );
+  const latency = histogram(
+    'stepwise_http_request_duration_seconds',
+    'API request latency by method and route pattern (streams: until the stream ends)',
+    ['method', 'route'],
+    HTTP_BUCKETS,
+  );
   const runStarted = runsStartedCounter(registry);
-  const replays = new Counter({
-    name: 'stepwise_idempotent_replays_total',
-    help: 'Run starts answered from an earlier request with the same Idempotency-Key',
-    registers,
-  });
-  const statusReads = new Counter({
-    name: 'stepwise_status_reads_total',
-    help: 'Run status reads',
-    registers,
-  });
-  const checks = new Counter({
-    name: 'stepwise_status_read_checks_total',
-    help: 'Status reads that asked Temporal about a quiet or overdue run',
-    registers,
-  });
+  const replays = counter(
+    'stepwise_idempotent_replays_total',
+    'Run starts answered from an earlier request with the same Idempotency-Key',
+  );
+  const statusReads = counter('stepwise_status_reads_total', 'Run status reads');
+  const checks = counter(
+    'stepwise_status_read_checks_total',
+    'Status reads that asked Temporal about a quiet or overdue run',
+  );
   // The labelled series of each request kind, looked up by one string instead of prom-client hashing the labels on
   // every request; bounded like the series themselves (methods × route patterns × statuses × error codes).
   const series = new Map<string, { count: { inc(): void }; latency: { observe(v: number): void } }>();
@@ -65,9 +58,7 @@ export function createApiMetrics(registry: Registry): ApiMetrics {
       s.latency.observe(seconds);
     },
     runStarted,
-    idempotentReplay() {
-      replays.inc();
-    },
+    idempotentReplay: () => replays.inc(),
     statusRead(checked) {
       statusReads.inc();
       if (checked) checks.inc();

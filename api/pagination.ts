@@ -24,21 +24,20 @@ import {
   type PageOrder,
   type PageRequest,
 } from '../db/paging';
+import { baseUrlOf } from './caller';
 import { BadRequestError } from './errors';
 import { queryInteger } from './query-integer';
-
-export type { PageRequest, PageOrder, Page } from '../db/paging';
 
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 200;
 
-/** Query schema of a page request; `.extend()` it with the endpoint's filters (it stays strict). */
 /** `?limit=`: 1–200, this default when absent; the description states the same default the schema has. */
 export const pageLimit = (defaultSize: number) =>
   queryInteger({ min: 1, max: MAX_PAGE_SIZE, fallback: defaultSize }).meta({
     description: `Page size, 1–${MAX_PAGE_SIZE} (default ${defaultSize}).`,
   });
 
+/** Query schema of a page request; `.extend()` it with the endpoint's filters (it stays strict). */
 export const pageQuery = z.strictObject({
   limit: pageLimit(DEFAULT_PAGE_SIZE),
   cursor: z
@@ -91,9 +90,7 @@ export function setNextLink(ctx: Context, nextCursor: string | null, baseUrl: st
 }
 
 function nextPageUrl(ctx: Context, baseUrl: string | undefined, cursor: string): string {
-  // Koa 3's ctx.origin is the Origin header; the request's own origin is protocol + Host. Set PUBLIC_URL in
-  // production so the link never depends on a client-supplied Host header.
-  const base = (baseUrl ?? `${ctx.protocol}://${ctx.host}`).replace(/\/+$/, '');
+  const base = baseUrlOf(baseUrl, ctx).replace(/\/+$/, '');
   const url = new URL(`${base}${ctx.path}`);
   for (const [key, value] of Object.entries(ctx.query)) {
     if (key === 'cursor' || value === undefined) continue;

@@ -1,5 +1,9 @@
-/** What resource routers receive, and the authentication every protected route starts with. */
-import type { Middleware } from 'koa';
+/** What resource routers receive, the authentication every protected route starts with, and the caller's workflow. */
+import type { Context, Middleware } from 'koa';
+import { isId } from '../db/ids';
+import { findWorkflow, type WorkflowDoc } from '../db/workflows';
+import { userId } from './caller';
+import { NotFoundError } from './errors';
 import { requireUser } from './middleware/auth';
 import type { ApiDeps } from './deps';
 
@@ -12,4 +16,11 @@ export type RouteDeps = ApiDeps;
  */
 export function authenticated(deps: RouteDeps): Middleware[] {
   return [requireUser(deps.keys), deps.limits.perKey];
+}
+
+/** The caller's workflow `id`, or 404 — for an unknown id, an ill-formed one and another user's alike. */
+export async function ownWorkflow(deps: RouteDeps, ctx: Context, id: string): Promise<WorkflowDoc> {
+  const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
+  if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
+  return workflow;
 }

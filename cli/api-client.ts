@@ -6,7 +6,7 @@
  * with schemas of the CLI's own: the document is the contract (docs/decisions/0302-clients-on-the-generated-types.md).
  */
 import { z } from 'zod';
-import { createStepwiseClient, type ApiData, type paths, type Schemas, type StepwiseClient } from '../client';
+import { createStepwiseClient, type paths, type Schemas, type StepwiseClient } from '../client';
 import { CliError } from './errors';
 
 /** The answers the CLI reads, named: the generated client's schemas. */
@@ -15,16 +15,9 @@ export type RunStatusBody = Schemas['RunStatus'];
 export type RunEvent = Schemas['RunEvent'];
 export type TextDeltaEvent = Extract<RunEvent, { type: 'agent.text.delta' }>;
 export type TextVoidEvent = Extract<RunEvent, { type: 'agent.text.void' }>;
-export type ApprovalItem = Schemas['Approval'];
 export type HookItem = Schemas['Hook'];
 export type ScheduleItem = Schemas['Schedule'];
-export type WorkflowItem = Schemas['Workflow'];
-export type TemplateItem = Schemas['AgentTemplate'];
 export type McpServerItem = Schemas['McpServer'];
-export type RunStarted = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
-export type CancelRequested = ApiData<'/api/v1/workflows/runs/{runId}/cancel', 'post', 202>;
-export type RerunStarted = ApiData<'/api/v1/workflows/runs/{runId}/rerun', 'post', 202>;
-export type ApprovalDecided = ApiData<'/api/v1/workflows/runs/{runId}/approve', 'post'>;
 export type { RunStatus } from '../client/values';
 
 /** An error answer of the API: the server's message, its status and its stable code (`X-Error-Code`). */
@@ -47,27 +40,15 @@ export interface ApiClientOptions {
   apiKey: string;
 }
 
-/** GET /api/v1/runs filters, named as in the query string (spec "Run search"). */
-export interface RunSearchFilter {
-  status?: string[];
-  workflow_id?: string;
-  created_after?: string;
-  created_before?: string;
-  q?: string;
-}
-
-type Query = Record<string, string | string[] | undefined>;
-
-/** GET /api/v1/agents filters, named as in the query string. */
-export interface TemplateFilter {
-  step_type?: 'agent' | 'action';
-  tag?: string;
-}
-
 /** A schedule's create body, as the document states it. */
 export type ScheduleBody = NonNullable<
   paths['/api/v1/workflows/{id}/schedules']['post']['requestBody']
 >['content']['application/json'];
+
+/** The `Idempotency-Key` header of a run start or rerun: the same key starts one run. */
+export function idempotencyHeader(key: string | undefined): { 'Idempotency-Key'?: string } {
+  return key ? { 'Idempotency-Key': key } : {};
+}
 
 /** What an openapi-fetch call resolves to: on success the envelope with `data` of type T. */
 type Answer<T> = { data?: { data: T } | undefined; error?: unknown; response: Response };
@@ -92,7 +73,7 @@ export function nextCursor(link: string | null): string | null {
 
 export class ApiClient {
   private readonly base: string;
-  /** The generated typed client; commands that need an operation not wrapped below use it directly. */
+  /** The generated typed client: commands call its operations and pass the answers to `unwrap` or `list`. */
   readonly http: StepwiseClient;
 
   constructor(private readonly opts: ApiClientOptions) {
@@ -102,15 +83,6 @@ export class ApiClient {
       apiKey: opts.apiKey,
       fetch: (request) => this.reach(fetch(request)),
     });
-  }
-
-  url(path: string, query: Query = {}): URL {
-    const url = new URL(`${this.base}/api/v1${path}`);
-    for (const [name, value] of Object.entries(query)) {
-      if (value === undefined) continue;
-      for (const v of Array.isArray(value) ? value : [value]) url.searchParams.append(name, v);
-    }
-    return url;
   }
 
   /** A network failure becomes a CliError naming the URL the person can correct. */
@@ -222,165 +194,13 @@ export class ApiClient {
     return items.slice(0, max);
   }
 
-  searchRuns(filter: RunSearchFilter, max: number): Promise<RunSearchItem[]> {
-    const query = { ...filter, status: filter.status?.join(',') };
-    return this.list(
-      'GET /runs',
-      (page) => this.http.GET('/api/v1/runs', { params: { query: { ...query, ...page } } }),
-      max,
-    );
-  }
-
   async runStatus(runId: string): Promise<RunStatusBody> {
     const answer = this.http.GET('/api/v1/workflows/runs/{runId}/status', { params: { path: { runId } } });
     return (await this.unwrap('GET …/status', answer)).data;
   }
 
-  /** POST /workflows/:id/run with `{input}`; the same Idempotency-Key and input start one run. */
-  async startRun(
-    workflowId: string,
-    opts: { input?: Record<string, unknown>; idempotencyKey?: string },
-  ): Promise<RunStarted> {
-    const answer = this.http.POST('/api/v1/workflows/{id}/run', {
-      params: {
-        path: { id: workflowId },
-        header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {},
-      },
-      // The server checks the input against the workflow's input schema.
-      body: opts.input === undefined ? {} : { input: opts.input },
-    });
-    return (await this.unwrap('POST …/run', answer)).data;
-  }
-
-  async cancelRun(runId: string): Promise<CancelRequested> {
-    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/cancel', { params: { path: { runId } } });
-    return (await this.unwrap('POST …/cancel', answer)).data;
-  }
-
-  workflows(max: number): Promise<WorkflowItem[]> {
-    return this.list('GET /workflows', (page) => this.http.GET('/api/v1/workflows', { params: { query: page } }), max);
-  }
-
-  /** System templates and the caller's own, oldest first (system ones first). */
-  templates(filter: TemplateFilter, max: number): Promise<TemplateItem[]> {
-    return this.list(
-      'GET /agents',
-      (page) => this.http.GET('/api/v1/agents', { params: { query: { ...filter, ...page } } }),
-      max,
-    );
-  }
-
-  async rerun(
-    runId: string,
-    opts: { fromStep?: string; idempotencyKey?: string; models?: Record<string, string> },
-  ): Promise<RerunStarted> {
-    const models = Object.entries(opts.models ?? {});
-    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/rerun', {
-      params: {
-        path: { runId },
-        header: opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {},
-      },
-      body: {
-        ...(opts.fromStep === undefined ? {} : { from_step: opts.fromStep }),
-        ...(models.length ? { overrides: Object.fromEntries(models.map(([step, model]) => [step, { model }])) } : {}),
-      },
-    });
-    return (await this.unwrap('POST …/rerun', answer)).data;
-  }
-
-  approvals(max: number): Promise<ApprovalItem[]> {
-    return this.list('GET /approvals', (page) => this.http.GET('/api/v1/approvals', { params: { query: page } }), max);
-  }
-
-  async decide(runId: string, stepId: string, approved: boolean, comment?: string): Promise<ApprovalDecided> {
-    const answer = this.http.POST('/api/v1/workflows/runs/{runId}/approve', {
-      params: { path: { runId } },
-      body: { step_id: stepId, approved, ...(comment === undefined ? {} : { comment }) },
-    });
-    return (await this.unwrap('POST …/approve', answer)).data;
-  }
-
-  hooks(workflowId: string, max: number): Promise<HookItem[]> {
-    return this.list(
-      'GET …/hooks',
-      (page) => this.http.GET('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId }, query: page } }),
-      max,
-    );
-  }
-
-  async createHook(workflowId: string, body: { name?: string; signed?: boolean }): Promise<HookItem> {
-    const answer = this.http.POST('/api/v1/workflows/{id}/hooks', { params: { path: { id: workflowId } }, body });
-    return (await this.unwrap('POST …/hooks', answer)).data;
-  }
-
-  /** `PATCH` (`{enabled}`), `POST …/rotate-secret` or `DELETE` on one hook. */
-  async changeHook(
-    workflowId: string,
-    hookId: string,
-    change: { enabled: boolean } | 'rotate' | 'delete',
-  ): Promise<HookItem | null> {
-    const path = { id: workflowId, hookId };
-    if (change === 'delete') {
-      await this.unwrap(
-        'DELETE …/hooks/…',
-        this.http.DELETE('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path } }),
-      );
-      return null;
-    }
-    if (change === 'rotate') {
-      const answer = this.http.POST('/api/v1/workflows/{id}/hooks/{hookId}/rotate-secret', { params: { path } });
-      return (await this.unwrap('POST …/rotate-secret', answer)).data;
-    }
-    const answer = this.http.PATCH('/api/v1/workflows/{id}/hooks/{hookId}', { params: { path }, body: change });
-    return (await this.unwrap('PATCH …/hooks/…', answer)).data;
-  }
-
-  schedules(workflowId: string, max: number): Promise<ScheduleItem[]> {
-    return this.list(
-      'GET …/schedules',
-      (page) =>
-        this.http.GET('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId }, query: page } }),
-      max,
-    );
-  }
-
-  async createSchedule(workflowId: string, body: ScheduleBody): Promise<ScheduleItem> {
-    const answer = this.http.POST('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId } }, body });
-    return (await this.unwrap('POST …/schedules', answer)).data;
-  }
-
-  async schedule(scheduleId: string): Promise<ScheduleItem> {
-    const answer = this.http.GET('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
-    return (await this.unwrap('GET /schedules/…', answer)).data;
-  }
-
-  /** `POST /schedules/:id/<action>`: pause and resume answer with the schedule, trigger and backfill with 202. */
-  async scheduleAction(
-    scheduleId: string,
-    action: 'pause' | 'resume' | 'trigger' | 'backfill',
-    body: { note?: string } | { start_at: string; end_at: string } = {},
-  ): Promise<void> {
-    const params = { path: { scheduleId } };
-    // The three answers differ; the caller reads none of them.
-    const answer: Promise<Answer<unknown>> =
-      action === 'backfill'
-        ? this.http.POST('/api/v1/schedules/{scheduleId}/backfill', {
-            params,
-            body: body as { start_at: string; end_at: string },
-          })
-        : action === 'trigger'
-          ? this.http.POST('/api/v1/schedules/{scheduleId}/trigger', { params })
-          : this.http.POST(`/api/v1/schedules/{scheduleId}/${action}`, { params, body: body as { note?: string } });
-    await this.unwrap(`POST /schedules/…/${action}`, answer);
-  }
-
-  async deleteSchedule(scheduleId: string): Promise<void> {
-    const answer = this.http.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
-    await this.unwrap('DELETE /schedules/…', answer);
-  }
-
   /** The URL of a run's event stream (cli/sse.ts opens it with `send`). */
   eventsUrl(runId: string): URL {
-    return this.url(`/workflows/runs/${encodeURIComponent(runId)}/events`);
+    return new URL(`${this.base}/api/v1/workflows/runs/${encodeURIComponent(runId)}/events`);
   }
 }

@@ -4,7 +4,8 @@
  * server ignores their filter), so of N concurrent requests exactly one claim succeeds.
  */
 import { createHash } from 'node:crypto';
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key';
 
 export interface IdempotencyDoc {
   _id: string;
@@ -50,7 +51,7 @@ export async function claimKey(
     await idempotencyCollection(db).insertOne(doc);
     return { claimed: true };
   } catch (err) {
-    if (err instanceof MongoServerError && err.code === 11000) {
+    if (isDuplicateKey(err)) {
       return { claimed: false, existing: await findClaim(db, args.ownerId, args.key) };
     }
     throw err;

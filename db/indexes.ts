@@ -5,6 +5,7 @@
  */
 import type { Db, IndexDescription } from 'mongodb';
 import { findDuplicateTemplateNames, templatesCollection, type DuplicateTemplateName } from './templates';
+import { isDuplicateKey } from './duplicate-key';
 
 /**
  * One owner's template names are unique: definitions as code (`agents apply`) and steps naming their template
@@ -109,7 +110,7 @@ async function ensureTemplateNameIndex(db: Db): Promise<DuplicateTemplateName[]>
     await templatesCollection(db).createIndexes([TEMPLATE_NAME_INDEX]);
     return [];
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
     const duplicates = await findDuplicateTemplateNames(db);
     // Renamed since the build failed: the next attempt (the caller retries failures) builds it.
     if (duplicates.length === 0) throw err;

@@ -4,9 +4,10 @@
  * opened only by the worker's MCP activities; `auth_type` says in clear which kind is set, for reads. Names are unique
  * per owner (index `owner_name_unique`): tool names shown to a model are namespaced by them.
  */
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { SealedJson } from '../domain/codec-keys';
 import { newId } from './ids';
+import { isDuplicateKey } from './duplicate-key';
 
 export type McpAuthType = 'none' | 'bearer' | 'headers';
 
@@ -38,10 +39,6 @@ export function mcpServersCollection(db: Db) {
 
 export function newMcpServerId(): string {
   return newId('mcp');
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return err instanceof MongoServerError && err.code === 11000;
 }
 
 /** False when the owner already has a server of that name (the unique index decides, also between two writes). */

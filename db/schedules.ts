@@ -3,7 +3,6 @@
  * ownership and of listings (every query filters by owner); Temporal's Schedule of the same id holds the timing,
  * the pause state and the recent actions.
  */
-import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import type { JsonObject } from '../domain/json';
 
@@ -34,10 +33,6 @@ export interface ScheduleDoc {
 
 export function schedulesCollection(db: Db) {
   return db.collection<ScheduleDoc>('schedules');
-}
-
-export function newScheduleId(): string {
-  return `sch_${randomBytes(12).toString('base64url')}`;
 }
 
 export async function insertSchedule(db: Db, doc: ScheduleDoc): Promise<void> {

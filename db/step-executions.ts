@@ -8,6 +8,7 @@
 import { MongoBulkWriteError, type Db, type Filter, type WriteError } from 'mongodb';
 import type { StepStatus, Usage } from '../domain/run';
 import type { StepError } from '../domain/steps';
+import { isDuplicateKey } from './duplicate-key';
 
 export interface StepExecutionDoc {
   /** `<run id>/<step id>/<position, 6 digits>`: sorts in item order, so the executions endpoint pages by _id. */
@@ -41,10 +42,6 @@ export function stepExecutionsCollection(db: Db) {
 
 const TERMINAL_STEP: StepStatus[] = ['completed', 'failed', 'skipped'];
 const ZERO: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
 
 type ExecutionKey = { runId: string; stepId: string; execId: string; position: number };
 type ExecutionSet = Partial<Omit<StepExecutionDoc, '_id' | 'run_id' | 'step_id' | 'exec_id' | 'position'>>;

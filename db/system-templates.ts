@@ -6,10 +6,11 @@
  * definition that names one applies unchanged anywhere.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { workflowsCollection } from './workflows';
 import { bumpTemplateVersion } from './template-versions';
 import { templateContent, templatesCollection, type TemplateContent, type TemplateDoc } from './templates';
+import { isDuplicateKey } from './duplicate-key';
 
 export interface SystemTemplate {
   /**
@@ -223,7 +224,7 @@ export async function seedSystemTemplates(
         result.inserted++;
       } catch (err) {
         // Another API process seeded it first.
-        if (!(err instanceof MongoServerError && err.code === 11000)) throw err;
+        if (!isDuplicateKey(err)) throw err;
       }
     } else if (!isDeepStrictEqual(templateContent(existing), content)) {
       await pinChangedDefaults(db, existing, content.config);

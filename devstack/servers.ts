@@ -43,22 +43,15 @@ export async function startTemporal(opts: TemporalServerOptions, log: Log): Prom
   args.push('--dynamic-config-value', 'system.enableActivityEagerExecution=true');
   const proc = startProcess({ name: 'temporal', command: bin, args, logFile: opts.logFile });
   opts.onSpawn?.(proc);
-  await stopOnFailure(
-    proc,
-    waitFor('Temporal to listen', async () => {
-      if (proc.child.exitCode !== null)
-        throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
-      return (await isPortOpen(opts.port)) && (opts.headless || (await isPortOpen(opts.uiPort)));
-    }),
-  );
   // An open port is not a ready server: until its membership settles, the frontend answers every call with
   // "Frontend is not healthy yet". A worker connecting in that window fails, so wait for a real answer.
   await stopOnFailure(
     proc,
-    waitFor('Temporal to be healthy', async () => {
+    waitFor('Temporal to listen and be healthy', async () => {
       if (proc.child.exitCode !== null)
         throw new Error(`temporal exited (code ${proc.child.exitCode}); see ${opts.logFile}`);
-      return frontendAnswers(`127.0.0.1:${opts.port}`);
+      const listening = (await isPortOpen(opts.port)) && (opts.headless || (await isPortOpen(opts.uiPort)));
+      return listening && frontendAnswers(`127.0.0.1:${opts.port}`);
     }),
   );
   return { address: `127.0.0.1:${opts.port}`, uiUrl: `http://127.0.0.1:${opts.uiPort}`, process: proc };

@@ -103,7 +103,6 @@ export interface ChildWorkflowSnapshot {
 }
 
 export type StepSnapshot = AgentStepSnapshot | ActionStepSnapshot | WorkflowStepSnapshot;
-export type StepKind = StepSnapshot['kind'];
 
 /** The graph limits in force when the run started (config.ts: MAP_MAX_ITEMS, …), enforced again at run time. */
 export interface GraphLimits {

@@ -15,7 +15,7 @@
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
-import type { JsonObject, JsonValue } from './json';
+import { canonicalJson, type JsonObject, type JsonValue } from './json';
 
 /** Most subschemas a schema may expand to, `$ref`s followed (a hand-written schema has tens). */
 export const MAX_EXPANDED_NODES = 2_000;
@@ -55,16 +55,6 @@ function re2RegExp(pattern: string): { test(s: string): boolean; toString(): str
 }
 re2RegExp.code = 're2RegExp';
 
-/** Canonical JSON (sorted keys): equal JSON values, equal strings. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 function newAjv(): Ajv2020 {
   const ajv = new Ajv2020({ allErrors: true, strict: false, logger: false, code: { regExp: re2RegExp } });
   addFormats(ajv, { mode: 'fast' });
@@ -78,7 +68,7 @@ function newAjv(): Ajv2020 {
       if (!unique) return true;
       const seen = new Set<string>();
       for (const item of data) {
-        const key = canonical(item);
+        const key = canonicalJson(item);
         if (seen.has(key)) return false;
         seen.add(key);
       }

@@ -5,8 +5,9 @@
  * Labels are low-cardinality by construction: never a user, run or step id. The Temporal SDK's own worker metrics
  * come from its Runtime (worker/telemetry-runtime.ts), not from here.
  */
-import { Counter, Histogram, type Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { boundedLabel } from '../shared/metrics/bounded-label';
+import { declareMetrics } from '../shared/metrics/declare';
 import type { RunKind } from '../shared/metrics/run-kind';
 import { runsStartedCounter } from '../shared/metrics/runs-started';
 
@@ -50,108 +51,68 @@ export interface WorkerMetrics {
 }
 
 export function createWorkerMetrics(registry: Registry): WorkerMetrics {
-  const registers = [registry];
+  const { counter, histogram } = declareMetrics(registry);
   const runStarted = runsStartedCounter(registry);
-  const runsFinished = new Counter({
-    name: 'stepwise_runs_finished_total',
-    help: 'Top-level runs that reached a terminal status, by status, error reason and workflow kind',
-    labelNames: ['kind', 'status', 'reason'] as const,
-    registers,
-  });
-  const runDuration = new Histogram({
-    name: 'stepwise_run_duration_seconds',
-    help: 'Time from a run being accepted to its terminal status, by status and workflow kind',
-    labelNames: ['kind', 'status'] as const,
-    buckets: RUN_BUCKETS,
-    registers,
-  });
-  const stepAttempts = new Counter({
-    name: 'stepwise_step_attempts_total',
-    help: 'Attempts of step activities (action steps; model calls of agent steps), by kind, action type and outcome',
-    labelNames: ['kind', 'action_type', 'outcome'] as const,
-    registers,
-  });
-  const stepDuration = new Histogram({
-    name: 'stepwise_step_attempt_duration_seconds',
-    help: 'Duration of one step attempt, by kind, action type and outcome',
-    labelNames: ['kind', 'action_type', 'outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers,
-  });
-  const stepFailures = new Counter({
-    name: 'stepwise_step_failures_total',
-    help: 'Failed step attempts by classified reason; final="true" when the step is not retried',
-    labelNames: ['reason', 'final'] as const,
-    registers,
-  });
-  const modelCalls = new Counter({
-    name: 'stepwise_model_calls_total',
-    help: 'Model calls by provider, model and outcome',
-    labelNames: ['provider', 'model', 'outcome'] as const,
-    registers,
-  });
-  const modelDuration = new Histogram({
-    name: 'stepwise_model_call_duration_seconds',
-    help: 'Latency of one model call (request to full answer), by provider and model',
-    labelNames: ['provider', 'model'] as const,
-    buckets: CALL_BUCKETS,
-    registers,
-  });
-  const modelTokens = new Counter({
-    name: 'stepwise_model_tokens_total',
-    help: 'Tokens reported by the provider, by provider, model and direction (input or output)',
-    labelNames: ['provider', 'model', 'direction'] as const,
-    registers,
-  });
-  const toolCalls = new Counter({
-    name: 'stepwise_tool_calls_total',
-    help: 'Agent tool calls by tool and outcome (ok, error, denied by the egress policy)',
-    labelNames: ['tool', 'outcome'] as const,
-    registers,
-  });
-  const mcpCalls = new Counter({
-    name: 'stepwise_mcp_requests_total',
-    help: 'MCP requests of agent steps by method (list_tools, call_tool) and outcome (ok, error, denied, refused)',
-    labelNames: ['method', 'outcome'] as const,
-    registers,
-  });
-  const ssrf = new Counter({
-    name: 'stepwise_ssrf_refusals_total',
-    help: 'Outbound URLs refused by the SSRF guard, by origin (action step or agent tool)',
-    labelNames: ['via'] as const,
-    registers,
-  });
-  // Children are looked up once per label combination and reused: no label object per event on the hot path.
+  const runsFinished = counter(
+    'stepwise_runs_finished_total',
+    'Top-level runs that reached a terminal status, by status, error reason and workflow kind',
+    ['kind', 'status', 'reason'],
+  );
+  const runDuration = histogram(
+    'stepwise_run_duration_seconds',
+    'Time from a run being accepted to its terminal status, by status and workflow kind',
+    ['kind', 'status'],
+    RUN_BUCKETS,
+  );
+  const stepAttempts = counter(
+    'stepwise_step_attempts_total',
+    'Attempts of step activities (action steps; model calls of agent steps), by kind, action type and outcome',
+    ['kind', 'action_type', 'outcome'],
+  );
+  const stepDuration = histogram(
+    'stepwise_step_attempt_duration_seconds',
+    'Duration of one step attempt, by kind, action type and outcome',
+    ['kind', 'action_type', 'outcome'],
+    CALL_BUCKETS,
+  );
+  const stepFailures = counter(
+    'stepwise_step_failures_total',
+    'Failed step attempts by classified reason; final="true" when the step is not retried',
+    ['reason', 'final'],
+  );
+  const modelCalls = counter('stepwise_model_calls_total', 'Model calls by provider, model and outcome', [
+    'provider',
+    'model',
+    'outcome',
+  ]);
+  const modelDuration = histogram(
+    'stepwise_model_call_duration_seconds',
+    'Latency of one model call (request to full answer), by provider and model',
+    ['provider', 'model'],
+    CALL_BUCKETS,
+  );
+  const modelTokens = counter(
+    'stepwise_model_tokens_total',
+    'Tokens reported by the provider, by provider, model and direction (input or output)',
+    ['provider', 'model', 'direction'],
+  );
+  const toolCalls = counter(
+    'stepwise_tool_calls_total',
+    'Agent tool calls by tool and outcome (ok, error, denied by the egress policy)',
+    ['tool', 'outcome'],
+  );
+  const mcpCalls = counter(
+    'stepwise_mcp_requests_total',
+    'MCP requests of agent steps by method (list_tools, call_tool) and outcome (ok, error, denied, refused)',
+    ['method', 'outcome'],
+  );
+  const ssrf = counter(
+    'stepwise_ssrf_refusals_total',
+    'Outbound URLs refused by the SSRF guard, by origin (action step or agent tool)',
+    ['via'],
+  );
   const modelName = boundedLabel(MAX_MODELS);
   const toolName = boundedLabel(MAX_TOOLS);
-  const cache = new Map<string, ModelChildren>();
-  interface ModelChildren {
-    ok: Counter.Internal;
-    error: Counter.Internal;
-    latency: Histogram.Internal<string>;
-    input: Counter.Internal;
-    output: Counter.Internal;
-  }
-  const modelChildren = (provider: string, model: string): ModelChildren => {
-    const key = `${provider}\u0000${model}`;
-    let c = cache.get(key);
-    if (!c) {
-      const m = modelName(model);
-      c = {
-        ok: modelCalls.labels(provider, m, 'ok'),
-        error: modelCalls.labels(provider, m, 'error'),
-        latency: modelDuration.labels(provider, m),
-        input: modelTokens.labels(provider, m, 'input'),
-        output: modelTokens.labels(provider, m, 'output'),
-      };
-      cache.set(key, c);
-    }
-    return c;
-  };
-  // Action types come from the registry and kinds/outcomes are fixed: a bounded set of children, made once each.
-  const attemptCache = new Map<string, { count: Counter.Internal; duration: Histogram.Internal<string> }>();
-  const viaAction = ssrf.labels('action');
-  const viaTool = ssrf.labels('tool');
 
   return {
     runStarted,
@@ -160,38 +121,21 @@ export function createWorkerMetrics(registry: Registry): WorkerMetrics {
       if (seconds !== null) runDuration.labels(kind, status).observe(seconds);
     },
     stepAttempt(kind, actionType, outcome, seconds) {
-      const key = `${kind}\u0000${actionType}\u0000${outcome}`;
-      let c = attemptCache.get(key);
-      if (!c) {
-        c = {
-          count: stepAttempts.labels(kind, actionType, outcome),
-          duration: stepDuration.labels(kind, actionType, outcome),
-        };
-        attemptCache.set(key, c);
-      }
-      c.count.inc();
-      c.duration.observe(seconds);
+      stepAttempts.labels(kind, actionType, outcome).inc();
+      stepDuration.labels(kind, actionType, outcome).observe(seconds);
     },
-    stepFailure(reason, final) {
-      stepFailures.labels(reason, final ? 'true' : 'false').inc();
-    },
+    stepFailure: (reason, final) => stepFailures.labels(reason, final ? 'true' : 'false').inc(),
     modelCall(provider, model, ok, seconds, usage) {
-      const c = modelChildren(provider, model);
-      (ok ? c.ok : c.error).inc();
-      c.latency.observe(seconds);
+      const m = modelName(model);
+      modelCalls.labels(provider, m, ok ? 'ok' : 'error').inc();
+      modelDuration.labels(provider, m).observe(seconds);
       if (usage) {
-        c.input.inc(usage.input_tokens);
-        c.output.inc(usage.output_tokens);
+        modelTokens.labels(provider, m, 'input').inc(usage.input_tokens);
+        modelTokens.labels(provider, m, 'output').inc(usage.output_tokens);
       }
     },
-    toolCall(tool, outcome) {
-      toolCalls.labels(toolName(tool), outcome).inc();
-    },
-    mcpCall(method, outcome) {
-      mcpCalls.labels(method, outcome).inc();
-    },
-    ssrfRefusal(via) {
-      (via === 'action' ? viaAction : viaTool).inc();
-    },
+    toolCall: (tool, outcome) => toolCalls.labels(toolName(tool), outcome).inc(),
+    mcpCall: (method, outcome) => mcpCalls.labels(method, outcome).inc(),
+    ssrfRefusal: (via) => ssrf.labels(via).inc(),
   };
 }

@@ -13,7 +13,7 @@ import { collectReferences, type PathSegment } from '../../domain/render';
 import { describeSchemaProblems } from '../../domain/user-schema';
 import { isToolName } from '../../domain/tools/catalog';
 import { BadRequestError } from '../errors';
-import { NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
+import { AGENT_STEP_FIELDS, NOT_ON_WORKFLOW_STEPS } from '../routes/workflows.schema';
 import { checkGraph, type GraphLimitsConfig } from './check-graph';
 import { workflowWarnings, type ModelSettings, type WriteWarning } from './model-warnings';
 import { loadWorkflowTree } from '../../shared/runs/sub-workflows';
@@ -88,16 +88,7 @@ export async function checkWorkflow(
 function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string): string[] {
   if (template.step_type === 'agent') return [];
   const problems: string[] = [];
-  for (const field of [
-    'prompt',
-    'tools',
-    'tasks',
-    'model',
-    'max_turns',
-    'output_schema',
-    'egress',
-    'mcp_tools',
-  ] as const) {
+  for (const field of AGENT_STEP_FIELDS) {
     if (step[field] !== undefined) problems.push(`${where}.${field}: only agent steps take ${field}`);
   }
   if (!template.action_type) return [...problems, `${where}.template_id: action template without action_type`];

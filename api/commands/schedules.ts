@@ -8,7 +8,6 @@ import { randomBytes } from 'node:crypto';
 import {
   ScheduleNotFoundError,
   type Client,
-  type ScheduleDescription,
   type ScheduleHandle,
   type ScheduleOptions,
   type ScheduleOverlapPolicy,
@@ -122,8 +121,13 @@ async function call<T>(deps: ScheduleCommandDeps, scheduleId: string, fn: () => 
   }
 }
 
-function handle(deps: ScheduleCommandDeps, scheduleId: string): ScheduleHandle {
-  return deps.temporal.schedule.getHandle(scheduleId);
+/** One call on the Temporal Schedule (describe, pause, trigger…), with `call`'s deadline and error mapping. */
+export function onTemporalSchedule<T>(
+  deps: ScheduleCommandDeps,
+  scheduleId: string,
+  fn: (schedule: ScheduleHandle) => Promise<T>,
+): Promise<T> {
+  return call(deps, scheduleId, () => fn(deps.temporal.schedule.getHandle(scheduleId)));
 }
 
 export async function createTemporalSchedule(
@@ -152,46 +156,13 @@ export async function updateTemporalSchedule(
   workflow: ScheduledWorkflow,
 ): Promise<void> {
   const parts = scheduleParts(deps, doc, workflow);
-  await call(deps, doc._id, () =>
-    handle(deps, doc._id).update((prev) => ({
+  await onTemporalSchedule(deps, doc._id, (schedule) =>
+    schedule.update((prev) => ({
       ...prev,
       spec: parts.spec,
       action: parts.action,
       policies: { ...prev.policies, ...parts.policies },
     })),
-  );
-}
-
-export async function describeTemporalSchedule(
-  deps: ScheduleCommandDeps,
-  scheduleId: string,
-): Promise<ScheduleDescription> {
-  return call(deps, scheduleId, () => handle(deps, scheduleId).describe());
-}
-
-/**
- * Pause and resume take a note that must not be empty: Temporal reads an empty pause or unpause note as "no change",
- * so the call would succeed and do nothing.
- */
-export async function pauseTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, note: string) {
-  await call(deps, scheduleId, () => handle(deps, scheduleId).pause(note));
-}
-
-export async function resumeTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, note: string) {
-  await call(deps, scheduleId, () => handle(deps, scheduleId).unpause(note));
-}
-
-export async function triggerTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string, overlap: OverlapPolicy) {
-  await call(deps, scheduleId, () => handle(deps, scheduleId).trigger(temporalOverlap(overlap)));
-}
-
-export async function backfillTemporalSchedule(
-  deps: ScheduleCommandDeps,
-  scheduleId: string,
-  range: { start: Date; end: Date; overlap: OverlapPolicy },
-) {
-  await call(deps, scheduleId, () =>
-    handle(deps, scheduleId).backfill({ start: range.start, end: range.end, overlap: temporalOverlap(range.overlap) }),
   );
 }
 
@@ -253,7 +224,7 @@ export async function compileSpecApart(
 /** Deletes the Temporal Schedule; one already gone counts as deleted. */
 export async function deleteTemporalSchedule(deps: ScheduleCommandDeps, scheduleId: string): Promise<void> {
   try {
-    await call(deps, scheduleId, () => handle(deps, scheduleId).delete());
+    await onTemporalSchedule(deps, scheduleId, (schedule) => schedule.delete());
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
   }

@@ -14,7 +14,7 @@ import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
 import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
 import { findWorkflow } from '../../db/workflows';
-import type { JsonObject } from '../../domain/json';
+import { canonicalJson, type JsonObject } from '../../domain/json';
 import type { RunSnapshot, RunStatus } from '../../domain/run';
 import {
   ConcurrentRunsExceededError,
@@ -331,14 +331,5 @@ async function waitForStart(deps: StartRunDeps, ownerId: string, runId: string):
 
 /** Canonical JSON (sorted keys) so that the same body in another key order counts as the same request. */
 export function hashRequest(request: JsonObject): string {
-  return createHash('sha256').update(canonical(request)).digest('hex');
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return createHash('sha256').update(canonicalJson(request)).digest('hex');
 }

@@ -13,6 +13,7 @@ import type { Db } from 'mongodb';
 import { findOwnTemplateIdByName, findVisibleTemplatesByName } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
 import { BadRequestError, ConflictError } from '../errors';
+import { isDuplicateKey } from '../../db/duplicate-key';
 
 function nameTaken(name: string, holder: string): ConflictError {
   return new ConflictError(
@@ -43,7 +44,7 @@ export async function writeWithTemplateName<T>(
   try {
     return await write();
   } catch (err) {
-    if ((err as { code?: unknown }).code !== 11000) throw err;
+    if (!isDuplicateKey(err)) throw err;
     const holder = await findOwnTemplateIdByName(db, ownerId, name);
     if (holder === null || holder === exceptId) throw err;
     throw nameTaken(name, holder);

@@ -9,6 +9,7 @@ import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { baseUrlOf } from '../caller';
 import { createInputValidators } from '../commands/input-validators';
 import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors';
 import { requireUser } from '../middleware/auth';
@@ -76,7 +77,7 @@ function callerOf(ctx: Context, deps: ApiDeps): McpCaller {
   return {
     ownerId: user.id,
     keyId: user.keyId,
-    baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+    baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
     chargeRunStart: () => deps.limits.runStarts(ctx),
     log: ctx.state.log,
   };

@@ -7,7 +7,7 @@ import { approvalsCollection } from '../../db/approvals';
 import { buildRunView } from '../../shared/run-view/build';
 import type { RunView } from '../../shared/run-view/view';
 import { TERMINAL_RUN_STATUSES } from '../../domain/run';
-import { getRunStatus } from '../commands/run-status';
+import { getRunStatus } from '../commands/run-status/read';
 import type { WaitUntil } from '../commands/run-status/long-poll';
 import type { McpCaller, McpDeps } from './context';
 import { jsonResult, toolError } from './results';

@@ -117,7 +117,6 @@ export const createTemplateBody = z
     mcp_tools: fields.mcp_tools.optional(),
   })
   .meta({ id: 'CreateAgentTemplate' });
-export type CreateTemplateBody = z.output<typeof createTemplateBody>;
 
 /** PATCH /api/v1/agents/:id: any subset of the fields (null clears a nullable one); at least one. */
 export const updateTemplateBody = z
@@ -140,7 +139,6 @@ export const updateTemplateBody = z
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   // The refinement above, as the document states it.
   .meta({ id: 'UpdateAgentTemplate', minProperties: 1 });
-export type UpdateTemplateBody = z.output<typeof updateTemplateBody>;
 
 /** GET /api/v1/agents. */
 export const listTemplatesQuery = pageQuery.extend({

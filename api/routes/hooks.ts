@@ -10,8 +10,7 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
-import { isId } from '../../db/ids';
+import { baseUrlOf, userId } from '../caller';
 import {
   deleteOwnHook,
   findHook,
@@ -23,7 +22,6 @@ import {
   updateOwnHook,
   type HookDoc,
 } from '../../db/hooks';
-import { findWorkflow } from '../../db/workflows';
 import { verifyHookSignature } from '../commands/hook-signature';
 import { startRun } from '../commands/start-run';
 import { respond } from '../envelope';
@@ -32,7 +30,7 @@ import { consumeOrRefuse } from '../middleware/rate-limit';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentHook } from '../presenters/hook';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import {
   createHookBody,
   hookIdParams,
@@ -51,10 +49,6 @@ export const removeHook = validate({ params: workflowHookParams });
 export const deliver = validate({ params: hookIdParams });
 
 const HOOK_ID = /^hook_[A-Za-z0-9_-]{32}$/;
-
-function baseUrl(deps: RouteDeps, ctx: Context): string {
-  return deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
-}
 
 /**
  * The start's idempotency key of a delivery, or undefined when it has none. A signed hook goes by the signed
@@ -75,11 +69,6 @@ export function hookRoutes(deps: RouteDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
 
-  const ownWorkflow = async (ctx: Context, id: string) => {
-    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
-    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
-    return workflow;
-  };
   const ownHook = async (ctx: Context, workflowId: string, hookId: string): Promise<HookDoc> => {
     const hook = HOOK_ID.test(hookId) ? await findOwnHook(deps.db, userId(ctx), workflowId, hookId) : null;
     if (!hook) throw new NotFoundError(`hook ${hookId} not found`);
@@ -88,7 +77,7 @@ export function hookRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id/hooks', ...auth, listHooks, async (ctx) => {
     const { params, query } = listHooks.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: hooksCollection(deps.db),
       filter: { owner_id: userId(ctx), workflow_id: workflow._id },
@@ -99,13 +88,13 @@ export function hookRoutes(deps: RouteDeps): Router {
     respond(
       ctx,
       200,
-      docs.map((doc) => presentHook(doc, baseUrl(deps, ctx))),
+      docs.map((doc) => presentHook(doc, baseUrlOf(deps.config.PUBLIC_URL, ctx))),
     );
   });
 
   router.post('/workflows/:id/hooks', ...auth, createHook, async (ctx) => {
     const { params, body } = createHook.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const count = await hooksCollection(deps.db).countDocuments({ owner_id: userId(ctx), workflow_id: workflow._id });
     if (count >= deps.config.HOOKS_MAX_PER_WORKFLOW) {
       throw new ConflictError(`the workflow already has ${count} hooks (HOOKS_MAX_PER_WORKFLOW); delete one first`);
@@ -122,12 +111,16 @@ export function hookRoutes(deps: RouteDeps): Router {
       updated_at: now,
     };
     await insertHook(deps.db, doc);
-    respond(ctx, 201, presentHook(doc, baseUrl(deps, ctx), { withSecret: true }));
+    respond(ctx, 201, presentHook(doc, baseUrlOf(deps.config.PUBLIC_URL, ctx), { withSecret: true }));
   });
 
   router.get('/workflows/:id/hooks/:hookId', ...auth, getHook, async (ctx) => {
     const { params } = getHook.input(ctx);
-    respond(ctx, 200, presentHook(await ownHook(ctx, params.id, params.hookId), baseUrl(deps, ctx)));
+    respond(
+      ctx,
+      200,
+      presentHook(await ownHook(ctx, params.id, params.hookId), baseUrlOf(deps.config.PUBLIC_URL, ctx)),
+    );
   });
 
   router.patch('/workflows/:id/hooks/:hookId', ...auth, patchHook, async (ctx) => {
@@ -138,7 +131,7 @@ export function hookRoutes(deps: RouteDeps): Router {
       ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
     });
     if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
-    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx)));
+    respond(ctx, 200, presentHook(updated, baseUrlOf(deps.config.PUBLIC_URL, ctx)));
   });
 
   router.post('/workflows/:id/hooks/:hookId/rotate-secret', ...auth, rotateHook, async (ctx) => {
@@ -147,7 +140,7 @@ export function hookRoutes(deps: RouteDeps): Router {
     // Rotating also turns signatures on for a hook that had none.
     const updated = await updateOwnHook(deps.db, userId(ctx), params.id, params.hookId, { secret: newHookSecret() });
     if (!updated) throw new NotFoundError(`hook ${params.hookId} not found`);
-    respond(ctx, 200, presentHook(updated, baseUrl(deps, ctx), { withSecret: true }));
+    respond(ctx, 200, presentHook(updated, baseUrlOf(deps.config.PUBLIC_URL, ctx), { withSecret: true }));
   });
 
   router.delete('/workflows/:id/hooks/:hookId', ...auth, removeHook, async (ctx) => {
@@ -182,7 +175,7 @@ export function hookRoutes(deps: RouteDeps): Router {
       workflowId: hook.workflow_id,
       input: (body as Record<string, never> | undefined) ?? {},
       idempotencyKey: duplicateKey(hook, ctx),
-      baseUrl: baseUrl(deps, ctx),
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
     });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id, hook_id: hook._id });
     ctx.state.log.info('run started by a hook');

@@ -116,4 +116,3 @@ export const backfillScheduleBody = z
   });
 
 export type ScheduleSpecInput = z.output<typeof scheduleSpec>;
-export type OverlapInput = z.output<typeof overlap>;

@@ -7,31 +7,26 @@
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import { userId } from '../caller';
-import { isId } from '../../db/ids';
+import { isId, newId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
 import {
   countOwnSchedules,
   deleteOwnSchedule,
   findOwnSchedule,
   insertSchedule,
-  newScheduleId,
   schedulesCollection,
   updateOwnSchedule,
   type ScheduleDoc,
   type ScheduleSpecDoc,
 } from '../../db/schedules';
-import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import {
-  backfillTemporalSchedule,
   compileSpecApart,
   countTemporalFires,
   createTemporalSchedule,
   deleteTemporalSchedule,
   describeCompiledSpec,
-  describeTemporalSchedule,
-  pauseTemporalSchedule,
-  resumeTemporalSchedule,
-  triggerTemporalSchedule,
+  onTemporalSchedule,
+  temporalOverlap,
   updateTemporalSchedule,
   type ScheduleCommandDeps,
 } from '../commands/schedules';
@@ -41,7 +36,7 @@ import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentSchedule, recentRunIds, type RecentRunDocs, type ScheduleView } from '../presenters/schedule';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import {
   backfillScheduleBody,
   createScheduleBody,
@@ -86,11 +81,6 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };
   const minInterval = deps.config.SCHEDULE_MIN_INTERVAL_SECONDS;
 
-  const ownWorkflow = async (ctx: Context, id: string): Promise<WorkflowDoc> => {
-    const workflow = isId('wf', id) ? await findWorkflow(deps.db, userId(ctx), id) : null;
-    if (!workflow) throw new NotFoundError(`workflow ${id} not found`);
-    return workflow;
-  };
   const ownSchedule = async (ctx: Context, id: string): Promise<ScheduleDoc> => {
     const schedule = isId('sch', id) ? await findOwnSchedule(deps.db, userId(ctx), id) : null;
     if (!schedule) throw new NotFoundError(`schedule ${id} not found`);
@@ -110,7 +100,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   };
   /** The schedule with Temporal's view of it; the recent runs' status from the run documents (one query). */
   const view = async (ctx: Context, doc: ScheduleDoc, justSet?: ScheduleView['state']): Promise<ScheduleView> => {
-    const description = await describeTemporalSchedule(temporal, doc._id);
+    const description = await onTemporalSchedule(temporal, doc._id, (s) => s.describe());
     // Pause and resume reach Temporal's scheduler as signals; a describe right after may not show them yet.
     if (justSet) description.state = { ...description.state, paused: justSet.paused, note: justSet.note ?? undefined };
     const ids = recentRunIds(description);
@@ -126,7 +116,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id/schedules', ...auth, listSchedules, async (ctx) => {
     const { params, query } = listSchedules.input(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: schedulesCollection(deps.db),
       filter: { owner_id: userId(ctx), workflow_id: workflow._id },
@@ -140,7 +130,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/workflows/:id/schedules', ...auth, createSchedule, async (ctx) => {
     const { params, body } = createSchedule.input(ctx);
     const owner = userId(ctx);
-    const workflow = await ownWorkflow(ctx, params.id);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const spec = specDoc(body.spec);
     checkInterval(spec);
     const input = body.input ?? {};
@@ -151,7 +141,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     }
     const now = new Date();
     const doc: ScheduleDoc = {
-      _id: newScheduleId(),
+      _id: newId('sch'),
       owner_id: owner,
       workflow_id: workflow._id,
       spec,
@@ -177,7 +167,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
       throw err;
     }
     const note = body.note || (checkCron && !paused ? 'created through the Stepwise API' : null);
-    if (checkCron && !paused) await resumeTemporalSchedule(temporal, doc._id, note ?? '');
+    if (checkCron && !paused) await onTemporalSchedule(temporal, doc._id, (s) => s.unpause(note ?? ''));
     respond(ctx, 201, await view(ctx, doc, { paused, note }));
   });
   router.get('/schedules/:scheduleId', ...auth, getSchedule, async (ctx) => {
@@ -188,7 +178,7 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.patch('/schedules/:scheduleId', ...auth, patchSchedule, async (ctx) => {
     const { params, body } = patchSchedule.input(ctx);
     const before = await ownSchedule(ctx, params.scheduleId);
-    const workflow = await ownWorkflow(ctx, before.workflow_id);
+    const workflow = await ownWorkflow(deps, ctx, before.workflow_id);
     const next: ScheduleDoc = {
       ...before,
       ...(body.spec !== undefined ? { spec: specDoc(body.spec) } : {}),
@@ -225,8 +215,9 @@ export function scheduleRoutes(deps: RouteDeps): Router {
   router.post('/schedules/:scheduleId/pause', ...auth, pauseSchedule, async (ctx) => {
     const { params, body } = pauseSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
+    // Never an empty note: Temporal reads an empty pause or unpause note as "no change" (the call would do nothing).
     const note = body.note || 'paused through the Stepwise API';
-    await pauseTemporalSchedule(temporal, doc._id, note);
+    await onTemporalSchedule(temporal, doc._id, (s) => s.pause(note));
     respond(ctx, 200, await view(ctx, doc, { paused: true, note }));
   });
 
@@ -234,14 +225,14 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     const { params, body } = resumeSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
     const note = body.note || 'resumed through the Stepwise API';
-    await resumeTemporalSchedule(temporal, doc._id, note);
+    await onTemporalSchedule(temporal, doc._id, (s) => s.unpause(note));
     respond(ctx, 200, await view(ctx, doc, { paused: false, note }));
   });
 
   router.post('/schedules/:scheduleId/trigger', ...auth, triggerSchedule, async (ctx) => {
     const { params, body } = triggerSchedule.input(ctx);
     const doc = await ownSchedule(ctx, params.scheduleId);
-    await triggerTemporalSchedule(temporal, doc._id, body.overlap ?? 'allow_all');
+    await onTemporalSchedule(temporal, doc._id, (s) => s.trigger(temporalOverlap(body.overlap ?? 'allow_all')));
     respond(ctx, 202, { id: doc._id, triggered: true });
   });
 
@@ -255,7 +246,8 @@ export function scheduleRoutes(deps: RouteDeps): Router {
     if ((await countTemporalFires(temporal, doc._id, { start, end })) > MAX_BACKFILL_RUNS) {
       throw new BadRequestError(`end_at: the range holds more than ${MAX_BACKFILL_RUNS} runs`, 'invalid_field');
     }
-    await backfillTemporalSchedule(temporal, doc._id, { start, end, overlap: body.overlap ?? 'allow_all' });
+    const overlap = temporalOverlap(body.overlap ?? 'allow_all');
+    await onTemporalSchedule(temporal, doc._id, (s) => s.backfill({ start, end, overlap }));
     respond(ctx, 202, { id: doc._id, backfilled: true });
   });
 

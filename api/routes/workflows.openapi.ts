@@ -4,7 +4,7 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { dryRunQuery } from './dry-run.schema';
 import { warningsField } from '../commands/model-warnings';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
-import { executionView, runSummaryView, runView } from '../presenters/run';
+import { executionView, runSummaryView, runView } from '../../shared/run-view/view';
 import { workflowView } from '../presenters/workflow';
 import {
   approveBody,

@@ -72,8 +72,8 @@ const loopSettings = z.strictObject({
   }),
 });
 
-/** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
-export const NOT_ON_WORKFLOW_STEPS = [
+/** Fields only agent steps take. */
+export const AGENT_STEP_FIELDS = [
   'prompt',
   'tools',
   'tasks',
@@ -82,8 +82,9 @@ export const NOT_ON_WORKFLOW_STEPS = [
   'output_schema',
   'egress',
   'mcp_tools',
-  'config',
 ] as const;
+/** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
+export const NOT_ON_WORKFLOW_STEPS = [...AGENT_STEP_FIELDS, 'config'] as const;
 
 const stepFields = z.strictObject({
   id: slug.meta({ description: 'Unique within the workflow; outputs are referenced as `{{steps.<id>.output}}`.' }),
@@ -279,11 +280,6 @@ export const updateWorkflowBody = createWorkflowBody
   .refine((body) => Object.keys(body).length > 0, 'at least one field is required')
   // The refinement above, as the document states it.
   .meta({ minProperties: 1 });
-
-export type WorkflowStepBody = z.infer<typeof workflowStepBody>;
-export type WorkflowConfigBody = z.infer<typeof workflowConfigBody>;
-export type CreateWorkflowBody = z.infer<typeof createWorkflowBody>;
-export type UpdateWorkflowBody = z.infer<typeof updateWorkflowBody>;
 
 // No length limit here: an ill-formed id (too long included) is the same 404 as an unknown one (isId in the routes).
 export const workflowIdParams = z.strictObject({ id: z.string().min(1) });

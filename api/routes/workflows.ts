@@ -5,14 +5,13 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { baseUrlOf, userId } from '../caller';
 import { disableWorkflowHooks } from '../../db/hooks';
 import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
 import { runsCollection, STATUS_PROJECTION } from '../../db/runs';
 import {
   deleteWorkflow,
-  findWorkflow,
   insertWorkflow,
   loadedWorkflow,
   updateWorkflow,
@@ -25,7 +24,7 @@ import { checkWorkflow } from '../commands/check-workflow';
 import { resolveTemplateNames } from '../commands/template-names';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { buildRunView } from '../../shared/run-view/build';
-import { getRunStatus } from '../commands/run-status';
+import { getRunStatus } from '../commands/run-status/read';
 import { findRepeatedStep } from '../commands/run-status/executions';
 import { stepExecutionsCollection } from '../../db/step-executions';
 import { withWarnings } from '../commands/model-warnings';
@@ -36,8 +35,9 @@ import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { paginate } from '../pagination';
-import { presentExecution, presentRunSummary, presentWorkflow } from '../presenters';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { presentWorkflow } from '../presenters/workflow';
+import { presentExecution, presentRunSummary } from '../../shared/run-view/view';
+import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
 import '../state';
 import {
   approveBody,
@@ -143,7 +143,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       fromStep: body.from_step,
       overrides: body.overrides,
       idempotencyKey: idempotencyKey(ctx),
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`,
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
       chargeRunStart: () => deps.limits.runStarts(ctx),
     });
     ctx.state.log.info({ rerun_run_id: started.run_id, from_step: started.from_step }, 'rerun started');
@@ -192,16 +192,13 @@ export function workflowRoutes(deps: RouteDeps): Router {
 
   router.get('/workflows/:id', ...auth, getWorkflow, async (ctx) => {
     const { params } = getWorkflow.input(ctx);
-    const doc = await findWorkflow(deps.db, userId(ctx), workflowIdOr404(params.id));
-    if (!doc) throw new NotFoundError(`workflow ${params.id} not found`);
-    respond(ctx, 200, presentWorkflow(doc));
+    respond(ctx, 200, presentWorkflow(await ownWorkflow(deps, ctx, params.id)));
   });
 
   router.patch('/workflows/:id', ...auth, patchWorkflow, async (ctx) => {
     const { params, query, body } = patchWorkflow.input(ctx);
     const owner = userId(ctx);
-    const current = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
-    if (!current) throw new NotFoundError(`workflow ${params.id} not found`);
+    const current = await ownWorkflow(deps, ctx, params.id);
     const next = {
       name: body.name ?? current.name,
       description: body.description !== undefined ? body.description : current.description,
@@ -232,8 +229,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
   router.get('/workflows/:id/runs', ...auth, listRuns, async (ctx) => {
     const { params, query } = listRuns.input(ctx);
     const owner = userId(ctx);
-    const workflow = await findWorkflow(deps.db, owner, workflowIdOr404(params.id));
-    if (!workflow) throw new NotFoundError(`workflow ${params.id} not found`);
+    const workflow = await ownWorkflow(deps, ctx, params.id);
     const docs = await paginate(ctx, {
       collection: runsCollection(deps.db),
       filter: { owner_id: owner, workflow_id: workflow._id },
@@ -254,7 +250,7 @@ export function workflowRoutes(deps: RouteDeps): Router {
       input: body.input,
       ...(body.callback_url !== undefined ? { callbackUrl: body.callback_url } : {}),
       idempotencyKey: key,
-      baseUrl: deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`, // Koa 3: ctx.origin is the Origin header
+      baseUrl: baseUrlOf(deps.config.PUBLIC_URL, ctx),
       chargeRunStart: () => deps.limits.runStarts(ctx),
     });
     ctx.state.log = ctx.state.log.child({ run_id: started.run_id });

@@ -1,7 +1,7 @@
 /** `approvals list|approve|reject`: the caller's approvals inbox, through the API with their key. */
 import type { Command } from 'commander';
 import type { CliContext, ApiFlags } from '../context';
-import { formatTable } from '../table';
+import { printList } from '../table';
 import { withApiFlags } from './api-flags';
 
 /** Everything waiting is listed: an inbox shown in part would hide decisions. Past this, narrow it down in the API. */
@@ -16,25 +16,18 @@ export function registerApprovalCommands(program: Command, ctx: CliContext): voi
     .description('the approval steps and destructive MCP tool calls waiting for you, across all your runs')
     .option('--json', 'one JSON object per line instead of a table')
     .action(async (flags: ApiFlags & { json?: boolean }) => {
-      const waiting = await ctx.api(flags).approvals(INBOX_MAX);
-      if (flags.json) {
-        for (const item of waiting) ctx.io.out(JSON.stringify(item));
-        return;
-      }
-      if (waiting.length === 0) {
-        ctx.io.err('nothing is waiting for your decision');
-        return;
-      }
-      const rows = waiting.map((a) => [
-        a.run_id,
-        a.step_id,
-        a.workflow_name,
-        a.waiting_since,
-        a.deadline ?? '-',
-        a.message ?? '',
-      ]);
-      for (const line of formatTable(['RUN', 'STEP', 'WORKFLOW', 'WAITING SINCE', 'DEADLINE', 'MESSAGE'], rows))
-        ctx.io.out(line);
+      const api = ctx.api(flags);
+      const waiting = await api.list(
+        'GET /approvals',
+        (page) => api.http.GET('/api/v1/approvals', { params: { query: page } }),
+        INBOX_MAX,
+      );
+      printList(ctx.io, waiting, {
+        json: flags.json,
+        empty: 'nothing is waiting for your decision',
+        header: ['RUN', 'STEP', 'WORKFLOW', 'WAITING SINCE', 'DEADLINE', 'MESSAGE'],
+        row: (a) => [a.run_id, a.step_id, a.workflow_name, a.waiting_since, a.deadline ?? '-', a.message ?? ''],
+      });
     });
 
   const decide = (name: 'approve' | 'reject', approved: boolean, what: string) =>
@@ -48,7 +41,12 @@ export function registerApprovalCommands(program: Command, ctx: CliContext): voi
       )
       .option('--comment <text>', 'a note recorded with the decision')
       .action(async (runId: string, stepId: string, flags: ApiFlags & { comment?: string }) => {
-        const decided = await ctx.api(flags).decide(runId, stepId, approved, flags.comment);
+        const api = ctx.api(flags);
+        const answer = api.http.POST('/api/v1/workflows/runs/{runId}/approve', {
+          params: { path: { runId } },
+          body: { step_id: stepId, approved, ...(flags.comment === undefined ? {} : { comment: flags.comment }) },
+        });
+        const decided = (await api.unwrap('POST …/approve', answer)).data;
         ctx.io.out(`${decided.approved ? 'approved' : 'rejected'} ${decided.run_id} ${decided.step_id}`);
       });
   decide('approve', true, 'approve a waiting step: the run goes on');

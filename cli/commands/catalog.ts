@@ -3,10 +3,9 @@
  * following the API's `Link: <…>; rel="next"` cursor, up to `--limit` items.
  */
 import type { Command } from 'commander';
-import type { TemplateFilter } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { CliError } from '../errors';
-import { formatTable } from '../table';
+import { printList } from '../table';
 import { withApiFlags } from './api-flags';
 
 type ListFlags = ApiFlags & { limit: string; json?: boolean };
@@ -21,10 +20,15 @@ function limitOf(value: string): number {
 }
 
 /** Prints the items (JSON lines or a table) and says on stderr when the limit may have cut the list short. */
-function print<T>(ctx: CliContext, flags: ListFlags, items: T[], what: string, table: (items: T[]) => string[]): void {
-  if (flags.json) for (const item of items) ctx.io.out(JSON.stringify(item));
-  else if (items.length === 0) ctx.io.err(`no ${what}`);
-  else for (const line of table(items)) ctx.io.out(line);
+function print<T>(
+  ctx: CliContext,
+  flags: ListFlags,
+  items: T[],
+  what: string,
+  header: string[],
+  row: (item: T) => string[],
+) {
+  printList(ctx.io, items, { json: flags.json, empty: `no ${what}`, header, row });
   if (items.length === limitOf(flags.limit)) {
     ctx.io.err(`showing the first ${items.length} ${what}; there may be more (--limit)`);
   }
@@ -36,13 +40,18 @@ export function registerWorkflowList(workflows: Command, ctx: CliContext): void 
     .option('--limit <n>', 'how many at most', LIST_DEFAULT)
     .option('--json', "one JSON object per line (the API's whole workflow) instead of a table")
     .action(async (flags: ListFlags) => {
-      const found = await ctx.api(flags).workflows(limitOf(flags.limit));
-      print(ctx, flags, found, 'workflows', (items) =>
-        formatTable(
-          ['ID', 'NAME', 'STEPS', 'UPDATED'],
-          items.map((w) => [w.id, w.name, String(w.steps.length), w.updated_at ?? '-']),
-        ),
+      const api = ctx.api(flags);
+      const found = await api.list(
+        'GET /workflows',
+        (page) => api.http.GET('/api/v1/workflows', { params: { query: page } }),
+        limitOf(flags.limit),
       );
+      print(ctx, flags, found, 'workflows', ['ID', 'NAME', 'STEPS', 'UPDATED'], (w) => [
+        w.id,
+        w.name,
+        String(w.steps.length),
+        w.updated_at ?? '-',
+      ]);
     });
 }
 
@@ -57,22 +66,23 @@ export function registerAgentList(agents: Command, ctx: CliContext): void {
       if (flags.stepType !== undefined && flags.stepType !== 'agent' && flags.stepType !== 'action') {
         throw new CliError(`--step-type: "${flags.stepType}" is not agent or action`);
       }
-      const filter: TemplateFilter = {
+      const filter: { step_type?: 'agent' | 'action'; tag?: string } = {
         ...(flags.stepType !== undefined ? { step_type: flags.stepType } : {}),
         ...(flags.tag !== undefined ? { tag: flags.tag } : {}),
       };
-      const found = await ctx.api(flags).templates(filter, limitOf(flags.limit));
-      print(ctx, flags, found, 'templates', (items) =>
-        formatTable(
-          ['ID', 'NAME', 'TYPE', 'MODEL', 'OWNER'],
-          items.map((t) => [
-            t.id,
-            t.name,
-            t.step_type === 'action' ? `action:${t.action_type ?? '?'}` : (t.step_type ?? '-'),
-            t.model ?? '-',
-            t.system ? 'system' : 'you',
-          ]),
-        ),
+      const api = ctx.api(flags);
+      // System templates and the caller's own, oldest first (system ones first).
+      const found = await api.list(
+        'GET /agents',
+        (page) => api.http.GET('/api/v1/agents', { params: { query: { ...filter, ...page } } }),
+        limitOf(flags.limit),
       );
+      print(ctx, flags, found, 'templates', ['ID', 'NAME', 'TYPE', 'MODEL', 'OWNER'], (t) => [
+        t.id,
+        t.name,
+        t.step_type === 'action' ? `action:${t.action_type ?? '?'}` : (t.step_type ?? '-'),
+        t.model ?? '-',
+        t.system ? 'system' : 'you',
+      ]);
     });
 }

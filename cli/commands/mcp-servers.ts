@@ -8,7 +8,7 @@ import type { McpServerItem } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { applyMcpServers } from '../definitions/mcp-servers';
 import { CliError } from '../errors';
-import { formatTable } from '../table';
+import { printList } from '../table';
 import { withApiFlags } from './api-flags';
 
 const MCP_SERVERS_MAX = 1000;
@@ -54,16 +54,12 @@ export function registerMcpServerCommands(program: Command, ctx: CliContext): vo
         (page) => api.http.GET('/api/v1/mcp-servers', { params: { query: page } }),
         MCP_SERVERS_MAX,
       );
-      if (flags.json) {
-        for (const s of list) ctx.io.out(JSON.stringify(s));
-        return;
-      }
-      if (list.length === 0) {
-        ctx.io.err('no MCP servers; register one with: npm run cli -- mcp-servers create <name> <url>');
-        return;
-      }
-      const rows = list.map((s) => [s.id, s.name, s.auth.type, s.allowed_tools?.join(',') ?? '(all)', s.url]);
-      for (const line of formatTable(['SERVER', 'NAME', 'AUTH', 'TOOLS', 'URL'], rows)) ctx.io.out(line);
+      printList(ctx.io, list, {
+        json: flags.json,
+        empty: 'no MCP servers; register one with: npm run cli -- mcp-servers create <name> <url>',
+        header: ['SERVER', 'NAME', 'AUTH', 'TOOLS', 'URL'],
+        row: (s) => [s.id, s.name, s.auth.type, s.allowed_tools?.join(',') ?? '(all)', s.url],
+      });
     });
 
   withApiFlags(servers.command('create'))

@@ -3,7 +3,7 @@
  * is what `start` prints on stdout, so a script can capture it (`RUN=$(npm run -s cli -- runs start wf_…)`).
  */
 import type { Command } from 'commander';
-import type { RunStatusBody } from '../api-client';
+import { idempotencyHeader, type RunStatusBody } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
 import { formatTable } from '../table';
 import { watchRun } from '../watch/follow';
@@ -85,10 +85,13 @@ export function registerRunControlCommands(runs: Command, ctx: CliContext): void
     .option('--json', 'the answer as JSON; with --watch, the events as JSON lines')
     .action(async (workflowId: string, flags: StartFlags) => {
       const input = inputFrom(flags);
-      const started = await ctx.api(flags).startRun(workflowId, {
-        ...(input !== undefined ? { input } : {}),
-        ...(flags.idempotencyKey !== undefined ? { idempotencyKey: flags.idempotencyKey } : {}),
+      const api = ctx.api(flags);
+      const answer = api.http.POST('/api/v1/workflows/{id}/run', {
+        params: { path: { id: workflowId }, header: idempotencyHeader(flags.idempotencyKey) },
+        // The server checks the input against the workflow's input schema.
+        body: input === undefined ? {} : { input },
       });
+      const started = (await api.unwrap('POST …/run', answer)).data;
       ctx.io.out(flags.json ? JSON.stringify(started) : started.run_id);
       if (flags.watch) await watchAndExit(ctx, flags, started.run_id, flags.json ?? false);
       else ctx.io.err(`Started ${started.run_id}. Follow it with: npm run cli -- runs watch ${started.run_id}`);
@@ -112,7 +115,11 @@ export function registerRunControlCommands(runs: Command, ctx: CliContext): void
     .argument('<run-id>', 'the run (run_…)')
     .option('--json', 'the answer as JSON')
     .action(async (runId: string, flags: ApiFlags & { json?: boolean }) => {
-      const answer = await ctx.api(flags).cancelRun(runId);
-      ctx.io.out(flags.json ? JSON.stringify(answer) : `cancel requested ${answer.run_id}`);
+      const api = ctx.api(flags);
+      const { data } = await api.unwrap(
+        'POST …/cancel',
+        api.http.POST('/api/v1/workflows/runs/{runId}/cancel', { params: { path: { runId } } }),
+      );
+      ctx.io.out(flags.json ? JSON.stringify(data) : `cancel requested ${data.run_id}`);
     });
 }

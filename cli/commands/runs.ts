@@ -5,10 +5,10 @@
  */
 import type { Command } from 'commander';
 import { RUN_STATUSES } from '../../client/values';
-import type { RunSearchItem } from '../api-client';
+import { idempotencyHeader } from '../api-client';
 import type { CliContext, ApiFlags } from '../context';
 import { CliError } from '../errors';
-import { formatTable } from '../table';
+import { printList } from '../table';
 import { formatDuration } from '../watch/render';
 import { withApiFlags } from './api-flags';
 import { registerRunControlCommands, watchAndExit } from './run-control';
@@ -51,20 +51,6 @@ function positive(flag: string, value: string): number {
   return n;
 }
 
-export function runRows(runs: RunSearchItem[]): string[] {
-  return formatTable(
-    ['RUN', 'WORKFLOW', 'STATUS', 'CREATED', 'DURATION', 'TOKENS'],
-    runs.map((r) => [
-      r.run_id,
-      r.workflow_name,
-      r.status,
-      r.created_at,
-      r.duration_ms === null ? '-' : formatDuration(r.duration_ms),
-      String(r.usage.input_tokens + r.usage.output_tokens),
-    ]),
-  );
-}
-
 export function registerRunCommands(program: Command, ctx: CliContext): void {
   const runs = program.command('runs').description('your runs, through the API (--api-key or STEPWISE_API_KEY)');
 
@@ -81,23 +67,32 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
     .option('--json', 'one JSON object per line instead of a table')
     .action(async (flags: ListFlags) => {
       const filter = {
-        status: statuses(flags.status),
+        status: statuses(flags.status)?.join(','),
         workflow_id: flags.workflow,
         created_after: instant('--since', flags.since),
         created_before: instant('--until', flags.until),
         q: flags.search,
       };
       const limit = positive('--limit', flags.limit);
-      const found = await ctx.api(flags).searchRuns(filter, limit);
-      if (flags.json) {
-        for (const run of found) ctx.io.out(JSON.stringify(run));
-        return;
-      }
-      if (found.length === 0) {
-        ctx.io.err('no runs match');
-        return;
-      }
-      for (const line of runRows(found)) ctx.io.out(line);
+      const api = ctx.api(flags);
+      const found = await api.list(
+        'GET /runs',
+        (page) => api.http.GET('/api/v1/runs', { params: { query: { ...filter, ...page } } }),
+        limit,
+      );
+      printList(ctx.io, found, {
+        json: flags.json,
+        empty: 'no runs match',
+        header: ['RUN', 'WORKFLOW', 'STATUS', 'CREATED', 'DURATION', 'TOKENS'],
+        row: (r) => [
+          r.run_id,
+          r.workflow_name,
+          r.status,
+          r.created_at,
+          r.duration_ms === null ? '-' : formatDuration(r.duration_ms),
+          String(r.usage.input_tokens + r.usage.output_tokens),
+        ],
+      });
     });
 
   withApiFlags(runs.command('watch'))
@@ -132,12 +127,20 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
           json?: boolean;
         },
       ) => {
-        const started = await ctx
-          .api(flags)
-          .rerun(runId, { fromStep: flags.fromStep, idempotencyKey: flags.idempotencyKey, models: flags.model });
+        const api = ctx.api(flags);
+        const models = Object.entries(flags.model);
+        const answer = api.http.POST('/api/v1/workflows/runs/{runId}/rerun', {
+          params: { path: { runId }, header: idempotencyHeader(flags.idempotencyKey) },
+          body: {
+            ...(flags.fromStep === undefined ? {} : { from_step: flags.fromStep }),
+            ...(models.length
+              ? { overrides: Object.fromEntries(models.map(([step, model]) => [step, { model }])) }
+              : {}),
+          },
+        });
+        const started = (await api.unwrap('POST …/rerun', answer)).data;
         ctx.io.out(started.run_id);
         const from = flags.fromStep ? ` from step ${flags.fromStep}` : '';
-        const models = Object.entries(flags.model);
         const on = models.length ? ` with ${models.map(([step, model]) => `${step} on ${model}`).join(', ')}` : '';
         ctx.io.err(`Started ${started.run_id}, a rerun of ${started.rerun_of ?? runId}${from}${on}.`);
         if (flags.watch) await watchAndExit(ctx, flags, started.run_id, flags.json ?? false);

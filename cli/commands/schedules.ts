@@ -3,10 +3,9 @@
  * start its runs), through the API with the key.
  */
 import type { Command } from 'commander';
-import type { ScheduleBody } from '../api-client';
-import type { ScheduleItem } from '../api-client';
+import type { ScheduleBody, ScheduleItem } from '../api-client';
 import type { ApiFlags, CliContext } from '../context';
-import { formatTable } from '../table';
+import { printList } from '../table';
 import { withApiFlags } from './api-flags';
 import { parseInput } from './run-input';
 
@@ -33,22 +32,19 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
     .argument('<workflow-id>', 'the workflow (wf_…)')
     .option('--json', 'one JSON object per line instead of a table')
     .action(async (workflowId: string, flags: ApiFlags & { json?: boolean }) => {
-      const list = await ctx.api(flags).schedules(workflowId, SCHEDULES_MAX);
-      if (flags.json) {
-        for (const s of list) ctx.io.out(JSON.stringify(s));
-        return;
-      }
-      if (list.length === 0) {
-        ctx.io.err(`no schedules; make one with: npm run cli -- schedules create ${workflowId} --cron '0 8 * * 1-5'`);
-        return;
-      }
-      const rows = list.map((s) => [
-        s.id,
-        s.state.paused ? 'paused' : 'active',
-        specText(s),
-        s.next_run_times[0] ?? '-',
-      ]);
-      for (const line of formatTable(['SCHEDULE', 'STATE', 'WHEN', 'NEXT RUN'], rows)) ctx.io.out(line);
+      const api = ctx.api(flags);
+      const list = await api.list(
+        'GET …/schedules',
+        (page) =>
+          api.http.GET('/api/v1/workflows/{id}/schedules', { params: { path: { id: workflowId }, query: page } }),
+        SCHEDULES_MAX,
+      );
+      printList(ctx.io, list, {
+        json: flags.json,
+        empty: `no schedules; make one with: npm run cli -- schedules create ${workflowId} --cron '0 8 * * 1-5'`,
+        header: ['SCHEDULE', 'STATE', 'WHEN', 'NEXT RUN'],
+        row: (s) => [s.id, s.state.paused ? 'paused' : 'active', specText(s), s.next_run_times[0] ?? '-'],
+      });
     });
 
   withApiFlags(schedules.command('create'))
@@ -81,15 +77,20 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
           ...(flags.tz !== undefined ? { time_zone: flags.tz } : {}),
         } as ScheduleBody['spec'];
         const input = parseInput(flags.input);
-        const created = await ctx.api(flags).createSchedule(workflowId, {
+        const body: ScheduleBody = {
           spec,
           ...(input ? { input } : {}),
           // Checked by the server (a 400 names the allowed values).
           ...(flags.overlap !== undefined ? { overlap: flags.overlap as NonNullable<ScheduleBody['overlap']> } : {}),
           ...(flags.paused ? { paused: true } : {}),
           ...(flags.note !== undefined ? { note: flags.note } : {}),
+        };
+        const api = ctx.api(flags);
+        const answer = api.http.POST('/api/v1/workflows/{id}/schedules', {
+          params: { path: { id: workflowId } },
+          body,
         });
-        show(created);
+        show((await api.unwrap('POST …/schedules', answer)).data);
       },
     );
 
@@ -98,7 +99,9 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
     .argument('<schedule-id>', 'the schedule (sch_…)')
     .option('--json', 'the body as JSON')
     .action(async (scheduleId: string, flags: ApiFlags & { json?: boolean }) => {
-      const s = await ctx.api(flags).schedule(scheduleId);
+      const api = ctx.api(flags);
+      const answer = api.http.GET('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
+      const s = (await api.unwrap('GET /schedules/…', answer)).data;
       if (flags.json) ctx.io.out(JSON.stringify(s));
       else show(s);
     });
@@ -112,7 +115,12 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
       .argument('<schedule-id>', 'the schedule (sch_…)')
       .option('--note <text>', 'why (shown with its state)')
       .action(async (scheduleId: string, flags: ApiFlags & { note?: string }) => {
-        await ctx.api(flags).scheduleAction(scheduleId, name, flags.note !== undefined ? { note: flags.note } : {});
+        const api = ctx.api(flags);
+        const body = flags.note !== undefined ? { note: flags.note } : {};
+        await api.unwrap(
+          `POST /schedules/…/${name}`,
+          api.http.POST(`/api/v1/schedules/{scheduleId}/${name}`, { params: { path: { scheduleId } }, body }),
+        );
         ctx.io.out(`${scheduleId}\t${name === 'pause' ? 'paused' : 'active'}`);
       });
   }
@@ -121,7 +129,9 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
     .description('start one run now')
     .argument('<schedule-id>', 'the schedule (sch_…)')
     .action(async (scheduleId: string, flags: ApiFlags) => {
-      await ctx.api(flags).scheduleAction(scheduleId, 'trigger');
+      const api = ctx.api(flags);
+      const answer = api.http.POST('/api/v1/schedules/{scheduleId}/trigger', { params: { path: { scheduleId } } });
+      await api.unwrap('POST /schedules/…/trigger', answer);
       ctx.io.out(`${scheduleId}\ttriggered`);
     });
 
@@ -131,7 +141,12 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
     .requiredOption('--from <time>', 'start of the range (ISO 8601)')
     .requiredOption('--to <time>', 'end of the range (ISO 8601, in the past)')
     .action(async (scheduleId: string, flags: ApiFlags & { from: string; to: string }) => {
-      await ctx.api(flags).scheduleAction(scheduleId, 'backfill', { start_at: flags.from, end_at: flags.to });
+      const api = ctx.api(flags);
+      const answer = api.http.POST('/api/v1/schedules/{scheduleId}/backfill', {
+        params: { path: { scheduleId } },
+        body: { start_at: flags.from, end_at: flags.to },
+      });
+      await api.unwrap('POST /schedules/…/backfill', answer);
       ctx.io.out(`${scheduleId}\tbackfilled`);
     });
 
@@ -139,7 +154,9 @@ export function registerScheduleCommands(program: Command, ctx: CliContext): voi
     .description('delete a schedule (runs already started go on)')
     .argument('<schedule-id>', 'the schedule (sch_…)')
     .action(async (scheduleId: string, flags: ApiFlags) => {
-      await ctx.api(flags).deleteSchedule(scheduleId);
+      const api = ctx.api(flags);
+      const answer = api.http.DELETE('/api/v1/schedules/{scheduleId}', { params: { path: { scheduleId } } });
+      await api.unwrap('DELETE /schedules/…', answer);
       ctx.io.out(`deleted ${scheduleId}`);
     });
 }

@@ -1,11 +1,9 @@
 /** `users create <name>`. */
-import { MongoServerError } from 'mongodb';
 import type { Command } from 'commander';
 import { createUser, findUserByName, type UserDoc } from '../../db/users';
 import type { CliContext } from '../context';
 import { CliError } from '../errors';
-
-const DUPLICATE_KEY = 11000;
+import { isDuplicateKey } from '../../db/duplicate-key';
 
 export function registerUserCommands(program: Command, ctx: CliContext): void {
   const users = program.command('users').description('manage users');
@@ -21,8 +19,7 @@ export function registerUserCommands(program: Command, ctx: CliContext): void {
       try {
         user = await createUser(db, trimmed);
       } catch (err) {
-        if (err instanceof MongoServerError && err.code === DUPLICATE_KEY)
-          throw new CliError(`user "${trimmed}" already exists`);
+        if (isDuplicateKey(err)) throw new CliError(`user "${trimmed}" already exists`);
         throw err;
       }
       ctx.io.out(`${user._id}\t${user.name}`);

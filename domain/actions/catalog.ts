@@ -24,8 +24,6 @@ export const ACTION_CATALOG = {
 
 /** The config a fully rendered step of action type T is parsed into. */
 export type ActionConfig<T extends ActionType> = z.output<(typeof ACTION_CATALOG)[T]['config']>;
-/** The output a step of action type T produces. */
-export type ActionOutput<T extends ActionType> = z.output<(typeof ACTION_CATALOG)[T]['output']>;
 
 export function isActionType(value: unknown): value is ActionType {
   return typeof value === 'string' && (ACTION_TYPES as readonly string[]).includes(value);

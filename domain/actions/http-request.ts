@@ -64,7 +64,6 @@ const output = z.object({
   truncated: z.boolean(),
   bytes: z.number().int(),
 });
-export type HttpRequestOutput = z.infer<typeof output>;
 
 export const httpRequestDeclaration = {
   name: 'http_request',

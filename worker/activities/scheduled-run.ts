@@ -18,6 +18,7 @@ import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import type { RunSnapshot } from '../../domain/run';
 import type { ScheduledRunRefusal, ScheduledRunRequest, ScheduledRunVerdict } from '../../domain/schedule';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../../domain/user-schema';
+import { isDuplicateKey } from '../../db/duplicate-key';
 
 const REFUSALS: readonly string[] = [
   'workflow_invalid',
@@ -31,10 +32,6 @@ function isRefusal(reason: string | undefined): reason is ScheduledRunRefusal {
 }
 
 type Refusal = { ok: false; reason: ScheduledRunRefusal; message: string };
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
 
 export function createScheduledRunActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
   const record = async (req: ScheduledRunRequest, snapshot: RunSnapshot, now: Date): Promise<void> => {
