@@ -26,6 +26,7 @@
 import { MongoBulkWriteError, type Db, type WriteError } from 'mongodb';
 import type { JsonObject } from '../domain/json';
 import type { RunStatus, Usage } from '../domain/run';
+import { isDuplicateKey } from './duplicate-key';
 
 export const RUN_EVENT_TYPES = [
   'step.started',
@@ -93,10 +94,6 @@ const END_KEY = 'run.ended';
 export const GAP_FILL_MS = 10_000;
 /** A writer whose seq a reader filled allocates again; this bounds how often (each time it waited GAP_FILL_MS). */
 const MAX_REALLOCATIONS = 5;
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
 
 export interface NewRunEvent {
   type: RunEventType;

@@ -23,13 +23,10 @@ import type { JsonValue } from '../../domain/json';
 import { isOutputRef, type OutputRef } from '../../domain/run';
 import type { ChildRunRequest, ChildRunVerdict, OutcomeRequest, RunOutcome, StepProjection } from '../../domain/steps';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../../domain/user-schema';
+import { isDuplicateKey } from '../../db/duplicate-key';
 
 /** The blob key of a run's whole outputs map: not a valid execution id, so it never meets a step's blob. */
 const RUN_OUTPUTS_KEY = '*outputs';
-
-function isDuplicateKey(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { code?: unknown }).code === 11000;
-}
 
 /**
  * Counts a run's end, from the document its terminal write returned (no read of its own): the run itself when it is
