@@ -80,6 +80,8 @@ describe('live text on the run event stream', () => {
       runId,
       {},
       {
+        // A deadline for a hang, not a speed bound: a suite busy with other stacks has taken over a minute here.
+        timeoutMs: 110_000,
         onEvent: (e) => {
           if (e.event !== 'agent.text.delta' || seenWhileHeld.length >= 40) return;
           seenWhileHeld += String(e.data.text);
@@ -183,6 +185,8 @@ describe('live text on the run event stream', () => {
       runId,
       {},
       {
+        // A deadline for a hang, not a speed bound: a suite busy with other stacks has taken over a minute here.
+        timeoutMs: 110_000,
         onEvent: (e) => {
           if (e.event !== 'agent.text.delta' || received >= 50_000) return;
           received += String(e.data.text).length;
@@ -202,5 +206,5 @@ describe('live text on the run event stream', () => {
     const status = await waitForStatus(g.api, g.user, runId, isTerminal);
     expect(status.status).toBe('completed');
     expect((await getTranscript(g.api, g.user, runId)).final_answer).toBe(answer);
-  }, 120_000);
+  }, 150_000);
 });
