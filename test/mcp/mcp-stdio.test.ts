@@ -4,16 +4,18 @@
  * reference server-everything in stdio mode and a failure server written with the SDK (./stdio-test-server.ts).
  * Users select a declared server by name; the API refuses any other name and lists the declared ones without their
  * commands; the child sees the operator's env, never the worker's; a call that hangs ends with the process killed and
- * the model told, the call made once; a command that cannot start is a listing problem, not a failed step.
+ * the model told, the call made once; a call marked require_approval waits for a decision; a command that cannot start
+ * is a listing problem, not a failed step.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { getTranscript, runAgent } from '../helpers/agent-runs';
+import { createAgentWorkflow, getTranscript, runAgent } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
 import { startTestApi, TEST_PAYLOAD_CODEC_KEYS, testConfig, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
+import { isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 
 const OPENAI_KEY = 'sk-test-stdio-5f1e2d3c4b5a';
 const MARKER = 'operator-given-7d41';
@@ -48,10 +50,12 @@ describe('stdio MCP servers the operator declares', () => {
   let dir: string;
   let logFile: string;
   const readLog = (): LogLine[] =>
-    readFileSync(logFile, 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as LogLine);
+    existsSync(logFile)
+      ? readFileSync(logFile, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map((l) => JSON.parse(l) as LogLine)
+      : [];
 
   beforeAll(async () => {
     llm = await startLlmServer();
@@ -157,6 +161,38 @@ describe('stdio MCP servers the operator declares', () => {
     // A command that cannot start leaves its tools out and says why; the step goes on with the others.
     expect(JSON.stringify(transcript.mcp_problems)).toContain('MCP server broken: its tools could not be listed');
     expect(JSON.stringify(transcript.mcp_problems)).toContain('could not be started (ENOENT)');
+  }, 90_000);
+
+  it('makes a call marked require_approval wait for a decision; approved, the server gets it once', async () => {
+    const script = llm.script(uniqueId('gpt-stdio-'), [
+      { toolCalls: [{ name: 'probe__note', args: { text: 'approved note' } }] },
+      { text: 'noted' },
+    ]);
+    const workflowId = await createAgentWorkflow(api, user, {
+      model: `openai:${script.model}`,
+      step: { mcp_tools: [{ stdio: 'probe', include: ['note'], require_approval: ['note'] }] },
+    });
+    const notes = () => readLog().filter((l) => l.event === 'call' && l.tool === 'note').length;
+    const before = notes();
+    const runId = await startRun(api, user, workflowId, { question: 'take a note' });
+    const waiting = await waitForStatus(api, user, runId, (s) => s.status === 'waiting' || isTerminal(s));
+    expect(waiting.status).toBe('waiting');
+    expect(notes()).toBe(before);
+    const inbox = await api.http.get('/api/v1/approvals').set(user.auth);
+    const approval = (inbox.body as { data: { run_id: string; message: string }[] }).data.find(
+      (a) => a.run_id === runId,
+    );
+    expect(approval?.message).toContain('"note" on server "probe"');
+    const decided = await api.http
+      .post(`/api/v1/workflows/runs/${runId}/approve`)
+      .set(user.auth)
+      .send({ step_id: 'ask', approved: true });
+    expect(decided.status).toBe(200);
+    const status = await waitForStatus(api, user, runId, isTerminal, 60_000);
+    expect(status.status).toBe('completed');
+    expect(notes()).toBe(before + 1);
+    const result = (script.requests[1]!.body.messages as Msg[]).find((m) => m.role === 'tool')!;
+    expect(result.content).toContain('noted: approved note');
   }, 90_000);
 
   it('kills a server whose call outlives its time limit; the call was made once and the model is told', async () => {
