@@ -163,14 +163,14 @@ describe('stdio MCP servers the operator declares', () => {
     expect(JSON.stringify(transcript.mcp_problems)).toContain('could not be started (ENOENT)');
   }, 90_000);
 
-  it('makes a call marked require_approval wait for a decision; approved, the server gets it once', async () => {
+  it('shows only allowed tools; a call marked require_approval waits for a decision, then is made once', async () => {
     const script = llm.script(uniqueId('gpt-stdio-'), [
       { toolCalls: [{ name: 'probe__note', args: { text: 'approved note' } }] },
       { text: 'noted' },
     ]);
     const workflowId = await createAgentWorkflow(api, user, {
       model: `openai:${script.model}`,
-      step: { mcp_tools: [{ stdio: 'probe', include: ['note'], require_approval: ['note'] }] },
+      step: { mcp_tools: [{ stdio: 'probe', require_approval: ['note'] }] },
     });
     const notes = () => readLog().filter((l) => l.event === 'call' && l.tool === 'note').length;
     const before = notes();
@@ -178,6 +178,9 @@ describe('stdio MCP servers the operator declares', () => {
     const waiting = await waitForStatus(api, user, runId, (s) => s.status === 'waiting' || isTerminal(s));
     expect(waiting.status).toBe('waiting');
     expect(notes()).toBe(before);
+    // The declaration's allowed_tools, applied by the worker that launched the server, leaves `forbidden` out.
+    const shown = ((script.requests[0]!.body.tools as ToolSpec[]) ?? []).map((t) => t.function.name).sort();
+    expect(shown).toEqual(['calculator', 'probe__charge', 'probe__hang', 'probe__note']);
     const inbox = await api.http.get('/api/v1/approvals').set(user.auth);
     const approval = (inbox.body as { data: { run_id: string; message: string }[] }).data.find(
       (a) => a.run_id === runId,

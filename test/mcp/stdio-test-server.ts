@@ -7,6 +7,7 @@
  * - `charge` (no annotations: attempted once): logged, then never answers; the process ends with its stdin.
  * - `hang` (no annotations): logged, then never answers, and the process holds on: it ignores SIGTERM and keeps a
  *   timer, so only SIGKILL ends it (a server that does not stop when asked).
+ * - `forbidden`: left out of the declaration's `allowed_tools` by the tests, so never shown to a model.
  */
 import { appendFileSync } from 'node:fs';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -37,6 +38,10 @@ server.registerTool('hang', { description: 'Never answers', inputSchema: {} }, (
   process.on('SIGTERM', () => log({ event: 'sigterm ignored' }));
   setInterval(() => undefined, 60_000);
   return new Promise<never>(() => undefined);
+});
+server.registerTool('forbidden', { description: 'Not in the declaration’s allowed_tools', inputSchema: {} }, () => {
+  log({ event: 'call', tool: 'forbidden' });
+  return { content: [{ type: 'text', text: 'should never be called' }] };
 });
 
 log({ event: 'start' });

@@ -45,6 +45,17 @@ export function stdioDeclaration(
   return decl;
 }
 
+/** A tool the operator has since taken out of the server's `allowed_tools` is not called. */
+export function assertStdioToolAllowed(declared: Config['MCP_STDIO_SERVERS'], name: string, tool: string): void {
+  const allowed = stdioDeclaration(declared, name).allowed_tools;
+  if (allowed && !allowed.includes(tool)) {
+    throw new NonRetryableError(
+      'invalid_config',
+      `tool "${tool}" is not in the allowed_tools of stdio MCP server "${name}"`,
+    );
+  }
+}
+
 /** Keeps the last STDIO_STDERR_TAIL_BYTES of a stream and counts everything. */
 function stderrTail(): { push: (chunk: Buffer) => void; read: () => { tail: string; bytes: number } } {
   let kept = Buffer.alloc(0);

@@ -8,23 +8,20 @@
  *   (./mcp-approval.ts): approved, it is made; declined, the model hears so and the server is not contacted.
  * - `recordMcpToolFailure`: when a callMcpTool activity failed for good (timed out, its worker died), the workflow has
  *   this write the call's error result, so the model hears of it and the call is not repeated.
- * Each opens its own MCP session: Streamable HTTP (worker/mcp/session.ts) with credentials read here from MongoDB, or
- * a stdio server process the operator declared, launched for the one activity (worker/mcp/stdio-session.ts).
+ * Each opens its own MCP session (worker/mcp/server-session.ts): Streamable HTTP with credentials read from MongoDB,
+ * or a stdio server process the operator declared, launched for the one activity.
  */
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
 import { markAgentWaiting } from '../../../db/step-states';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
-import { DEFAULT_EGRESS, type EgressPolicy } from '../../../domain/egress';
 import type { JsonValue } from '../../../domain/json';
-import { needsApproval, type McpServerSelection, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
+import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
-import { serverHeaders, withMcpSession } from '../../mcp/session';
-import { stdioDeclaration, withStdioSession } from '../../mcp/stdio-session';
-import { NonRetryableError } from '../../failures';
+import { withServerSession } from '../../mcp/server-session';
+import { assertStdioToolAllowed, stdioDeclaration } from '../../mcp/stdio-session';
 import { selectTools } from '../../mcp/tool-list';
 import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
 import { summarizeToolCall, truncate } from './call-tool';
@@ -98,51 +95,6 @@ function resultOutput(result: CallToolResult): JsonValue {
 }
 
 export function createMcpToolActivities(deps: AgentActivityDeps) {
-  const keys = deps.config.PAYLOAD_CODEC_KEYS;
-
-  /**
-   * Runs `fn` in a session of its own with the server: a stdio server launched for it from the operator's
-   * declaration, or a Streamable HTTP server with its credentials opened here, behind the SSRF guard and the egress
-   * allowlist.
-   */
-  async function withServer<T>(
-    req: { run_id: string; step_id: string; owner_id: string; egress?: EgressPolicy; timeout_ms: number },
-    server: Pick<McpServerSelection, 'server_id' | 'url' | 'stdio'>,
-    fn: (client: Client) => Promise<T>,
-  ): Promise<T> {
-    const signal = Context.current().cancellationSignal;
-    if (server.stdio !== undefined) {
-      const logger = deps.logger.child({ run_id: req.run_id, step_id: req.step_id });
-      return withStdioSession(
-        { name: server.stdio, declared: deps.config.MCP_STDIO_SERVERS, timeoutMs: req.timeout_ms, signal, logger },
-        fn,
-      );
-    }
-    const headers = await serverHeaders(deps.db, keys, req.owner_id, server.server_id);
-    return withMcpSession(
-      {
-        url: server.url,
-        headers,
-        egress: req.egress ?? DEFAULT_EGRESS,
-        allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
-        timeoutMs: req.timeout_ms,
-        signal,
-      },
-      fn,
-    );
-  }
-
-  /** A tool the operator has since taken out of a stdio server's `allowed_tools` is not called. */
-  function assertStdioToolAllowed(name: string, tool: string): void {
-    const allowed = stdioDeclaration(deps.config.MCP_STDIO_SERVERS, name).allowed_tools;
-    if (allowed && !allowed.includes(tool)) {
-      throw new NonRetryableError(
-        'invalid_config',
-        `tool "${tool}" is not in the allowed_tools of stdio MCP server "${name}"`,
-      );
-    }
-  }
-
   async function listMcpTools(req: ListMcpToolsInput): Promise<McpToolList> {
     const ctx = Context.current();
     const tools: McpToolDefinition[] = [];
@@ -156,7 +108,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
           selection = { ...server, allowed_tools: decl.allowed_tools ?? null };
         }
         const listed = await heartbeating(() =>
-          withServer(req, server, async (client) => {
+          withServerSession(deps, req, server, async (client) => {
             const all = [];
             let cursor: string | undefined;
             // A few pages at most: a server listing more than this is cut (the bound below applies anyway).
@@ -227,6 +179,8 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         return { output: { error: 'the arguments must be a JSON object' }, is_error: true };
       }
       try {
+        // A tool the operator has since taken out of a stdio server's allowed_tools is not called (no process starts).
+        if (req.stdio !== undefined) assertStdioToolAllowed(deps.config.MCP_STDIO_SERVERS, req.stdio, req.tool.tool);
         const attributes = {
           'mcp.method.name': 'tools/call',
           'gen_ai.operation.name': 'execute_tool',
@@ -234,15 +188,14 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         };
         const result = await inCallSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (meta) =>
           heartbeating(() =>
-            withServer(
+            withServerSession(
+              deps,
               req,
               { server_id: req.tool.server_id, url: req.url, ...(req.stdio !== undefined ? { stdio: req.stdio } : {}) },
-              (client) => {
-                if (req.stdio !== undefined) assertStdioToolAllowed(req.stdio, req.tool.tool);
-                return client.callTool({ name: req.tool.tool, arguments: args, _meta: meta }, undefined, {
+              (client) =>
+                client.callTool({ name: req.tool.tool, arguments: args, _meta: meta }, undefined, {
                   timeout: req.timeout_ms,
-                }) as Promise<CallToolResult>;
-              },
+                }) as Promise<CallToolResult>,
             ),
           ),
         );
