@@ -218,7 +218,14 @@ export const configSchema = z.object({
         return z.NEVER;
       }
     })
-    .pipe(z.record(z.string().regex(MCP_STDIO_NAME, 'names: letters, digits, "_" or "-", 1–32'), mcpStdioServer))
+    .pipe(
+      z.record(z.string().regex(MCP_STDIO_NAME), mcpStdioServer, {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'server names: letters, digits, "_" or "-", 1–32, starting with a letter or digit'
+            : undefined,
+      }),
+    )
     .default({}),
   SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),
 
