@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { parseHostEntry } from './domain/address-policy';
 import { parseCodecKeys } from './domain/codec-keys';
+import { MCP_STDIO_NAME } from './domain/mcp';
 
 const port = z.coerce.number().int().min(0).max(65535);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -23,6 +24,16 @@ function isOrigin(value: string): boolean {
     return false;
   }
 }
+
+/** One operator-declared stdio MCP server: what the worker launches (never anything a user wrote). */
+const mcpStdioServer = z.strictObject({
+  command: z.string().min(1),
+  args: z.array(z.string()).max(100).optional(),
+  /** The child's environment beyond the SDK's few safe defaults (PATH, HOME, …): never the worker's own. */
+  env: z.record(z.string(), z.string()).optional(),
+  /** The only tools of this server any agent may use (absent or null: all). */
+  allowed_tools: z.array(z.string().min(1).max(128)).max(100).nullable().optional(),
+});
 
 export const configSchema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
@@ -192,6 +203,30 @@ export const configSchema = z.object({
   SCHEDULES_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(20),
   /** MCP servers one user may register (POST /api/v1/mcp-servers; docs/mcp.md). */
   MCP_SERVERS_MAX_PER_USER: z.coerce.number().int().positive().max(10000).default(50),
+  /**
+   * Local stdio MCP servers the operator declares, by name (docs/mcp.md "stdio servers", decision 0420): a JSON
+   * object `{"<name>": {"command": …, "args": […], "env": {…}, "allowed_tools": […]}}`. Both processes read it: the
+   * API accepts only these names in `mcp_tools`, the worker launches them. Empty (the default): the feature is off.
+   */
+  MCP_STDIO_SERVERS: z
+    .string()
+    .transform((text, ctx): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object: {"<name>": {"command": "…"}}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(z.string().regex(MCP_STDIO_NAME), mcpStdioServer, {
+        error: (issue) =>
+          issue.code === 'invalid_key'
+            ? 'server names: letters, digits, "_" or "-", 1–32, starting with a letter or digit'
+            : undefined,
+      }),
+    )
+    .default({}),
   SCHEDULE_MIN_INTERVAL_SECONDS: z.coerce.number().int().min(1).max(86400).default(60),
 
   LLM_DEFAULT_MODEL: z

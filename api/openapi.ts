@@ -19,6 +19,7 @@ import { schedulesPaths } from './routes/schedules.openapi';
 import { webhooksPaths } from './routes/webhooks.openapi';
 import { mcpPaths } from './mcp/openapi';
 import { mcpServersPaths } from './routes/mcp-servers.openapi';
+import { mcpStdioServersPaths } from './routes/mcp-stdio-servers.openapi';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -46,6 +47,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   mcpPaths,
   // /api/v1/mcp-servers[/{id}]
   mcpServersPaths,
+  // /api/v1/mcp-servers/stdio
+  mcpStdioServersPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -1608,6 +1608,88 @@ export interface paths {
     };
     trace?: never;
   };
+  '/api/v1/mcp-servers/stdio': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The local stdio MCP servers the operator declared (select one in mcp_tools as {"stdio": name})
+     * @description Declared in the MCP_STDIO_SERVERS setting and launched by the worker; the same for every user, empty when stdio servers are off. Their commands and environments are not shown.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Every declared stdio server */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['McpStdioServer'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/openapi.json': {
     parameters: {
       query?: never;
@@ -6419,18 +6501,37 @@ export interface components {
       updated_at: string;
       url: string;
     };
-    McpToolSelection: {
-      /** @description Tools annotated `destructiveHint` that the agent may call without asking; every other destructive tool waits for your decision in the approvals inbox before each call. */
-      allow_destructive?: string[];
-      /** @description Never these of its tools. */
-      exclude?: string[];
-      /** @description Only these of its tools (absent: all of them). */
-      include?: string[];
-      /** @description Tools you mark destructive: each call waits for your decision in the approvals inbox (also when listed in `allow_destructive` or not annotated). */
-      require_approval?: string[];
-      /** @description One of your MCP servers (`mcp_…`). */
-      server_id: string;
+    McpStdioServer: {
+      /** @description The only tools of this server any agent may use (null: all). */
+      allowed_tools: string[] | null;
+      /** @description What `mcp_tools` entries name: `{"stdio": "<name>"}`. */
+      name: string;
     };
+    McpToolSelection:
+      | {
+          /** @description Tools annotated `destructiveHint` that the agent may call without asking; every other destructive tool waits for your decision in the approvals inbox before each call. */
+          allow_destructive?: string[];
+          /** @description Never these of its tools. */
+          exclude?: string[];
+          /** @description Only these of its tools (absent: all of them). */
+          include?: string[];
+          /** @description Tools you mark destructive: each call waits for your decision in the approvals inbox (also when listed in `allow_destructive` or not annotated). */
+          require_approval?: string[];
+          /** @description One of your MCP servers (`mcp_…`). */
+          server_id: string;
+        }
+      | {
+          /** @description Tools annotated `destructiveHint` that the agent may call without asking; every other destructive tool waits for your decision in the approvals inbox before each call. */
+          allow_destructive?: string[];
+          /** @description Never these of its tools. */
+          exclude?: string[];
+          /** @description Only these of its tools (absent: all of them). */
+          include?: string[];
+          /** @description Tools you mark destructive: each call waits for your decision in the approvals inbox (also when listed in `allow_destructive` or not annotated). */
+          require_approval?: string[];
+          /** @description A local stdio MCP server the operator declared (GET /api/v1/mcp-servers/stdio), by name. */
+          stdio: string;
+        };
     /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
     RunEvent:
       | ({

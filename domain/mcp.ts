@@ -5,9 +5,8 @@
  */
 import type { JsonObject } from './json';
 
-/** What a template or a workflow step chooses from one MCP server. */
-export interface McpToolSelection {
-  server_id: string;
+/** Which tools of one server a selection lets through, and which of them wait for a decision. */
+export interface McpToolFilter {
   /** Only these tools of the server (absent: all that `allowed_tools` and `exclude` leave). */
   include?: string[];
   /** Never these tools. */
@@ -21,12 +20,32 @@ export interface McpToolSelection {
   require_approval?: string[];
 }
 
+/**
+ * What a template or a workflow step chooses from one MCP server: one of the user's own servers by id, or a local
+ * stdio server the operator declared (MCP_STDIO_SERVERS), by name (decision 0420). Users never give a command.
+ */
+export type McpToolSelection = McpToolFilter &
+  ({ server_id: string; stdio?: never } | { stdio: string; server_id?: never });
+
+/** Operator-declared stdio server names: the form of a user's server name. */
+export const MCP_STDIO_NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/;
+
+/** The key a stdio server has in a run (McpServerSelection.server_id, McpToolShown.server_id): never an `mcp_…` id. */
+export function stdioServerKey(name: string): string {
+  return `stdio:${name}`;
+}
+
 /** A selection in a run's snapshot: the server as it was when the run started. */
-export interface McpServerSelection extends McpToolSelection {
+export interface McpServerSelection extends McpToolFilter {
+  /** The user's server id, or stdioServerKey(name) for a stdio server. */
+  server_id: string;
   server_name: string;
+  /** The Streamable HTTP endpoint; empty for a stdio server. */
   url: string;
-  /** The server's own limit (null: every tool it lists). */
+  /** The server's own limit (null: every tool it lists). For a stdio server the worker applies its declaration's. */
   allowed_tools: string[] | null;
+  /** Set for an operator-declared stdio server: its name in MCP_STDIO_SERVERS, which the worker launches. */
+  stdio?: string;
 }
 
 /** How a failed call of an MCP tool is treated: retried like any activity, or attempted once. */

@@ -22,7 +22,10 @@ import { mcpToolProblems } from './check-mcp-tools';
 /** At most this many problems are listed in one message. */
 const MAX_LISTED = 8;
 
-export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number } & ModelSettings;
+export type CheckLimits = GraphLimitsConfig & { SUBWORKFLOW_MAX_DEPTH: number } & ModelSettings & {
+    /** Operator-declared stdio MCP servers, by name: the only `mcp_tools[].stdio` values accepted. */
+    MCP_STDIO_SERVERS: Readonly<Record<string, unknown>>;
+  };
 
 /**
  * Throws BadRequestError listing every problem; returns the warnings of a definition that is accepted but will not
@@ -51,6 +54,7 @@ export async function checkWorkflow(
       db,
       ownerId,
       def.steps.map((step, i) => ({ where: `steps[${i}] (${step.id}).mcp_tools`, selections: step.mcp_tools })),
+      Object.keys(limits.MCP_STDIO_SERVERS),
     )),
   );
   const seen = new Set<string>();

@@ -146,13 +146,18 @@ async function findOwnOrRefuse(deps: RouteDeps, ctx: Context, id: string): Promi
   return doc;
 }
 
-/** 400 naming the field when `mcp_tools` names a server that is not the caller's. */
+/** 400 naming the field when `mcp_tools` names a server that is not the caller's or a stdio server not declared. */
 async function assertOwnMcpServers(
   deps: RouteDeps,
   ownerId: string,
   selections: TemplateContent['mcp_tools'],
 ): Promise<void> {
-  const problems = await mcpToolProblems(deps.db, ownerId, [{ where: 'mcp_tools', selections }]);
+  const problems = await mcpToolProblems(
+    deps.db,
+    ownerId,
+    [{ where: 'mcp_tools', selections }],
+    Object.keys(deps.config.MCP_STDIO_SERVERS),
+  );
   if (problems.length > 0) throw new BadRequestError(problems.slice(0, 5).join('; '), 'invalid_field');
 }
 

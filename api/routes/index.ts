@@ -11,6 +11,7 @@ import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
 import { hookRoutes } from './hooks';
 import { mcpServerRoutes } from './mcp-servers';
+import { mcpStdioServerRoutes } from './mcp-stdio-servers';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { scheduleRoutes } from './schedules';
@@ -41,6 +42,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(scheduleRoutes(deps).routes());
   v1.use(workflowRoutes(deps).routes());
   v1.use(webhookRoutes(deps).routes());
+  v1.use(mcpStdioServerRoutes(deps).routes());
   v1.use(mcpServerRoutes(deps).routes());
   root.use(v1.routes());
   return root;

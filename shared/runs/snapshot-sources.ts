@@ -70,8 +70,9 @@ async function loadMcpServers(
     for (const step of wf.steps) {
       const template = step.template_id ? templates.get(step.template_id) : undefined;
       if (template?.step_type !== 'agent') continue;
+      // A stdio server is the operator's, checked on write and by the worker that launches it: nothing to load.
       for (const sel of step.mcp_tools ?? template.mcp_tools ?? [])
-        uses.push({ step: step.id, serverId: sel.server_id });
+        if (sel.server_id !== undefined) uses.push({ step: step.id, serverId: sel.server_id });
     }
   }
   if (uses.length === 0) return { ok: true, servers: new Map() };

@@ -9,7 +9,7 @@ import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../domain/agent';
 import { resolveEgress } from '../../domain/egress';
 import type { JsonObject } from '../../domain/json';
-import type { McpServerSelection } from '../../domain/mcp';
+import { stdioServerKey, type McpServerSelection } from '../../domain/mcp';
 import { resolveDependencies } from '../../domain/graph';
 import type {
   ActionStepSnapshot,
@@ -189,12 +189,20 @@ function stepSnapshot(
   };
 }
 
-/** A step's MCP selections with each server's name, URL and own tool limit as they are now (never its credentials). */
+/**
+ * A step's MCP selections with each server's name, URL and own tool limit as they are now (never its credentials);
+ * a stdio server by its name.
+ */
 function mcpSelections(
   selections: readonly NonNullable<WorkflowStepDoc['mcp_tools']>[number][],
   sources: SnapshotSources,
 ): McpServerSelection[] {
-  return selections.map((sel) => {
+  return selections.map((sel): McpServerSelection => {
+    if (sel.stdio !== undefined) {
+      // The operator's declaration (command, allowed tools) is the worker's to apply when it launches the server.
+      const { stdio, ...filters } = sel;
+      return { ...filters, server_id: stdioServerKey(stdio), server_name: stdio, url: '', allowed_tools: null, stdio };
+    }
     const server = sources.mcpServers?.get(sel.server_id);
     if (!server) throw new Error(`MCP server ${sel.server_id} not resolved`);
     return { ...sel, server_name: server.name, url: server.url, allowed_tools: server.allowed_tools };

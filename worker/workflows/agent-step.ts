@@ -252,6 +252,8 @@ async function mcpTools(
         ...at,
         owner_id: ctx.ownerId,
         url: server.url,
+        // Only stdio selections carry it: the activity input of every other call is as before.
+        ...(server.stdio !== undefined ? { stdio: server.stdio } : {}),
         tool,
         ...(step.egress !== undefined ? { egress: step.egress } : {}),
         timeout_ms: exchangeTimeoutMs,

@@ -8,7 +8,8 @@
  *   (./mcp-approval.ts): approved, it is made; declined, the model hears so and the server is not contacted.
  * - `recordMcpToolFailure`: when a callMcpTool activity failed for good (timed out, its worker died), the workflow has
  *   this write the call's error result, so the model hears of it and the call is not repeated.
- * Each opens its own MCP session (worker/mcp/session.ts) with credentials read here from MongoDB.
+ * Each opens its own MCP session (worker/mcp/server-session.ts): Streamable HTTP with credentials read from MongoDB,
+ * or a stdio server process the operator declared, launched for the one activity.
  */
 import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
@@ -16,11 +17,11 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
 import { markAgentWaiting } from '../../../db/step-states';
 import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
-import { DEFAULT_EGRESS } from '../../../domain/egress';
 import type { JsonValue } from '../../../domain/json';
 import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
-import { serverHeaders, withMcpSession } from '../../mcp/session';
+import { withServerSession } from '../../mcp/server-session';
+import { assertStdioToolAllowed, stdioDeclaration } from '../../mcp/stdio-session';
 import { selectTools } from '../../mcp/tool-list';
 import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
 import { summarizeToolCall, truncate } from './call-tool';
@@ -94,40 +95,33 @@ function resultOutput(result: CallToolResult): JsonValue {
 }
 
 export function createMcpToolActivities(deps: AgentActivityDeps) {
-  const keys = deps.config.PAYLOAD_CODEC_KEYS;
-
   async function listMcpTools(req: ListMcpToolsInput): Promise<McpToolList> {
     const ctx = Context.current();
     const tools: McpToolDefinition[] = [];
     const problems: string[] = [];
     for (const server of req.servers) {
+      let selection = server;
       try {
-        const headers = await serverHeaders(deps.db, keys, req.owner_id, server.server_id);
+        if (server.stdio !== undefined) {
+          // The operator's limit as this worker has it now, whatever the API saw when the run started.
+          const decl = stdioDeclaration(deps.config.MCP_STDIO_SERVERS, server.stdio);
+          selection = { ...server, allowed_tools: decl.allowed_tools ?? null };
+        }
         const listed = await heartbeating(() =>
-          withMcpSession(
-            {
-              url: server.url,
-              headers,
-              egress: req.egress ?? DEFAULT_EGRESS,
-              allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
-              timeoutMs: req.timeout_ms,
-              signal: ctx.cancellationSignal,
-            },
-            async (client) => {
-              const all = [];
-              let cursor: string | undefined;
-              // A few pages at most: a server listing more than this is cut (the bound below applies anyway).
-              for (let page = 0; page < 10; page++) {
-                const answer = await client.listTools(cursor ? { cursor } : {}, { timeout: req.timeout_ms });
-                all.push(...answer.tools);
-                cursor = answer.nextCursor;
-                if (!cursor) break;
-              }
-              return all;
-            },
-          ),
+          withServerSession(deps, req, server, async (client) => {
+            const all = [];
+            let cursor: string | undefined;
+            // A few pages at most: a server listing more than this is cut (the bound below applies anyway).
+            for (let page = 0; page < 10; page++) {
+              const answer = await client.listTools(cursor ? { cursor } : {}, { timeout: req.timeout_ms });
+              all.push(...answer.tools);
+              cursor = answer.nextCursor;
+              if (!cursor) break;
+            }
+            return all;
+          }),
         );
-        problems.push(...selectTools(server, listed, tools));
+        problems.push(...selectTools(selection, listed, tools));
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
         const c = classifyMcpError(err);
@@ -185,7 +179,8 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         return { output: { error: 'the arguments must be a JSON object' }, is_error: true };
       }
       try {
-        const headers = await serverHeaders(deps.db, keys, req.owner_id, req.tool.server_id);
+        // A tool the operator has since taken out of a stdio server's allowed_tools is not called (no process starts).
+        if (req.stdio !== undefined) assertStdioToolAllowed(deps.config.MCP_STDIO_SERVERS, req.stdio, req.tool.tool);
         const attributes = {
           'mcp.method.name': 'tools/call',
           'gen_ai.operation.name': 'execute_tool',
@@ -193,15 +188,10 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         };
         const result = await inCallSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (meta) =>
           heartbeating(() =>
-            withMcpSession(
-              {
-                url: req.url,
-                headers,
-                egress: req.egress ?? DEFAULT_EGRESS,
-                allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
-                timeoutMs: req.timeout_ms,
-                signal: ctx.cancellationSignal,
-              },
+            withServerSession(
+              deps,
+              req,
+              { server_id: req.tool.server_id, url: req.url, ...(req.stdio !== undefined ? { stdio: req.stdio } : {}) },
               (client) =>
                 client.callTool({ name: req.tool.tool, arguments: args, _meta: meta }, undefined, {
                   timeout: req.timeout_ms,

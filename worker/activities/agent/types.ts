@@ -118,8 +118,10 @@ export interface CallMcpToolInput {
   assistant_seq: number;
   call_index: number;
   seq: number;
-  /** The server's URL as the run's snapshot has it. */
+  /** The server's URL as the run's snapshot has it (empty for a stdio server). */
   url: string;
+  /** A stdio server's name in MCP_STDIO_SERVERS (the snapshot's McpServerSelection.stdio): launched for the call. */
+  stdio?: string;
   tool: McpToolShown;
   egress?: EgressPolicy;
   timeout_ms: number;
