@@ -4,10 +4,9 @@
  * the server, the tool and the arguments — as JSON, cut to a size an inbox can show — read here from the transcript,
  * so they never travel through Temporal's history.
  */
-import { ApplicationFailure } from '@temporalio/activity';
 import { markAgentWaiting } from '../../../db/step-states';
-import { getTranscriptEntry } from '../../../db/transcripts';
 import type { AgentActivityDeps } from './call-model';
+import { recordedToolCall } from './recorded-call';
 import type { RequestMcpApprovalInput } from './types';
 
 /** Characters of the arguments' JSON the approval message shows (the whole call is in the transcript). */
@@ -26,14 +25,7 @@ export function shownArguments(args: unknown, invalid?: string): string {
 
 export function createMcpApprovalActivities(deps: Pick<AgentActivityDeps, 'db'>) {
   async function requestMcpApproval(req: RequestMcpApprovalInput): Promise<void> {
-    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
-    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
-    if (!call) {
-      throw ApplicationFailure.nonRetryable(
-        `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
-        'internal',
-      );
-    }
+    const call = await recordedToolCall(deps.db, req);
     const args = shownArguments(call.args, call.invalid_args);
     await markAgentWaiting(deps.db, req.run_id, req.step_id, {
       message: `Call MCP tool "${req.tool}" on server "${req.server_name}" with arguments ${args}?`,

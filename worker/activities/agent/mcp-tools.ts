@@ -16,7 +16,7 @@ import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
 import { markAgentWaiting } from '../../../db/step-states';
-import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
+import { putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import type { JsonValue } from '../../../domain/json';
 import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
@@ -25,6 +25,7 @@ import { assertStdioToolAllowed, stdioDeclaration } from '../../mcp/stdio-sessio
 import { selectTools } from '../../mcp/tool-list';
 import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
 import { summarizeToolCall, truncate } from './call-tool';
+import { recordedToolCall } from './recorded-call';
 import type {
   CallMcpToolInput,
   CallToolResult as LoopToolResult,
@@ -143,14 +144,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
   async function callMcpTool(req: CallMcpToolInput): Promise<LoopToolResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
-    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
-    if (!call) {
-      throw ApplicationFailure.nonRetryable(
-        `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
-        'internal',
-      );
-    }
+    const call = await recordedToolCall(deps.db, req);
     const run = async (): Promise<{ output: JsonValue; is_error: boolean; error_code?: string }> => {
       if (needsApproval(req.tool)) {
         // The call waited for the owner (./mcp-approval.ts): the step goes on, whatever the answer.
@@ -241,9 +235,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
   }
 
   async function recordMcpToolFailure(req: RecordMcpFailureInput): Promise<LoopToolResult> {
-    const assistant = await getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq);
-    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
-    if (!call) throw ApplicationFailure.nonRetryable('the tool call is not in the transcript', 'internal');
+    const call = await recordedToolCall(deps.db, req);
     deps.metrics.mcpCall('call_tool', 'error');
     await writeResult(req, RECORDED_FAILURE_ATTEMPT, {
       call_id: call.id,
