@@ -13,7 +13,7 @@ import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
 import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/step-states';
-import { appendRunEvent } from '../../../db/run-events';
+import { appendRunEvents } from '../../../db/run-events';
 import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import {
@@ -208,9 +208,9 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           throw err;
         },
       );
-      // The rest of the live text is logged alongside the answer's transcript entry and usage (below), and all of it
-      // before the turn's agent.model_call, whose seq the step write after them allocates. finish() never rejects.
-      const liveTextLogged = liveText.finish();
+      // The rest of the live text goes with the turn's event, ahead of it, in the step write below. finish() never
+      // rejects.
+      const liveTail = liveText.finish();
       deps.metrics.modelCall(ref.provider, ref.name, true, (performance.now() - callStarted) / 1000, result.usage);
 
       if (result.warnings.length > 0) log.info({ warnings: result.warnings }, 'model call warnings');
@@ -249,9 +249,9 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         final,
       };
       const tokens = result.usage.input_tokens + result.usage.output_tokens;
-      await Promise.all([
+      const [tail] = await Promise.all([
+        liveTail,
         progressBefore,
-        liveTextLogged,
         putTranscriptEntry(deps.db, key(assistantSeq), entry),
         // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
         req.owner_id !== undefined
@@ -272,7 +272,8 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         tool_calls: toolCalls.length,
         final,
       });
-      const logTurnAlone = () => appendRunEvent(deps.db, req.run_id, turnEvent);
+      const events = [...tail, turnEvent];
+      const logTurnAlone = () => appendRunEvents(deps.db, req.run_id, events);
       if (outcome.kind === 'final' && project && (project.tokens_left === null || tokens <= project.tokens_left)) {
         // The step's end, with the totals the workflow would record (a failed write leaves that to the workflow).
         const usage = {
@@ -280,9 +281,15 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
           input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
           output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
         };
-        const wrote = await markStepCompleted(deps.db, req.run_id, req.step_id, outcome.output, usage, req.turn, [
-          turnEvent,
-        ]).then(
+        const wrote = await markStepCompleted(
+          deps.db,
+          req.run_id,
+          req.step_id,
+          outcome.output,
+          usage,
+          req.turn,
+          events,
+        ).then(
           () => true,
           (err: unknown) => {
             log.warn({ err }, 'could not record the step completed; the workflow will');
@@ -294,7 +301,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       } else {
         // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).
         const progress = { turn: req.turn, usage: usageOf([...history, entry]) };
-        await setStepProgress(deps.db, req.run_id, req.step_id, progress, [turnEvent]).catch(async (err: unknown) => {
+        await setStepProgress(deps.db, req.run_id, req.step_id, progress, events).catch(async (err: unknown) => {
           log.warn({ err }, 'could not record agent progress');
           await logTurnAlone();
         });

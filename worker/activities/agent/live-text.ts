@@ -1,15 +1,17 @@
 /**
  * The live text of one model-call attempt, written to the run's event log while the model generates it
  * (db/text-deltas.ts). Batched: a batch goes out LIVE_TEXT_FLUSH_MS after its first character or once it holds
- * LIVE_TEXT_BATCH_CHARS, whichever comes first, and whatever is left when the call ends. One write at a time, in
- * order; text that arrives meanwhile joins the next batch, so a slow database means fewer, larger writes (never more
- * than LIVE_TEXT_BATCH_CHARS each), not a queue of them.
+ * LIVE_TEXT_BATCH_CHARS, whichever comes first. One write at a time, in order; text that arrives meanwhile joins the
+ * next batch, so a slow database means fewer, larger writes (never more than LIVE_TEXT_BATCH_CHARS each), not a queue
+ * of them. What is left when the call ends is not written here: finish() hands it back as events, and the call's own
+ * write after the answer logs them ahead of the turn's event (one write where two would follow each other).
  *
  * Best effort on purpose: live text is a preview, the transcript is authoritative. A failed write is logged and ends
  * this attempt's live text; it never fails the model call.
  */
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
+import type { NewRunEvent } from '../../../db/run-events';
 import {
   appendLiveText,
   earlierAttemptStreamed,
@@ -26,8 +28,11 @@ export const LIVE_TEXT_BATCH_CHARS = 2048;
 export interface LiveText {
   /** New characters from the model. */
   push(text: string): void;
-  /** Writes what is left and waits for every write: the call's text is all logged when this resolves. */
-  finish(): Promise<void>;
+  /**
+   * Ends the text: waits for the write in flight and returns what is left as events (none when the live text broke),
+   * for the caller to log with its next write, before anything else of the call.
+   */
+  finish(): Promise<NewRunEvent[]>;
   /** The call failed: drops what is not written yet and waits for the write in flight. */
   abandon(): Promise<void>;
 }
@@ -78,7 +83,7 @@ export function openLiveText(deps: LiveTextDeps, key: TextStreamKey): LiveText {
   };
   const pump = async () => {
     await ready;
-    while (!broken && buffer !== '' && (due || closing)) {
+    while (!broken && !closing && buffer !== '' && due) {
       const size = cut(buffer, LIVE_TEXT_BATCH_CHARS);
       const piece = buffer.slice(0, size);
       buffer = buffer.slice(size);
@@ -95,7 +100,7 @@ export function openLiveText(deps: LiveTextDeps, key: TextStreamKey): LiveText {
     writing ??= pump().finally(() => {
       writing = undefined;
       // Text that came while the last write ended, with its batch already due.
-      if (!broken && buffer !== '' && (due || closing)) kick();
+      if (!broken && !closing && buffer !== '' && due) kick();
     });
   };
   const settle = async () => {
@@ -115,8 +120,15 @@ export function openLiveText(deps: LiveTextDeps, key: TextStreamKey): LiveText {
       closing = true;
       clearTimeout(timer);
       timer = undefined;
-      kick();
       await settle();
+      const tail: NewRunEvent[] = [];
+      for (let at = 0; !broken && at < buffer.length;) {
+        const size = cut(buffer.slice(at), LIVE_TEXT_BATCH_CHARS);
+        tail.push(textDeltaEvent(key, n++, buffer.slice(at, at + size), expiresAt()));
+        at += size;
+      }
+      buffer = '';
+      return tail;
     },
     async abandon() {
       closing = true;
