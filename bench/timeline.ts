@@ -4,7 +4,8 @@
  * Temporal's history: every event at its offset from the start and the gap before it, the activity or marker named.
  * Workflow task gaps (scheduled → started → completed) are the worker's; activity gaps hold what the activity does.
  * Beside the ratios of `npm run bench`, this shows whether a difference is in the activities, the workflow tasks, or
- * around the execution (the API's start before, the status read after).
+ * around the execution (the API's start before, the status read after). Then the medians over the runs (the first two
+ * of each arm left out, as warm-up) of the same phases, each arm's: one run is noise, the medians are the answer.
  */
 import type { Client } from '@temporalio/client';
 import { temporal as proto } from '@temporalio/proto';
@@ -41,9 +42,58 @@ async function printHistory(
   if (clientEnd !== undefined) process.stdout.write(`  the client saw the end at +${clientEnd - start} ms\n`);
 }
 
+type History = proto.api.history.v1.IHistoryEvent[];
+const EventType = proto.api.enums.v1.EventType;
+
+/** A run's time by phase: before Temporal has it, workflow tasks, activities, the rest of the execution, after. */
+interface Phases {
+  before: number;
+  tasks: number[];
+  activities: number[];
+  other: number;
+  after: number;
+  total: number;
+}
+
+function phasesOf(events: History, clientStart: number, clientEnd: number): Phases {
+  const start = ms(events[0]?.eventTime);
+  const end = ms(events.at(-1)?.eventTime);
+  const tasks: number[] = [];
+  const activities: number[] = [];
+  let taskScheduled = start;
+  let activityScheduled = start;
+  for (const e of events) {
+    const at = ms(e.eventTime);
+    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED) taskScheduled = at;
+    if (e.eventType === EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) tasks.push(at - taskScheduled);
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) activityScheduled = at;
+    if (e.eventType === EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED) activities.push(at - activityScheduled);
+  }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  return {
+    before: start - clientStart,
+    tasks,
+    activities,
+    other: end - start - sum(tasks) - sum(activities),
+    after: clientEnd - end,
+    total: clientEnd - clientStart,
+  };
+}
+
+function printMedians(label: string, runs: Phases[]): void {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+  const each = (pick: (p: Phases) => number[]) =>
+    (pick(runs[0]!) ?? []).map((_, i) => median(runs.map((r) => pick(r)[i] ?? 0))).join(' + ');
+  process.stdout.write(
+    `${label.padEnd(9)} ${median(runs.map((r) => r.total))} ms: before ${median(runs.map((r) => r.before))}` +
+      ` | workflow tasks ${each((r) => r.tasks)} | activities ${each((r) => r.activities) || '-'}` +
+      ` | other ${median(runs.map((r) => r.other))} | after ${median(runs.map((r) => r.after))}\n`,
+  );
+}
+
 async function main(): Promise<void> {
   const row = (process.argv[2] ?? 'B9').toUpperCase();
-  const runs = Math.max(2, Number(process.argv[3] ?? 6));
+  const runs = Math.max(3, Number(process.argv[3] ?? 12));
   const llm = await startMockLlm();
   const sink = await startHttpSink();
   const stack = await startBenchStack({ extraEnv: { ...llm.env, HTTP_ALLOWED_HOSTS: sink.host } });
@@ -66,25 +116,34 @@ async function main(): Promise<void> {
       bare = { type: 'bareAgentWorkflow', args: [3, llm.server.baseUrl, model, llm.env.OPENAI_API_KEY] };
     } else if (row !== 'B9') throw new Error(`timeline: B6 or B9, not ${row}`);
 
+    // The arms alternate, as in `npm run bench`, so what the machine does at the time falls on both.
     let last = { runId: '', started: 0, ended: 0 };
+    let lastBare = { id: '', started: 0, ended: 0 };
+    const mine: Phases[] = [];
+    const theirs: Phases[] = [];
     for (let i = 0; i < runs; i++) {
       const started = Date.now();
       const runId = await ctx.api.startRun(workflowId, input);
       await ctx.api.waitForCompletion(runId);
       last = { runId, started, ended: Date.now() };
-    }
-    let lastBare = { id: '', started: 0, ended: 0 };
-    for (let i = 0; i < runs; i++) {
-      const started = Date.now();
+      const bareStarted = Date.now();
       const id = `timeline-${bare.type}-${process.pid}-${i}`;
       await ctx.temporal.workflow
         .start(bare.type, { taskQueue: stack.bareQueue, workflowId: id, args: bare.args })
         .then((h) => h.result());
-      lastBare = { id, started, ended: Date.now() };
+      lastBare = { id, started: bareStarted, ended: Date.now() };
+      if (i < 2) continue;
+      const history = async (client: Client, wid: string) =>
+        (await client.workflow.getHandle(wid).fetchHistory()).events ?? [];
+      mine.push(phasesOf(await history(ctx.stepwiseTemporal, runId), last.started, last.ended));
+      theirs.push(phasesOf(await history(ctx.temporal, id), lastBare.started, lastBare.ended));
     }
     // The Stepwise run's payloads are encrypted, but the history's event types, times and names are not.
     await printHistory(ctx.stepwiseTemporal, last.runId, `Stepwise ${row} run`, last.started, last.ended);
     await printHistory(ctx.temporal, lastBare.id, `bare ${row} arm`, lastBare.started, lastBare.ended);
+    process.stdout.write(`\nmedians of ${mine.length} runs each (ms)\n`);
+    printMedians('Stepwise', mine);
+    printMedians('bare', theirs);
     ctx.api.close();
     await ctx.temporal.connection.close();
   } finally {
