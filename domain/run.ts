@@ -1,16 +1,17 @@
 /**
  * The run contract: what the API hands to Temporal when it starts a run (an immutable snapshot of the workflow and
- * of every template it uses), and what the workflow reports back. Workflow-safe: types, pure constants and zod enums
- * only.
+ * of every template it uses), and what the workflow reports back. Workflow-safe: types and pure constants only. The
+ * status enums are zod's, in ./run-status.ts: the workflow bundle runs a module's code again for every execution, and
+ * this one's would bring zod's with it into every run.
  */
-import { z } from 'zod';
 import type { McpServerSelection } from './mcp';
 import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
 import type { JsonObject, JsonValue } from './json';
+import type { RunStatus, StepStatus } from './run-status';
 
-export type { ActionType };
+export type { ActionType, RunStatus, StepStatus };
 
 export interface RetrySettings {
   /** Total attempts including the first (1 = no retry). */
@@ -181,25 +182,6 @@ export function isOutputRef(value: unknown): value is OutputRef {
 /** Outputs above this size (serialised JSON) are stored by reference. */
 export const OUTPUT_INLINE_LIMIT_BYTES = 64 * 1024;
 
-/**
- * Every status a run shows: the one list of them. The API's schemas use this enum, the OpenAPI document publishes it,
- * and the CLI and the console read it from the client generated from that document.
- */
-export const runStatusSchema = z.enum([
-  'queued',
-  'running',
-  'waiting',
-  'completed',
-  'failed',
-  'cancelled',
-  'timed_out',
-]);
-export type RunStatus = z.infer<typeof runStatusSchema>;
-/** The run statuses in order, for messages and query patterns. */
-export const RUN_STATUSES = runStatusSchema.options;
-/** Every status a step shows. */
-export const stepStatusSchema = z.enum(['pending', 'running', 'waiting', 'completed', 'failed', 'skipped']);
-export type StepStatus = z.infer<typeof stepStatusSchema>;
 export const TERMINAL_RUN_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'timed_out'];
 export const IN_FLIGHT_RUN_STATUSES: readonly RunStatus[] = ['queued', 'running', 'waiting'];
 

@@ -1,7 +1,7 @@
 /** Run event → the `data:` JSON of one Server-Sent Event (docs/runs.md "Following a run" lists the types). */
 import { z } from 'zod';
 import type { LoggedRunEvent, RUN_EVENT_TYPES } from '../../db/run-events';
-import { runStatusSchema } from '../../domain/run';
+import { runStatusSchema } from '../../domain/run-status';
 import { isoTimestamp } from './common';
 
 const common = {

@@ -3,7 +3,7 @@ import type { ScheduleDescription } from '@temporalio/client';
 import { z } from 'zod';
 import type { ScheduleDoc } from '../../db/schedules';
 import type { RunDoc } from '../../db/runs';
-import { runStatusSchema } from '../../domain/run';
+import { runStatusSchema } from '../../domain/run-status';
 import { OVERLAP_POLICIES } from '../routes/schedules.schema';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 

@@ -1,6 +1,6 @@
 /** Query schema of the run search (GET /api/v1/runs). */
 import { z } from 'zod';
-import { RUN_STATUSES } from '../../domain/run';
+import { RUN_STATUSES } from '../../domain/run-status';
 import { pageQuery } from '../pagination';
 
 const STATUS = `(?:${RUN_STATUSES.join('|')})`;
