@@ -1,14 +1,14 @@
 /**
- * The console shows the live text of an agent that runs as a map item, not only as a plain step: Chromium against
- * the real stack, a map over two items whose scripted model streams the first item's answer and holds its rest (the
- * second item's answer waits too) until the test lets them go. The run page must show the item's text so far under
- * that item, then its final text from the item's transcript.
+ * The console shows the live text of an agent that runs as a map item or a loop iteration, not only as a plain step:
+ * Chromium against the real stack, a scripted model that streams one execution's answer and holds its rest until the
+ * test lets it go. The run page must show that execution's text so far under that item or iteration, then its final
+ * text from the execution's transcript.
  */
 import { startConsoleStack, type ConsoleStack } from '../helpers/browser';
 import { uniqueId } from '../helpers/stack';
 import { createWorkflow, insertTemplate, startRun } from '../helpers/workflows';
 
-describe('console in a browser: live text of a map item', () => {
+describe('console in a browser: live text of map items and loop iterations', () => {
   let s: ConsoleStack;
 
   beforeAll(async () => {
@@ -78,5 +78,59 @@ describe('console in a browser: live text of a map item', () => {
     await panel.getByTestId('execution-select').filter({ hasText: '[1]' }).click();
     await item('each[1]').getByTestId('final-answer').getByText(other).waitFor();
     expect(await panel.getByTestId('transcript').count()).toBe(1);
+  });
+
+  it("shows a loop iteration's answer growing under that iteration, then its final text", async () => {
+    const { g } = s;
+    const first = 'Second draft, better. ';
+    const rest = 'It says the same in half the words.';
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // Iterations run one after another: the first answers at once, the second streams and holds its rest.
+    const script = g.llm.script(uniqueId('console-loop-stream-'), [
+      { text: 'First draft.' },
+      { text: first + rest, stream: { chunkChars: 5, holdAfter: { chars: first.length, until: released } } },
+    ]);
+    const agent = await insertTemplate(g.api.database.db, g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('redrafter '),
+      default_prompt: 'Write the draft again, better.',
+      model: `openai:${script.model}`,
+    });
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('Live loop '),
+      steps: [
+        {
+          id: 'draft',
+          template_id: agent._id,
+          input: 'iteration {{loop.iteration}}',
+          loop: { until: 'loop.iteration >= 2', max_iterations: 3 },
+        },
+      ],
+    });
+    const runId = await startRun(g.api, g.user, wf);
+
+    const page = await s.newPage();
+    page.setDefaultTimeout(45_000);
+    await page.goto(`${s.baseUrl}/console/runs/${runId}`);
+    await page.getByLabel('API key').fill(g.user.key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+
+    // No step chosen: the page selects the loop step and the iteration that wrote last, the second, still writing.
+    const panel = page.locator('[data-testid="step-panel"][data-step-id="draft"]');
+    const iteration = (execId: string) => panel.locator(`[data-testid="transcript"][data-exec-id="${execId}"]`);
+    const live = iteration('draft#2').getByTestId('live-text');
+    await live.getByText(first.trim()).waitFor();
+    expect(await live.getAttribute('aria-busy')).toBe('true');
+    expect(await live.textContent()).not.toContain('half the words');
+
+    release();
+    await iteration('draft#2').getByTestId('final-answer').getByText('half the words').waitFor();
+    await live.waitFor({ state: 'detached' });
+    await page.locator('[data-testid="run-page"][data-status="completed"]').waitFor();
+
+    // The first iteration's transcript, chosen from the table.
+    await panel.getByTestId('execution-select').filter({ hasText: '#1' }).click();
+    await iteration('draft#1').getByTestId('final-answer').getByText('First draft.').waitFor();
   });
 });
