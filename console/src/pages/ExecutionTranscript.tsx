@@ -3,8 +3,7 @@
  * a loop (`draft#2`) — with the text of its model call still being written, folded from the run's event stream. The
  * same for all three: the transcript route and the live events are both keyed by the execution id.
  */
-import type { LiveTexts } from '../live-text';
-import { liveTurnsOf } from '../live-text';
+import { liveTurnsOf, type LiveTexts } from '../live-text';
 import { Transcript } from './Transcript';
 
 /** What of an execution's status decides when its transcript is read again; null when the page has not read it. */
