@@ -24,6 +24,8 @@ function sourcesDigest(): string {
   };
   walk(path.join(consoleDir, 'src'));
   for (const file of ['index.html', 'vite.config.mjs', 'tsconfig.json']) add(path.join(consoleDir, file));
+  // The code outside console/ that the console bundles (not types): a change there changes the build too.
+  for (const file of ['client/values.ts', 'domain/exec-id.ts']) add(path.join(repoRoot, file));
   add(path.join(repoRoot, 'package-lock.json'));
   return hash.digest('hex').slice(0, 16);
 }

@@ -98,9 +98,14 @@ export function liveTurnsOf(state: LiveTexts, execId: string): LiveTurn[] {
 }
 
 /**
- * The execution whose model call started writing last (ended or not): the step a run page shows when none is chosen,
- * kept after its call ends so the final text replaces the live one in view.
+ * The execution whose model call started writing last (ended or not), of those `within` accepts: the step a run page
+ * shows when none is chosen (and the item or iteration of a map or loop step), kept after its call ends so the final
+ * text replaces the live one in view.
  */
-export function lastWriter(state: LiveTexts): string | null {
-  return state.turns.at(-1)?.execId ?? null;
+export function lastWriter(state: LiveTexts, within: (execId: string) => boolean = () => true): string | null {
+  for (let i = state.turns.length - 1; i >= 0; i--) {
+    const execId = state.turns[i]!.execId;
+    if (within(execId)) return execId;
+  }
+  return null;
 }

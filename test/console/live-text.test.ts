@@ -51,6 +51,14 @@ describe('console: live text', () => {
     expect(lastWriter(fold([modelCall(6, 2)], state))).toBe('draft');
   });
 
+  it('names the last writer among the executions a filter accepts: the item a map step shows', () => {
+    const state = fold([delta(1, 1, 1, 'a', 'map[1]'), delta(2, 1, 1, 'b', 'map[0]'), delta(3, 1, 1, 'c')]);
+    expect(lastWriter(state)).toBe('draft');
+    expect(lastWriter(state, (id) => id.startsWith('map['))).toBe('map[0]');
+    expect(lastWriter(state, (id) => id === 'map[1]')).toBe('map[1]');
+    expect(lastWriter(state, (id) => id.startsWith('loop#'))).toBeNull();
+  });
+
   it('replaces a voided attempt’s text with the retry’s, and ignores a late delta of the old attempt', () => {
     const state = fold([delta(1, 1, 1, 'Half'), voided(2, 1, 2), delta(3, 1, 1, ' late'), delta(4, 1, 2, 'Whole')]);
     expect(liveTurnsOf(state, 'draft')).toEqual([

@@ -16,6 +16,7 @@ import {
 import { followRun, type RunEvent } from '../events';
 import { ErrorNote, Field, formatDate, formatDuration, formatNumber, span, StatusBadge } from '../format';
 import { dependencies, StepGraph, type GraphNode } from '../graph';
+import { parseExecutionId } from '../../../domain/exec-id';
 import { useInterval, useLoad } from '../hooks';
 import { applyLiveEvent, NO_LIVE_TEXT, lastWriter, type LiveTexts } from '../live-text';
 import { Link, navigate, useLocation } from '../router';
@@ -145,15 +146,19 @@ export function RunPage({ runId }: { runId: string }) {
     );
   }
 
-  // Unless one is chosen: the failed step, else the one waiting for a decision, else the agent that wrote last.
+  // Unless one is chosen: the failed step, else the one waiting for a decision, else the agent that wrote last. Each
+  // may be an item of a map or an iteration of a loop (`each[3]`, `draft#2`): the panel of its step shows it.
+  const stepOf = (execId: string | null) => {
+    const stepId = execId === null ? null : (parseExecutionId(execId)?.stepId ?? execId);
+    return data.steps.find((s) => s.id === stepId);
+  };
   const writer = lastWriter(liveText);
-  const selectedId =
+  const chosen =
     query.get('step') ??
     data.error?.step_id ??
     data.steps.find((s) => s.status === 'waiting')?.id ??
-    data.steps.find((s) => s.id === writer)?.id ??
-    null;
-  const selected = data.steps.find((s) => s.id === selectedId) ?? null;
+    (stepOf(writer) ? writer : null);
+  const selected = stepOf(chosen) ?? null;
   const select = (id: string) => navigate(`/runs/${runId}?step=${encodeURIComponent(id)}`, { replace: true });
 
   return (
@@ -269,6 +274,8 @@ export function RunPage({ runId }: { runId: string }) {
             definition={defSteps?.find((d) => d.id === selected.id) ?? null}
             onChanged={run.reload}
             liveText={liveText}
+            execId={chosen !== selected.id ? chosen : null}
+            onSelectExecution={select}
           />
         )}
       </div>

@@ -1,24 +1,16 @@
 /**
  * One step of a run: what it was given (the rendered input; the definition for runs recorded before inputs were), what it produced (large
- * outputs on demand), its error, attempts, timing, map items / loop iterations, and an agent's transcript.
+ * outputs on demand), its error, attempts, timing, map items / loop iterations, and an agent's transcript — for an
+ * agent map or loop, the chosen item's or iteration's.
  */
 import { useState } from 'react';
-import { errorMessage, getPage, type RunStep, type RunView, type StepExecution, type WorkflowStep } from '../api';
+import type { RunStep, RunView, WorkflowStep } from '../api';
 import { DecisionForm, DecisionSummary } from '../Decision';
-import {
-  ErrorNote,
-  Field,
-  formatBytes,
-  formatDate,
-  formatDuration,
-  formatNumber,
-  Json,
-  span,
-  StatusBadge,
-} from '../format';
-import { liveTurnsOf, type LiveTexts } from '../live-text';
+import { Field, formatBytes, formatDate, formatDuration, formatNumber, Json, span, StatusBadge } from '../format';
+import { lastWriter, type LiveTexts } from '../live-text';
 import { Link } from '../router';
-import { Transcript } from './Transcript';
+import { ExecutionTranscript } from './ExecutionTranscript';
+import { Executions, isExecutionOf } from './Executions';
 
 function isStoredRef(v: unknown): v is { stored_by_reference: true; bytes: number } {
   return typeof v === 'object' && v !== null && (v as { stored_by_reference?: unknown }).stored_by_reference === true;
@@ -30,16 +22,22 @@ export function StepPanel({
   definition,
   onChanged,
   liveText,
+  execId,
+  onSelectExecution,
 }: {
   run: RunView;
   step: RunStep;
   definition: WorkflowStep | null;
   onChanged: () => void;
   liveText: LiveTexts;
+  /** The item or iteration chosen (its execution id), or null. */
+  execId: string | null;
+  onSelectExecution: (execId: string) => void;
 }) {
   const { id: _id, ...defined } = definition ?? { id: '' };
-  const live = liveTurnsOf(liveText, step.id);
-  const endedTurns = live.filter((t) => t.ended).length;
+  // An agent map or loop has no transcript of its own: it shows the chosen item's, else the one that wrote last.
+  const agentExec =
+    step.kind === 'agent' && step.repeat ? (execId ?? lastWriter(liveText, (id) => isExecutionOf(step.id, id))) : null;
   return (
     <section className="card step-panel" aria-labelledby="step-title" data-testid="step-panel" data-step-id={step.id}>
       <h2 id="step-title">
@@ -106,7 +104,16 @@ export function StepPanel({
       )}
       <h3>Output</h3>
       <Output step={step} run={run} />
-      {step.executions && <Executions run={run} step={step} onChanged={onChanged} />}
+      {step.executions && (
+        <Executions
+          run={run}
+          step={step}
+          onChanged={onChanged}
+          chosen={agentExec}
+          onSelect={step.kind === 'agent' ? onSelectExecution : null}
+          liveText={liveText}
+        />
+      )}
       <h3>Input</h3>
       {step.input !== null && step.input !== undefined ? (
         <>
@@ -134,14 +141,8 @@ export function StepPanel({
       ) : (
         <p className="muted">The workflow definition is not available (deleted or changed).</p>
       )}
-      {step.kind === 'agent' && step.status !== 'pending' && step.status !== 'skipped' && (
-        <Transcript
-          runId={run.run_id}
-          stepId={step.id}
-          // A turn that ended on the event stream is re-read at once: its final text replaces the live one.
-          version={`${step.status}:${step.turns ?? 0}:${step.attempts}:${endedTurns}`}
-          live={live}
-        />
+      {step.kind === 'agent' && !step.repeat && step.status !== 'pending' && step.status !== 'skipped' && (
+        <ExecutionTranscript runId={run.run_id} execId={step.id} progress={step} liveText={liveText} />
       )}
     </section>
   );
@@ -160,82 +161,4 @@ function Output({ step, run }: { step: RunStep; run: RunView }) {
     );
   }
   return <Json value={step.output} label={`Output of ${step.id}`} />;
-}
-
-/** `each[3]` → `[3]`, `retry#2` → `#2`: the panel's heading already names the step. */
-function shortExecId(stepId: string, execId: string): string {
-  return execId.startsWith(stepId) && execId.length > stepId.length ? execId.slice(stepId.length) : execId;
-}
-
-function Executions({ run, step, onChanged }: { run: RunView; step: RunStep; onChanged: () => void }) {
-  const ex = step.executions;
-  const [more, setMore] = useState<StepExecution[]>([]);
-  const [next, setNext] = useState<string | null>(ex?.more_url ?? null);
-  const [error, setError] = useState<string | null>(null);
-  if (!ex) return null;
-  const c = ex.counts;
-  const rows = [...ex.shown, ...more.filter((m) => !ex.shown.some((s) => s.exec_id === m.exec_id))];
-  const loadMore = async () => {
-    if (!next) return;
-    try {
-      // The first page repeats the shown items; later pages go on from the cursor.
-      const page = await getPage<StepExecution>(next);
-      setMore((m) => [...m, ...page.items]);
-      setNext(page.next);
-    } catch (err) {
-      setError(errorMessage(err));
-    }
-  };
-  return (
-    <section aria-labelledby="executions-title">
-      <h3 id="executions-title">{step.repeat === 'loop' ? 'Iterations' : 'Items'}</h3>
-      <p>
-        {c.total} total · {c.completed} completed · {c.running} running · {c.waiting} waiting · {c.failed} failed ·{' '}
-        {c.skipped} skipped · {c.pending} pending
-      </p>
-      {/* Its own scroll frame: a wide output never pushes the table out of the panel. */}
-      <div className="table-scroll" data-testid="executions-table">
-        <table className="compact executions">
-          <thead>
-            <tr>
-              <th scope="col">{step.repeat === 'loop' ? 'Iteration' : 'Item'}</th>
-              <th scope="col">Status</th>
-              <th scope="col">Attempts</th>
-              <th scope="col">Output or error</th>
-            </tr>
-          </thead>
-          <tbody>
-            {rows.map((e) => (
-              <tr key={e.exec_id} data-testid="execution-row" data-status={e.status}>
-                <td className="mono" title={e.exec_id}>
-                  {shortExecId(step.id, e.exec_id)}
-                </td>
-                <td>
-                  <StatusBadge status={e.status} />
-                </td>
-                <td>{e.attempts}</td>
-                <td>
-                  {e.error ? (
-                    <span className="error-text">
-                      {e.error.reason}: {e.error.message}
-                    </span>
-                  ) : e.status === 'waiting' ? (
-                    <DecisionForm runId={run.run_id} stepId={e.exec_id} onDecided={onChanged} />
-                  ) : (
-                    <code className="clip">{e.output === null ? '—' : JSON.stringify(e.output)}</code>
-                  )}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <ErrorNote error={error} />
-      {next && (
-        <button type="button" onClick={() => void loadMore()}>
-          Load more {step.repeat === 'loop' ? 'iterations' : 'items'}
-        </button>
-      )}
-    </section>
-  );
 }

@@ -1,6 +1,7 @@
 /**
- * An agent step's conversation, turn by turn (GET …/steps/:stepId/transcript, paged by entries), and after it the
- * text of a model call still being written (from the event stream), until the transcript has that turn.
+ * An agent's conversation, turn by turn (GET …/steps/:stepId/transcript, paged by entries, where `stepId` is the
+ * execution: the step, a map item or a loop iteration), and after it the text of a model call still being written
+ * (from the event stream), until the transcript has that turn.
  */
 import { useEffect, useState } from 'react';
 import { errorMessage, getPage, type Transcript as TranscriptBody, type TranscriptEntry } from '../api';
@@ -12,11 +13,13 @@ export function Transcript({
   stepId,
   version,
   live,
+  title = 'Transcript',
 }: {
   runId: string;
   stepId: string;
   version: string;
   live: LiveTurn[];
+  title?: string;
 }) {
   const [head, setHead] = useState<TranscriptBody | null>(null);
   const [entries, setEntries] = useState<TranscriptEntry[]>([]);
@@ -62,8 +65,8 @@ export function Transcript({
   const liveShown = live.filter((t) => !written.has(t.turn) && (!t.ended || next === null));
 
   return (
-    <section aria-labelledby="transcript-title" data-testid="transcript">
-      <h3 id="transcript-title">Transcript</h3>
+    <section aria-labelledby="transcript-title" data-testid="transcript" data-exec-id={stepId}>
+      <h3 id="transcript-title">{title}</h3>
       <ErrorNote error={error} />
       {head && (
         <p className="muted">
