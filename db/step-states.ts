@@ -9,7 +9,7 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { putApproval, removeApproval } from './approvals';
 import { appendRunEvents, fillEventSeq, type NewRunEvent } from './run-events';
 import { notTerminal, runsCollection, type EgressDenial, type RunDoc } from './runs';
-import { logStepChange, type StepChange } from './step-events';
+import { logStepChange, type StepChange, type WaitedToolCall } from './step-events';
 import { commitExecutionWrite } from './execution-commits';
 import { writeExecution } from './step-executions';
 import { parseExecutionId } from '../domain/exec-id';
@@ -232,31 +232,18 @@ export async function markStepWaiting(
 }
 
 /**
- * An agent step waits for the owner's decision on one of its tool calls (with the approval, listed in the inbox), or
- * goes on after it (null). Only the status moves: the step's start and attempts stay those of its model calls.
+ * An agent step waits for the owner's decision on one of its tool calls (`call`), with the approval listed in the
+ * inbox. Only the status moves: the step's start and attempts stay those of its model calls. Each call's wait logs
+ * its own `step.waiting` (keyed by the call): a step may wait several times.
  */
 export async function markAgentWaiting(
   db: Db,
   runId: string,
   stepId: string,
-  approval: ApprovalRequest | null,
+  call: WaitedToolCall,
+  approval: ApprovalRequest,
 ): Promise<boolean> {
-  const status = approval ? 'waiting' : 'running';
-  const inner = innerExecution(stepId);
-  const write: StepWrite = inner
-    ? { wrote: await updateExecution(db, runId, inner, { status }) }
-    : await updateStep(
-        db,
-        runId,
-        stepId,
-        { $set: { updated_at: new Date(), 'steps.$.status': status } },
-        approval ? 1 : 0,
-      );
-  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
-  if (!approval) {
-    await removeApproval(db, runId, stepId);
-    return write.wrote;
-  }
+  const write = await setAgentStatus(db, runId, stepId, 'waiting');
   if (write.wrote) {
     const run = await runsCollection(db).findOne(
       { _id: runId },
@@ -264,7 +251,35 @@ export async function markAgentWaiting(
     );
     if (run) await putApproval(db, run, stepId, approval);
   }
-  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
+  return logged(db, runId, stepId, { type: 'step.waiting', tool_call: call }, write);
+}
+
+/**
+ * The decision on `call` came and the agent step goes on (running its loop again, whatever the answer): logged as
+ * `step.resumed`, so a follower of the events knows the wait ended (decision 0520).
+ */
+export async function markAgentResumed(
+  db: Db,
+  runId: string,
+  stepId: string,
+  call: WaitedToolCall,
+  approved: boolean,
+): Promise<boolean> {
+  const write = await setAgentStatus(db, runId, stepId, 'running');
+  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
+  await removeApproval(db, runId, stepId);
+  return logged(db, runId, stepId, { type: 'step.resumed', tool_call: call, approved }, write);
+}
+
+async function setAgentStatus(
+  db: Db,
+  runId: string,
+  stepId: string,
+  status: 'waiting' | 'running',
+): Promise<StepWrite> {
+  const inner = innerExecution(stepId);
+  if (inner) return { wrote: await updateExecution(db, runId, inner, { status }) };
+  return updateStep(db, runId, stepId, { $set: { updated_at: new Date(), 'steps.$.status': status } }, 1);
 }
 
 /**
