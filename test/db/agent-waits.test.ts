@@ -50,6 +50,32 @@ describe('agent waits in the event log', () => {
     expect(events[3]!.data).toEqual({ exec_id: 'ask', step_id: 'ask', tool_call: second, approved: true });
   });
 
+  it('does the same for a map item and a loop iteration running an agent', async () => {
+    const runId = await insertTestRun(database.db, uniqueId('run_'), [agentStep('ask')]);
+    const calls = [
+      { transcript_seq: 1, index: 0, name: 'ops__wipe' },
+      { transcript_seq: 1, index: 1, name: 'ops__wipe' },
+    ];
+    for (const exec of ['ask[3]', 'ask#2']) {
+      for (const call of calls) {
+        for (let i = 0; i < 2; i++) await markAgentWaiting(database.db, runId, exec, call, approval(exec));
+        for (let i = 0; i < 2; i++) await markAgentResumed(database.db, runId, exec, call, false);
+      }
+    }
+    const events = await logged(runId);
+    expect(events.map((e) => e.key)).toEqual([
+      'ask[3]:step.waiting:1:0',
+      'ask[3]:step.resumed:1:0',
+      'ask[3]:step.waiting:1:1',
+      'ask[3]:step.resumed:1:1',
+      'ask#2:step.waiting:1:0',
+      'ask#2:step.resumed:1:0',
+      'ask#2:step.waiting:1:1',
+      'ask#2:step.resumed:1:1',
+    ]);
+    expect(events[3]!.data).toEqual({ exec_id: 'ask[3]', step_id: 'ask', tool_call: calls[1], approved: false });
+  });
+
   it("keeps an approval step's single wait under its key, with no tool call", async () => {
     const runId = await insertTestRun(database.db, uniqueId('run_'), [actionStep('review', 'approval')]);
     expect(await markStepWaiting(database.db, runId, 'review', approval('ok?'))).toBe(true);
