@@ -33,7 +33,8 @@ export type StepChange =
   | { type: 'step.skipped'; reason: string }
   | { type: 'step.child_run'; child_run_id: string };
 
-function callKey(call: WaitedToolCall): string {
+/** `<transcript seq>:<index>`: the call in its execution's transcript (event keys, the step's and inbox's wait). */
+export function waitedCallKey(call: WaitedToolCall): string {
   return `${call.transcript_seq}:${call.index}`;
 }
 
@@ -44,9 +45,11 @@ function keyOf(execId: string, change: StepChange): string {
       return `${execId}:${change.type}:${change.attempt}`;
     case 'step.waiting':
       // An approval step waits once (its key predates agents' waits); an agent step once per tool call it asks about.
-      return change.tool_call ? `${execId}:${change.type}:${callKey(change.tool_call)}` : `${execId}:${change.type}`;
+      return change.tool_call
+        ? `${execId}:${change.type}:${waitedCallKey(change.tool_call)}`
+        : `${execId}:${change.type}`;
     case 'step.resumed':
-      return `${execId}:${change.type}:${callKey(change.tool_call)}`;
+      return `${execId}:${change.type}:${waitedCallKey(change.tool_call)}`;
     case 'step.completed':
     case 'step.failed':
     case 'step.skipped':

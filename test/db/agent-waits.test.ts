@@ -3,6 +3,10 @@
  * each tool call it waits for logs its own `step.waiting` and `step.resumed`, a retried write of the same wait or
  * resumption logs nothing new, and an approval step's single wait keeps the key it always had.
  */
+import { approvalsCollection } from '../../db/approvals';
+import { runsCollection } from '../../db/runs';
+import { findExecution } from '../../db/step-executions';
+import { parseExecutionId } from '../../domain/exec-id';
 import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
 import { markAgentResumed, markAgentWaiting, markStepWaiting } from '../../db/step-states';
 import { actionStep, agentStep, insertTestRun } from '../helpers/snapshots';
@@ -19,6 +23,15 @@ describe('agent waits in the event log', () => {
       .filter(isLoggedEvent)
       .map((e) => ({ type: e.type, key: e.key.slice(runId.length + 1), data: JSON.parse(e.data_json) as object }));
   };
+  const statusOf = async (runId: string, exec: string) => {
+    const inner = parseExecutionId(exec);
+    if (inner?.kind === 'item') {
+      return (await findExecution(database.db, runId, inner.stepId, inner.index))?.status;
+    }
+    const run = await runsCollection(database.db).findOne({ _id: runId });
+    return run?.steps.find((s) => s.id === exec)?.status;
+  };
+  const inboxOf = (runId: string) => approvalsCollection(database.db).find({ run_id: runId }).toArray();
   const approval = (message: string) => ({
     message,
     instructions: null,
@@ -74,6 +87,28 @@ describe('agent waits in the event log', () => {
       'ask#2:step.resumed:1:1',
     ]);
     expect(events[3]!.data).toEqual({ exec_id: 'ask[3]', step_id: 'ask', tool_call: calls[1], approved: false });
+  });
+
+  // Two destructive calls of one turn: the second wait starts once the first is decided, while the first call's
+  // activity writes its resumption. A resumption that lands after the next wait must leave that wait alone.
+  it.each(['ask', 'ask[3]'])('a late resumption of %s leaves the next wait as it is', async (exec) => {
+    const runId = await insertTestRun(database.db, uniqueId('run_'), [agentStep('ask')]);
+    const [first, second] = [0, 1].map((index) => ({ transcript_seq: 1, index, name: 'ops__wipe' }));
+    await markAgentWaiting(database.db, runId, exec, first!, approval('first'));
+    await markAgentWaiting(database.db, runId, exec, second!, approval('second'));
+    await markAgentResumed(database.db, runId, exec, first!, true);
+    expect(await statusOf(runId, exec)).toBe('waiting');
+    expect((await inboxOf(runId)).map((a) => a.message)).toEqual(['second']);
+
+    await markAgentResumed(database.db, runId, exec, second!, true);
+    expect(await statusOf(runId, exec)).toBe('running');
+    expect(await inboxOf(runId)).toEqual([]);
+    // The step went from one wait to the next: the late resumption logs nothing.
+    expect((await logged(runId)).map((e) => e.key)).toEqual([
+      `${exec}:step.waiting:1:0`,
+      `${exec}:step.waiting:1:1`,
+      `${exec}:step.resumed:1:1`,
+    ]);
   });
 
   it("keeps an approval step's single wait under its key, with no tool call", async () => {

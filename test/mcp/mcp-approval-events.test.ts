@@ -123,6 +123,59 @@ describe('an agent step waiting twice', () => {
     expect(stream.events.at(-1)!.event).toBe('run.ended');
   }, 120_000);
 
+  it('two destructive calls in one turn: the second waits, listed and shown, while the first is made', async () => {
+    const ops = await register();
+    const wipe = `${ops.name}__wipe`;
+    const script = llm.script(uniqueId('gpt-waits-'), [
+      {
+        toolCalls: [
+          { name: wipe, args: { target: 'first' } },
+          { name: wipe, args: { target: 'second' } },
+        ],
+      },
+      { text: 'both wiped' },
+    ]);
+    const workflowId = await createAgentWorkflow(api, user, {
+      model: `openai:${script.model}`,
+      step: { mcp_tools: [{ server_id: ops.id }] },
+    });
+    const runId = await startRun(api, user, workflowId, { question: 'wipe two at once' });
+    const live: SseEvent[] = [];
+    const followed = readSse(`${base}/api/v1/workflows/runs/${runId}/events`, {
+      headers: { Authorization: `Bearer ${user.key}` },
+      onEvent: (e) => live.push(e),
+      timeoutMs: 90_000,
+    });
+    const approve = async () => {
+      const res = await api.http
+        .post(`/api/v1/workflows/runs/${runId}/approve`)
+        .set(user.auth)
+        .send({ step_id: 'ask', approved: true });
+      expect(res.status).toBe(200);
+    };
+
+    await streamed(live, 'step.waiting', 1);
+    await approve();
+    // The second call's wait and the first call's result (logged after its resumption was written): whichever of
+    // the two writes came last, the step waits for the second call, and the inbox lists it.
+    await streamed(live, 'step.waiting', 2);
+    await streamed(live, 'agent.tool_call', 1);
+    const waiting = await waitForStatus(api, user, runId, () => true);
+    expect(waiting.status).toBe('waiting');
+    expect((await inbox(runId)).map((a) => a.message)).toEqual([expect.stringContaining('"target":"second"')]);
+    await approve();
+    expect((await waitForStatus(api, user, runId, isTerminal)).status).toBe('completed');
+
+    const ours = (await followed).events.filter((e) => e.data.exec_id === 'ask');
+    const calls = (type: string) => ours.filter((e) => e.event === type).map((e) => e.data.tool_call);
+    const transcriptSeq = ours.find((e) => e.event === 'agent.model_call')!.data.transcript_seq;
+    const asked = [0, 1].map((index) => ({ transcript_seq: transcriptSeq, index, name: wipe }));
+    expect(calls('step.waiting')).toEqual(asked);
+    // The first call's resumption is logged only when it came before the second wait (else the step went from one
+    // wait to the next); the second's always.
+    expect(calls('step.resumed').at(-1)).toEqual(asked[1]);
+  }, 120_000);
+
   const register = async () => {
     const res = await api.http
       .post('/api/v1/mcp-servers')
