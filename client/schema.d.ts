@@ -6591,8 +6591,50 @@ export interface components {
           /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
           seq: number;
           step_id: string;
+          /** @description An agent step: the tool call it waits for (absent for an approval step). */
+          tool_call?: {
+            /** @description The call among that answer's tool calls, from 0. */
+            index: number;
+            /** @description The tool as the model called it (`<server>__<tool>`). */
+            name: string;
+            /** @description The model answer's entry (its agent.model_call's). */
+            transcript_seq: number;
+          } & {
+            [key: string]: unknown;
+          };
           /** @constant */
           type: 'step.waiting';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /** @description The decision: approved, the call is made; rejected, it is not. */
+          approved: boolean;
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          step_id: string;
+          /** @description A tool call of an agent step that waits for the owner (a destructive MCP tool). */
+          tool_call: {
+            /** @description The call among that answer's tool calls, from 0. */
+            index: number;
+            /** @description The tool as the model called it (`<server>__<tool>`). */
+            name: string;
+            /** @description The model answer's entry (its agent.model_call's). */
+            transcript_seq: number;
+          } & {
+            [key: string]: unknown;
+          };
+          /** @constant */
+          type: 'step.resumed';
         } & {
           [key: string]: unknown;
         })

@@ -36,6 +36,7 @@ const runEventTypes: Record<RunEventType, true> = {
   'step.started': true,
   'step.retrying': true,
   'step.waiting': true,
+  'step.resumed': true,
   'step.completed': true,
   'step.failed': true,
   'step.skipped': true,

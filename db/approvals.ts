@@ -20,6 +20,11 @@ export interface ApprovalDoc {
   /** When the wait began: the inbox lists the oldest first (db/paging.ts orders by created_at). */
   created_at: Date;
   deadline: Date | null;
+  /**
+   * An agent step's wait: the tool call it asks about (`<transcript seq>:<index>`, db/step-events.ts). The execution
+   * waits for its calls one after the other under the same id: a removal for one call leaves the next one's listing.
+   */
+  call_key?: string | null;
 }
 
 export function approvalsCollection(db: Db) {
@@ -36,6 +41,7 @@ export async function putApproval(
   run: { _id: string; owner_id: string; workflow_id: string; workflow_name: string },
   execId: string,
   request: ApprovalRequest,
+  callKey?: string,
 ): Promise<void> {
   const doc: ApprovalDoc = {
     _id: approvalId(run._id, execId),
@@ -48,12 +54,26 @@ export async function putApproval(
     instructions: request.instructions,
     created_at: new Date(request.waiting_since),
     deadline: request.deadline ? new Date(request.deadline) : null,
+    ...(callKey !== undefined ? { call_key: callKey } : {}),
   };
   await approvalsCollection(db).replaceOne({ _id: doc._id }, doc, { upsert: true });
 }
 
-export async function removeApproval(db: Db, runId: string, execId: string): Promise<void> {
-  await approvalsCollection(db).deleteOne({ _id: approvalId(runId, execId) });
+/** With `callKey`: only that call's listing (or one that names no call). */
+export async function removeApproval(db: Db, runId: string, execId: string, callKey?: string): Promise<void> {
+  const _id = approvalId(runId, execId);
+  await approvalsCollection(db).deleteOne(
+    callKey === undefined ? { _id } : { _id, call_key: { $in: [callKey, null] } },
+  );
+}
+
+/** The call a listed agent approval asks about (undefined: none listed, or an approval step's). */
+export async function listedCallKey(db: Db, runId: string, execId: string): Promise<string | undefined> {
+  const doc = await approvalsCollection(db).findOne(
+    { _id: approvalId(runId, execId) },
+    { projection: { call_key: 1 } },
+  );
+  return doc?.call_key ?? undefined;
 }
 
 /** A run that ended waits for nothing. */

@@ -32,6 +32,7 @@ export const RUN_EVENT_TYPES = [
   'step.started',
   'step.retrying',
   'step.waiting',
+  'step.resumed',
   'step.completed',
   'step.failed',
   'step.skipped',

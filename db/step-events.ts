@@ -9,17 +9,34 @@ import { isOutputRef, type OutputRef, type Usage } from '../domain/run';
 import type { StepError } from '../domain/steps';
 import { appendRunEvent, appendRunEvents, type NewRunEvent } from './run-events';
 
+/**
+ * The tool call an agent step waits for (a destructive MCP tool's, decision 0410): the `index`th call of the model
+ * answer at `transcript_seq` in the execution's transcript — the same seq as that answer's `agent.model_call`. The pair
+ * is unique in an execution, so it keys each of its waits; `name` is the tool as the model called it.
+ */
+export interface WaitedToolCall {
+  transcript_seq: number;
+  index: number;
+  name: string;
+}
+
 /** Outputs up to this size ride in the `step.completed` event; larger ones are named by size (the status has them). */
 export const EVENT_OUTPUT_INLINE_BYTES = 16 * 1024;
 
 export type StepChange =
   | { type: 'step.started'; attempt: number }
   | { type: 'step.retrying'; attempt: number; error: StepError }
-  | { type: 'step.waiting' }
+  | { type: 'step.waiting'; tool_call?: WaitedToolCall }
+  | { type: 'step.resumed'; tool_call: WaitedToolCall; approved: boolean }
   | { type: 'step.completed'; output: JsonValue | OutputRef; usage?: Usage; reused_from_run_id?: string }
   | { type: 'step.failed'; error: StepError }
   | { type: 'step.skipped'; reason: string }
   | { type: 'step.child_run'; child_run_id: string };
+
+/** `<transcript seq>:<index>`: the call in its execution's transcript (event keys, the step's and inbox's wait). */
+export function waitedCallKey(call: WaitedToolCall): string {
+  return `${call.transcript_seq}:${call.index}`;
+}
 
 function keyOf(execId: string, change: StepChange): string {
   switch (change.type) {
@@ -27,6 +44,12 @@ function keyOf(execId: string, change: StepChange): string {
     case 'step.retrying':
       return `${execId}:${change.type}:${change.attempt}`;
     case 'step.waiting':
+      // An approval step waits once (its key predates agents' waits); an agent step once per tool call it asks about.
+      return change.tool_call
+        ? `${execId}:${change.type}:${waitedCallKey(change.tool_call)}`
+        : `${execId}:${change.type}`;
+    case 'step.resumed':
+      return `${execId}:${change.type}:${waitedCallKey(change.tool_call)}`;
     case 'step.completed':
     case 'step.failed':
     case 'step.skipped':
@@ -48,7 +71,9 @@ function dataOf(change: StepChange): JsonObject {
     case 'step.retrying':
       return { attempt: change.attempt, error: { reason: change.error.reason, message: change.error.message } };
     case 'step.waiting':
-      return {};
+      return change.tool_call ? { tool_call: { ...change.tool_call } } : {};
+    case 'step.resumed':
+      return { tool_call: { ...change.tool_call }, approved: change.approved };
     case 'step.completed':
       return {
         ...outputFields(change.output),

@@ -30,6 +30,8 @@ export interface StepExecutionDoc {
   started_at: Date | null;
   completed_at: Date | null;
   updated_at: Date;
+  /** An agent execution waiting for a decision: the tool call it waits for (db/step-states.ts markAgentWaiting). */
+  waiting_call?: string | null;
 }
 
 export function executionDocId(runId: string, stepId: string, position: number): string {
@@ -47,9 +49,11 @@ type ExecutionKey = { runId: string; stepId: string; execId: string; position: n
 type ExecutionSet = Partial<Omit<StepExecutionDoc, '_id' | 'run_id' | 'step_id' | 'exec_id' | 'position'>>;
 
 /** The upsert that applies `set` to an execution unless it is terminal (unless `force`), creating it on first write. */
-function executionUpsert(key: ExecutionKey, set: ExecutionSet, force: boolean) {
+function executionUpsert(key: ExecutionKey, set: ExecutionSet, force: boolean, where: Filter<StepExecutionDoc> = {}) {
   const _id = executionDocId(key.runId, key.stepId, key.position);
-  const filter: Filter<StepExecutionDoc> = force ? { _id } : { _id, status: { $nin: TERMINAL_STEP } };
+  const filter: Filter<StepExecutionDoc> = force
+    ? { ...where, _id }
+    : { ...where, _id, status: { $nin: TERMINAL_STEP } };
   const defaults: Omit<StepExecutionDoc, '_id' | 'updated_at'> = {
     run_id: key.runId,
     step_id: key.stepId,
@@ -77,14 +81,14 @@ export async function writeExecution(
   db: Db,
   key: ExecutionKey,
   set: ExecutionSet,
-  opts: { force?: boolean } = {},
+  opts: { force?: boolean; where?: Filter<StepExecutionDoc> } = {},
 ): Promise<boolean> {
-  const { filter, update } = executionUpsert(key, set, opts.force ?? false);
+  const { filter, update } = executionUpsert(key, set, opts.force ?? false, opts.where);
   try {
     const res = await stepExecutionsCollection(db).updateOne(filter, update, { upsert: true });
     return res.matchedCount + res.upsertedCount > 0;
   } catch (err) {
-    // The filter missed because the execution is terminal, so the upsert collided with it: nothing to change.
+    // The filter missed because the execution is terminal (or not as `where` asks), so the upsert collided with it.
     if (isDuplicateKey(err)) return false;
     throw err;
   }

@@ -9,9 +9,9 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { putApproval, removeApproval } from './approvals';
 import { appendRunEvents, fillEventSeq, type NewRunEvent } from './run-events';
 import { notTerminal, runsCollection, type EgressDenial, type RunDoc } from './runs';
-import { logStepChange, type StepChange } from './step-events';
+import { logStepChange, waitedCallKey, type StepChange, type WaitedToolCall } from './step-events';
 import { commitExecutionWrite } from './execution-commits';
-import { writeExecution } from './step-executions';
+import { writeExecution, type StepExecutionDoc } from './step-executions';
 import { parseExecutionId } from '../domain/exec-id';
 import type { JsonValue } from '../domain/json';
 import type { OutputRef, Usage } from '../domain/run';
@@ -71,7 +71,12 @@ async function updateExecution(
   runId: string,
   exec: NonNullable<ReturnType<typeof innerExecution>>,
   set: Parameters<typeof writeExecution>[2],
-  opts: { startedAt?: Date; change?: StepChange | StepChange[]; force?: boolean } = {},
+  opts: {
+    startedAt?: Date;
+    change?: StepChange | StepChange[];
+    force?: boolean;
+    where?: Filter<StepExecutionDoc>;
+  } = {},
 ): Promise<boolean> {
   const now = new Date();
   const update: UpdateFilter<RunDoc> = opts.startedAt
@@ -84,7 +89,10 @@ async function updateExecution(
     { returnDocument: 'before', projection: { event_seq: 1, 'steps.id': 1, 'steps.action_type': 1 } },
   );
   if (!before) return false;
-  const changed = await writeExecution(db, { runId, ...exec }, set, { force: opts.force ?? false });
+  const changed = await writeExecution(db, { runId, ...exec }, set, {
+    force: opts.force ?? false,
+    ...(opts.where ? { where: opts.where } : {}),
+  });
   if (opts.change) {
     const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
     // The seqs allocated with the run's write hold the changes, or nothing when the execution did not take them.
@@ -232,39 +240,74 @@ export async function markStepWaiting(
 }
 
 /**
- * An agent step waits for the owner's decision on one of its tool calls (with the approval, listed in the inbox), or
- * goes on after it (null). Only the status moves: the step's start and attempts stay those of its model calls.
+ * An agent step waits for the owner's decision on one of its tool calls (`call`), with the approval listed in the
+ * inbox. Only the status moves: the step's start and attempts stay those of its model calls. Each call's wait logs
+ * its own `step.waiting` (keyed by the call): a step may wait several times, and the step and its listing name the
+ * call, so that the resumption after an earlier call cannot undo this wait (markAgentResumed).
  */
 export async function markAgentWaiting(
   db: Db,
   runId: string,
   stepId: string,
-  approval: ApprovalRequest | null,
+  call: WaitedToolCall,
+  approval: ApprovalRequest,
 ): Promise<boolean> {
-  const status = approval ? 'waiting' : 'running';
+  const key = waitedCallKey(call);
   const inner = innerExecution(stepId);
   const write: StepWrite = inner
-    ? { wrote: await updateExecution(db, runId, inner, { status }) }
+    ? { wrote: await updateExecution(db, runId, inner, { status: 'waiting', waiting_call: key }) }
     : await updateStep(
         db,
         runId,
         stepId,
-        { $set: { updated_at: new Date(), 'steps.$.status': status } },
-        approval ? 1 : 0,
+        { $set: { updated_at: new Date(), 'steps.$.status': 'waiting', 'steps.$.waiting_call': key } },
+        1,
       );
-  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
-  if (!approval) {
-    await removeApproval(db, runId, stepId);
-    return write.wrote;
-  }
   if (write.wrote) {
     const run = await runsCollection(db).findOne(
       { _id: runId },
       { projection: { owner_id: 1, workflow_id: 1, workflow_name: 1 } },
     );
-    if (run) await putApproval(db, run, stepId, approval);
+    if (run) await putApproval(db, run, stepId, approval, key);
   }
-  return logged(db, runId, stepId, { type: 'step.waiting' }, write);
+  return logged(db, runId, stepId, { type: 'step.waiting', tool_call: call }, write);
+}
+
+/**
+ * The decision on `call` came and the agent step goes on (running its loop again, whatever the answer): logged as
+ * `step.resumed`, so a follower of the events knows the wait ended (decision 0520). Two calls of one turn wait one
+ * after the other, and the next wait may be written before this: then the step waits for that call, and this write
+ * changes and logs nothing (a step written before calls were recorded names none, and goes on).
+ */
+export async function markAgentResumed(
+  db: Db,
+  runId: string,
+  stepId: string,
+  call: WaitedToolCall,
+  approved: boolean,
+): Promise<boolean> {
+  const key = waitedCallKey(call);
+  const change: StepChange = { type: 'step.resumed', tool_call: call, approved };
+  const waitsForIt = { $in: [key, null] };
+  // A decision that came before the inbox write leaves it behind; going on, the step waits for nothing.
+  await removeApproval(db, runId, stepId, key);
+  const inner = innerExecution(stepId);
+  if (inner) {
+    const set = { status: 'running' as const, waiting_call: null };
+    return updateExecution(db, runId, inner, set, { change, where: { waiting_call: waitsForIt } });
+  }
+  const before = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal, steps: { $elemMatch: { id: stepId, waiting_call: waitsForIt } } },
+    {
+      $set: { updated_at: new Date(), 'steps.$[s].status': 'running', 'steps.$[s].waiting_call': null },
+      $inc: { event_seq: 1 },
+    },
+    // Not the positional `$`: it finds no position when the match was on a missing waiting_call (`null`).
+    { returnDocument: 'before', projection: { event_seq: 1 }, arrayFilters: [{ 's.id': stepId }] },
+  );
+  if (!before) return false;
+  const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
+  return logged(db, runId, stepId, change, { wrote: true, firstSeq, mayWait: true });
 }
 
 /**

@@ -6,7 +6,7 @@
  */
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { removeApproval } from '../../db/approvals';
+import { listedCallKey, removeApproval } from '../../db/approvals';
 import { findRun, isTerminal } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../domain/exec-id';
@@ -82,6 +82,8 @@ export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Pr
   if (status !== 'waiting') {
     throw new ConflictError(`step "${req.stepId}" is not waiting for approval (it is ${status})`);
   }
+  // An agent step's next call may wait (and be listed) as soon as this decision is taken: only this one is removed.
+  const listed = step.kind === 'agent' ? await listedCallKey(deps.db, req.runId, req.stepId) : undefined;
   try {
     const accepted = await deps.temporal.connection.withDeadline(Date.now() + UPDATE_DEADLINE_MS, () =>
       deps.temporal.workflow.getHandle(req.runId).executeUpdate(approveUpdate, {
@@ -89,7 +91,7 @@ export async function approveStep(deps: RunControlDeps, req: ApproveRequest): Pr
       }),
     );
     // Decided: out of the inbox now, not when the step's completion reaches the projection a moment later.
-    await removeApproval(deps.db, req.runId, req.stepId);
+    await removeApproval(deps.db, req.runId, req.stepId, listed);
     return accepted;
   } catch (err) {
     // The workflow's validator refused: the step stopped waiting in the meantime (e.g. a concurrent decision).

@@ -18,6 +18,13 @@ const stepCommon = {
   step_id: z.string(),
 };
 const stepError = z.looseObject({ reason: z.string(), message: z.string() });
+const waitedToolCall = z
+  .looseObject({
+    transcript_seq: z.number().int().meta({ description: "The model answer's entry (its agent.model_call's)." }),
+    index: z.number().int().meta({ description: "The call among that answer's tool calls, from 0." }),
+    name: z.string().meta({ description: 'The tool as the model called it (`<server>__<tool>`).' }),
+  })
+  .meta({ description: 'A tool call of an agent step that waits for the owner (a destructive MCP tool).' });
 const tokens = z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
 
 // Loose objects: the clients read these fields, and an event may carry more (a field added later breaks no client).
@@ -25,7 +32,23 @@ const tokens = z.looseObject({ input_tokens: z.number().int(), output_tokens: z.
 const members = [
   z.looseObject({ ...stepCommon, type: z.literal('step.started'), attempt: z.number().int() }),
   z.looseObject({ ...stepCommon, type: z.literal('step.retrying'), attempt: z.number().int(), error: stepError }),
-  z.looseObject({ ...stepCommon, type: z.literal('step.waiting') }),
+  z
+    .looseObject({
+      ...stepCommon,
+      type: z.literal('step.waiting'),
+      tool_call: waitedToolCall
+        .optional()
+        .meta({ description: 'An agent step: the tool call it waits for (absent for an approval step).' }),
+    })
+    .meta({ description: 'The execution waits for a decision: an approval step once, an agent step once per call.' }),
+  z
+    .looseObject({
+      ...stepCommon,
+      type: z.literal('step.resumed'),
+      tool_call: waitedToolCall,
+      approved: z.boolean().meta({ description: 'The decision: approved, the call is made; rejected, it is not.' }),
+    })
+    .meta({ description: 'An agent step decided on: it runs again (the answer goes to its model).' }),
   z.looseObject({
     ...stepCommon,
     type: z.literal('step.completed'),

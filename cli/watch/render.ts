@@ -29,7 +29,9 @@ function describe(event: RunEvent): string {
     case 'step.retrying':
       return `attempt ${event.attempt} failed, retrying: ${event.error.reason}: ${event.error.message}`;
     case 'step.waiting':
-      return 'waiting for approval';
+      return event.tool_call ? `waiting for approval of ${event.tool_call.name}` : 'waiting for approval';
+    case 'step.resumed':
+      return `${event.approved ? 'approved' : 'declined'}: ${event.tool_call.name}, running again`;
     case 'step.completed': {
       const extras = [
         event.usage ? `${count(event.usage.input_tokens + event.usage.output_tokens)} tokens` : null,

@@ -194,7 +194,16 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
           status: 'waiting',
           // An approval has no step.started: its wait is its run time, from the moment it began waiting.
           startedAt: r.startedAt ?? time(event.at),
-          note: 'waiting for approval',
+          note: event.tool_call ? `waiting for approval of ${event.tool_call.name}` : 'waiting for approval',
+        })),
+      };
+    case 'step.resumed':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({
+          ...r,
+          status: 'running',
+          note: `${event.tool_call.name} ${event.approved ? 'approved' : 'declined'}`,
         })),
       };
     case 'step.completed':

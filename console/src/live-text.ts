@@ -82,6 +82,7 @@ export function applyLiveEvent(state: LiveTexts, event: Schemas['RunEvent']): Li
     case 'run.ended':
       return end(state, event.seq, () => true);
     case 'step.waiting':
+    case 'step.resumed':
     case 'step.child_run':
     case 'agent.tool_call':
       return { ...state, lastSeq: event.seq };

@@ -93,6 +93,37 @@ describe('runs watch: the state folded from events', () => {
     expect(formatDuration(gate.endedAt! - gate.startedAt!)).toBe('1m36s');
     expect(renderFrame(decided, frameOpts).join('\n')).toMatch(/gate\s+completed\s+1m36s/);
   });
+
+  it('shows an agent step waiting for each destructive call, and running again after each decision', () => {
+    const e = (seq: number, type: string, extra: object = {}) =>
+      runEvent.parse({
+        seq,
+        type,
+        run_id: RUN_ID,
+        at: new Date(seq * 1000).toISOString(),
+        exec_id: 'ask',
+        step_id: 'ask',
+        ...extra,
+      });
+    const call = (transcript_seq: number) => ({ transcript_seq, index: 0, name: 'ops__wipe' });
+    const waits = [
+      e(1, 'step.started', { attempt: 1 }),
+      e(2, 'step.waiting', { tool_call: call(1) }),
+      e(3, 'step.resumed', { tool_call: call(1), approved: true }),
+      e(4, 'step.waiting', { tool_call: call(3) }),
+    ];
+    const second = fold(waits);
+    expect(row(second, 'ask')).toMatchObject({ status: 'waiting', note: 'waiting for approval of ops__wipe' });
+    expect(displayStatus(second)).toBe('waiting');
+    const resumed = fold([e(5, 'step.resumed', { tool_call: call(3), approved: false })], second);
+    expect(row(resumed, 'ask')).toMatchObject({ status: 'running', note: 'ops__wipe declined' });
+    expect(displayStatus(resumed)).toBe('running');
+    expect(waits.slice(1).map(eventLine)).toEqual([
+      '1970-01-01T00:00:02.000Z ask waiting for approval of ops__wipe',
+      '1970-01-01T00:00:03.000Z ask approved: ops__wipe, running again',
+      '1970-01-01T00:00:04.000Z ask waiting for approval of ops__wipe',
+    ]);
+  });
 });
 
 describe('runs watch: rendering', () => {

@@ -27,7 +27,8 @@ export function createMcpApprovalActivities(deps: Pick<AgentActivityDeps, 'db'>)
   async function requestMcpApproval(req: RequestMcpApprovalInput): Promise<void> {
     const call = await recordedToolCall(deps.db, req);
     const args = shownArguments(call.args, call.invalid_args);
-    await markAgentWaiting(deps.db, req.run_id, req.step_id, {
+    const waited = { transcript_seq: req.assistant_seq, index: req.call_index, name: call.name };
+    await markAgentWaiting(deps.db, req.run_id, req.step_id, waited, {
       message: `Call MCP tool "${req.tool}" on server "${req.server_name}" with arguments ${args}?`,
       instructions: INSTRUCTIONS,
       waiting_since: new Date().toISOString(),

@@ -15,7 +15,7 @@ import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { logAgentTurn } from '../../../db/step-events';
-import { markAgentWaiting } from '../../../db/step-states';
+import { markAgentResumed } from '../../../db/step-states';
 import { putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import type { JsonValue } from '../../../domain/json';
 import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
@@ -148,7 +148,10 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
     const run = async (): Promise<{ output: JsonValue; is_error: boolean; error_code?: string }> => {
       if (needsApproval(req.tool)) {
         // The call waited for the owner (./mcp-approval.ts): the step goes on, whatever the answer.
-        if (req.decision) await markAgentWaiting(deps.db, req.run_id, req.step_id, null);
+        if (req.decision) {
+          const waited = { transcript_seq: req.assistant_seq, index: req.call_index, name: call.name };
+          await markAgentResumed(deps.db, req.run_id, req.step_id, waited, req.decision.approved);
+        }
         if (!req.decision?.approved) {
           const comment = req.decision?.comment ? `: ${req.decision.comment}` : '';
           return {
