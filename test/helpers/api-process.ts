@@ -21,12 +21,23 @@ export interface ApiProcess {
   exitStatus(): string | null;
   /** SIGKILL (if still running) and wait for the exit. */
   kill(): Promise<void>;
+  /** Runs a full garbage collection in the API (only when started with `{ collectableHeap: true }`). */
+  collectGarbage(): void;
+}
+
+export interface SpawnOptions {
+  /** Preload test/helpers/gc-on-signal.cjs, so that collectGarbage() can free everything that is not live. */
+  collectableHeap?: boolean;
 }
 
 const ROOT = path.resolve(__dirname, '..', '..');
 
 /** Starts the API with the environment a deployment would give it, built from a test Config plus extra variables. */
-export async function spawnApi(config: Config, extraEnv: Record<string, string> = {}): Promise<ApiProcess> {
+export async function spawnApi(
+  config: Config,
+  extraEnv: Record<string, string> = {},
+  options: SpawnOptions = {},
+): Promise<ApiProcess> {
   const port = await freePort();
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -47,7 +58,8 @@ export async function spawnApi(config: Config, extraEnv: Record<string, string> 
     RATE_LIMIT_IP_PER_MINUTE: String(config.RATE_LIMIT_IP_PER_MINUTE),
     ...extraEnv,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/server.ts'], {
+  const gcArgs = options.collectableHeap ? ['--expose-gc', '--require', path.join(__dirname, 'gc-on-signal.cjs')] : [];
+  const child = spawn(process.execPath, [...gcArgs, '--import', 'tsx', 'api/server.ts'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -85,6 +97,10 @@ export async function spawnApi(config: Config, extraEnv: Record<string, string> 
     async kill() {
       if (child.exitCode === null && child.signalCode === null) process.kill(child.pid!, 'SIGKILL');
       await exited;
+    },
+    collectGarbage() {
+      if (!options.collectableHeap) throw new Error('spawnApi: start the API with { collectableHeap: true }');
+      process.kill(child.pid!, 'SIGUSR2');
     },
   };
 }

@@ -52,7 +52,7 @@ export class LoadHarness {
     });
     this.database = await openTestDb(config);
     this.user = await createTestUser(this.database.db);
-    this.api = await spawnApi(config, { LOG_LEVEL: 'warn' });
+    this.api = await spawnApi(config, { LOG_LEVEL: 'warn' }, { collectableHeap: true });
     // 'warn' hides the "listening" line: wait for the port instead.
     const http = request(`${this.api.url}`);
     const deadline = Date.now() + 60_000;
@@ -94,19 +94,17 @@ export class LoadHarness {
   }
 
   /**
-   * The API's live heap: the lowest of several readings over a second, since one reading also counts garbage that the
-   * next collection frees (a single sample made the bound below flaky).
+   * The API's live heap: read after a full collection in the API. Without one, a reading also counts garbage that no
+   * collection has freed yet, and two readings of the same live heap differed by more than 100 MB.
    */
   private async heapUsed(): Promise<number> {
-    let lowest = Infinity;
-    for (let i = 0; i < 10; i++) {
-      const res = await request(this.api.url).get('/metrics');
-      const match = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(res.text);
-      if (!match) throw new Error('no nodejs_heap_size_used_bytes in /metrics');
-      lowest = Math.min(lowest, Number(match[1]));
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    return lowest;
+    this.api.collectGarbage();
+    // The signal is handled between requests; the collection is synchronous, so it is done once /metrics answers.
+    await new Promise((r) => setTimeout(r, 200));
+    const res = await request(this.api.url).get('/metrics');
+    const match = /^nodejs_heap_size_used_bytes (\d+(?:\.\d+)?)/m.exec(res.text);
+    if (!match) throw new Error('no nodejs_heap_size_used_bytes in /metrics');
+    return Number(match[1]);
   }
 
   private readLoad(connections: number, size: { amount: number } | { duration: number }) {
@@ -168,7 +166,8 @@ export function expectHealthyUnderLoad(o: LoadOutcome, exitStatus: string | null
   expect(o.starts.statusCodeStats['429']?.count ?? 0).toBeGreaterThanOrEqual(
     o.starts.requests.total - 2 * RUNS_PER_MINUTE,
   );
-  // Memory: the heap after the load stays within a bound of the heap after warm-up (no growth per request).
-  expect(o.heapAfterLoad).toBeLessThan(o.heapAfterWarmup * 1.5 + 32 * 1024 * 1024);
+  // Memory: the live heap after the load is the live heap after warm-up, give or take 16 MiB. Here it is about 70 MiB and
+  // moved by at most 6 MiB over three rounds of 30 s; a leak of 1 KiB per request adds about 30 MiB in one such round.
+  expect(o.heapAfterLoad).toBeLessThan(o.heapAfterWarmup + 16 * 1024 * 1024);
   expect(exitStatus).toBeNull();
 }
