@@ -1,6 +1,6 @@
 /**
  * `approvals`: the inbox of approval steps waiting for their run owner's decision, one document per waiting execution
- * (`<run id>/<exec id>`). Written when an approval starts waiting (db/step-states.ts markStepWaiting); removed when it is
+ * (`<run id>/<exec id>`). Written when an approval starts waiting (db/step-waits.ts markStepWaiting); removed when it is
  * decided (the API, as soon as the workflow accepted the decision), when the execution ends any other way (timeout,
  * a cancelled branch) and when the run ends. The runs projection stays the truth: this is a list to find them by.
  */

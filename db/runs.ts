@@ -63,7 +63,7 @@ export interface RunStepDoc {
   turns: number | null;
   /** Agent steps: tool calls refused by the step's egress policy (absent on runs from before the policy). */
   egress_denied?: EgressDenial[];
-  /** An agent step waiting for a decision: the tool call it waits for (db/step-states.ts markAgentWaiting). */
+  /** An agent step waiting for a decision: the tool call it waits for (db/step-waits.ts markAgentWaiting). */
   waiting_call?: string | null;
   started_at: Date | null;
   completed_at: Date | null;

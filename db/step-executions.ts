@@ -30,7 +30,7 @@ export interface StepExecutionDoc {
   started_at: Date | null;
   completed_at: Date | null;
   updated_at: Date;
-  /** An agent execution waiting for a decision: the tool call it waits for (db/step-states.ts markAgentWaiting). */
+  /** An agent execution waiting for a decision: the tool call it waits for (db/step-waits.ts markAgentWaiting). */
   waiting_call?: string | null;
 }
 

@@ -8,7 +8,7 @@ import { runsCollection } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../domain/exec-id';
 import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
-import { markAgentResumed, markAgentWaiting, markStepWaiting } from '../../db/step-states';
+import { markAgentResumed, markAgentWaiting, markStepWaiting } from '../../db/step-waits';
 import { actionStep, agentStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 

@@ -12,10 +12,10 @@ import {
   markStepFailed,
   markStepRunning,
   markStepSkipped,
-  markStepWaiting,
   recordStepInput,
   setChildRun,
 } from '../../db/step-states';
+import { markStepWaiting } from '../../db/step-waits';
 import { recordRunEnd, type EndedRun } from '../../db/run-end';
 import { runKindOf } from '../../shared/metrics/run-kind';
 import type { WorkerMetrics } from '../metrics';

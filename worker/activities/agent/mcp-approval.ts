@@ -4,7 +4,7 @@
  * the server, the tool and the arguments — as JSON, cut to a size an inbox can show — read here from the transcript,
  * so they never travel through Temporal's history.
  */
-import { markAgentWaiting } from '../../../db/step-states';
+import { markAgentWaiting } from '../../../db/step-waits';
 import type { AgentActivityDeps } from './call-model';
 import { recordedToolCall } from './recorded-call';
 import type { RequestMcpApprovalInput } from './types';
