@@ -8,7 +8,7 @@ import {
   MongoNetworkTimeoutError,
   MongoTopologyClosedError,
 } from 'mongodb';
-import { ServiceError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
 import { status as grpcStatus } from '@grpc/grpc-js';
 
 export function classifyInfraError(err: unknown): 'MongoDB' | 'Temporal' | undefined {
@@ -27,6 +27,10 @@ export function classifyInfraError(err: unknown): 'MongoDB' | 'Temporal' | undef
 export function isTemporalUnavailable(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 5; depth++) {
+    // An update call that got no answer in time, whatever ended the wait: its deadline, or the server cancelling the
+    // call (under load it answers CANCELLED where an idle one answers DEADLINE_EXCEEDED). The update may still be
+    // delivered to a worker later; the client asks again.
+    if (cur instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
     const code = (cur as { code?: unknown }).code;
     if (
       (cur instanceof ServiceError || typeof code === 'number') &&
