@@ -24,18 +24,17 @@ export function classifyInfraError(err: unknown): 'MongoDB' | 'Temporal' | undef
   return undefined;
 }
 
+const TRANSIENT_CODES = new Set([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXCEEDED, grpcStatus.RESOURCE_EXHAUSTED]);
+
 export function isTemporalUnavailable(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 5; depth++) {
-    // An update call that got no answer in time, whatever ended the wait: its deadline, or the server cancelling the
-    // call (under load it answers CANCELLED where an idle one answers DEADLINE_EXCEEDED). The update may still be
-    // delivered to a worker later; the client asks again.
+    // An update call that got no answer in time, whatever ended the wait: the SDK's one class for its deadline and
+    // for a call the server answered CANCELLED. The update may still reach a worker later; the client asks again.
     if (cur instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
     const code = (cur as { code?: unknown }).code;
-    if (
-      (cur instanceof ServiceError || typeof code === 'number') &&
-      (code === grpcStatus.UNAVAILABLE || code === grpcStatus.DEADLINE_EXCEEDED)
-    ) {
+    // RESOURCE_EXHAUSTED: a limit of the server's that passes (its rate limits, a workflow's updates in flight).
+    if ((cur instanceof ServiceError || typeof code === 'number') && TRANSIENT_CODES.has(code as grpcStatus)) {
       return true;
     }
     cur = (cur as { cause?: unknown }).cause;

@@ -25,6 +25,7 @@ describe('isTemporalUnavailable', () => {
     const wrapped = (code: grpcStatus) => new ServiceError('Failed to start Workflow', { cause: grpcError(code, 'x') });
     expect(isTemporalUnavailable(wrapped(grpcStatus.UNAVAILABLE))).toBe(true);
     expect(isTemporalUnavailable(wrapped(grpcStatus.DEADLINE_EXCEEDED))).toBe(true);
+    expect(isTemporalUnavailable(wrapped(grpcStatus.RESOURCE_EXHAUSTED))).toBe(true);
     expect(isTemporalUnavailable(wrapped(grpcStatus.INVALID_ARGUMENT))).toBe(false);
     expect(isTemporalUnavailable(wrapped(grpcStatus.CANCELLED))).toBe(false);
     expect(isTemporalUnavailable(new Error('a bug'))).toBe(false);
