@@ -29,8 +29,9 @@ const TRANSIENT_CODES = new Set([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXC
 export function isTemporalUnavailable(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 5; depth++) {
-    // An update call that got no answer in time, whatever ended the wait: the SDK's one class for its deadline and
-    // for a call the server answered CANCELLED. The update may still reach a worker later; the client asks again.
+    // An update call that got no answer in time: the SDK's one class for DEADLINE_EXCEEDED and CANCELLED, and a
+    // loaded machine ends the wait with either ("Call cancelled"). The update may still reach a worker later; the
+    // client asks again.
     if (cur instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
     const code = (cur as { code?: unknown }).code;
     // RESOURCE_EXHAUSTED: a limit of the server's that passes (its rate limits, a workflow's updates in flight).
