@@ -24,17 +24,26 @@ export function classifyInfraError(err: unknown): 'MongoDB' | 'Temporal' | undef
   return undefined;
 }
 
-const TRANSIENT_CODES = new Set([grpcStatus.UNAVAILABLE, grpcStatus.DEADLINE_EXCEEDED, grpcStatus.RESOURCE_EXHAUSTED]);
+/**
+ * gRPC codes of a Temporal call that did not go through but may on a retry. CANCELLED: a call past its deadline can end
+ * that way (the server resets the stream: "Call cancelled"), as seen under load; the API's own cancellations (a long
+ * poll's watch) never reach this check.
+ * RESOURCE_EXHAUSTED: a limit of the server's that passes (its rate limits, a workflow's updates in flight).
+ */
+const TRANSIENT_CODES = new Set([
+  grpcStatus.UNAVAILABLE,
+  grpcStatus.DEADLINE_EXCEEDED,
+  grpcStatus.CANCELLED,
+  grpcStatus.RESOURCE_EXHAUSTED,
+]);
 
 export function isTemporalUnavailable(err: unknown): boolean {
   let cur: unknown = err;
   for (let depth = 0; cur && depth < 5; depth++) {
-    // An update call that got no answer in time: the SDK's one class for DEADLINE_EXCEEDED and CANCELLED, and a
-    // loaded machine ends the wait with either ("Call cancelled"). The update may still reach a worker later; the
-    // client asks again.
+    // An update call that got no answer in time (the SDK's class for both codes above, whatever its cause). The
+    // update may still reach a worker later; the client asks again.
     if (cur instanceof WorkflowUpdateRPCTimeoutOrCancelledError) return true;
     const code = (cur as { code?: unknown }).code;
-    // RESOURCE_EXHAUSTED: a limit of the server's that passes (its rate limits, a workflow's updates in flight).
     if ((cur instanceof ServiceError || typeof code === 'number') && TRANSIENT_CODES.has(code as grpcStatus)) {
       return true;
     }

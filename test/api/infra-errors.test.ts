@@ -26,8 +26,10 @@ describe('isTemporalUnavailable', () => {
     expect(isTemporalUnavailable(wrapped(grpcStatus.UNAVAILABLE))).toBe(true);
     expect(isTemporalUnavailable(wrapped(grpcStatus.DEADLINE_EXCEEDED))).toBe(true);
     expect(isTemporalUnavailable(wrapped(grpcStatus.RESOURCE_EXHAUSTED))).toBe(true);
+    // The server may reset a call past its deadline: "Call cancelled".
+    expect(isTemporalUnavailable(wrapped(grpcStatus.CANCELLED))).toBe(true);
     expect(isTemporalUnavailable(wrapped(grpcStatus.INVALID_ARGUMENT))).toBe(false);
-    expect(isTemporalUnavailable(wrapped(grpcStatus.CANCELLED))).toBe(false);
+    expect(isTemporalUnavailable(wrapped(grpcStatus.NOT_FOUND))).toBe(false);
     expect(isTemporalUnavailable(new Error('a bug'))).toBe(false);
     expect(classifyInfraError(new Error('a bug'))).toBeUndefined();
   });
