@@ -108,7 +108,7 @@ async function commit(db: Db, runId: string, writes: ExecutionWrite[]): Promise<
     appendRunEvents(db, runId, toLog, firstSeq),
     fillEventSeqs(db, runId, firstSeq + toLog.length, events - toLog.length),
   ]);
-  // An approval item that ended leaves the approvals inbox (db/step-states.ts afterChange does the same for one write).
+  // An approval item that ended leaves the approvals inbox (db/step-writes.ts afterChange does the same for one write).
   const approvals = new Set(before.steps.filter((s) => s.action_type === 'approval').map((s) => s.id));
   const ended = logged.filter((w) => approvals.has(w.exec.stepId) && w.changes.some(endsExecution));
   await Promise.all(ended.map((w) => removeApproval(db, runId, w.exec.execId)));

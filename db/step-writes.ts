@@ -117,7 +117,7 @@ export async function logged(
 }
 
 /** `found` is what the write saw, when it knows; without it, the inbox is cleared just in case. */
-export async function afterChange(
+async function afterChange(
   db: Db,
   runId: string,
   execId: string,
