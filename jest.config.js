@@ -1,6 +1,9 @@
 /**
  * One suite against real servers: globalSetup starts Temporal and the MongoDB wire server on free loopback ports,
  * every test file gets its own database and task queue. The summary reporter prints "N passed, N failed" last.
+ * `npm test` runs the files one at a time (`--maxWorkers=1`) in a worker process that is replaced once its heap
+ * passes workerIdleMemoryLimit: in one long-lived process (`--runInBand`) the heap grew to about 2 GB by the last
+ * files, and its collections slowed the API, worker and Temporal worker those files run in-process.
  */
 /** @type {import('jest').Config} */
 module.exports = {
@@ -16,5 +19,6 @@ module.exports = {
   globalSetup: '<rootDir>/test/helpers/global-setup.ts',
   globalTeardown: '<rootDir>/test/helpers/global-teardown.ts',
   testTimeout: 60_000,
+  workerIdleMemoryLimit: '1GB',
   reporters: ['default', '<rootDir>/test/helpers/summary-reporter.js'],
 };

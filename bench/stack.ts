@@ -31,7 +31,7 @@ export interface BenchStack {
   database: Database;
   /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
   codecKeys: string;
-  pids: { api: number; worker: number; bareWorker: number; database: number };
+  pids: { api: number; worker: number; bareWorker: number; database: number; temporal: number };
   /**
    * Starts another API process, as the first but on database `dbName` of the same server (B11 reads two data sets
    * side by side); it stops with the stack.
@@ -151,7 +151,13 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       workerMetricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
       database,
       codecKeys,
-      pids: { api: api.pid, worker: worker.pid, bareWorker: bareWorker.pid, database: mongo.process.pid },
+      pids: {
+        api: api.pid,
+        worker: worker.pid,
+        bareWorker: bareWorker.pid,
+        database: mongo.process.pid,
+        temporal: temporal.process.pid,
+      },
       addApi: async (name, otherDb) => {
         const port = await freePort();
         const proc = spawnTs(name, 'api/server.ts', [], false, { MONGODB_DB: otherDb, API_PORT: String(port) });

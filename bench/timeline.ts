@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/timeline.ts B6|B9 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
+ * `npx tsx bench/timeline.ts B2|B6|B9 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
  * row's Stepwise workflow and its bare arm a few times (the first ones warm up), and prints the last of each from
  * Temporal's history: every event at its offset from the start and the gap before it, the activity or marker named.
  * Workflow task gaps (scheduled → started → completed) are the worker's; activity gaps hold what the activity does.
@@ -114,7 +114,12 @@ async function main(): Promise<void> {
         .id;
       input = {};
       bare = { type: 'bareAgentWorkflow', args: [3, llm.server.baseUrl, model, llm.env.OPENAI_API_KEY] };
-    } else if (row !== 'B9') throw new Error(`timeline: B6 or B9, not ${row}`);
+    } else if (row === 'B2') {
+      // B2's and B3's workflow: three http_request steps to the local sink.
+      workflowId = ctx.httpWorkflow;
+      input = {};
+      bare = { type: 'bareHttpWorkflow', args: [3, sink.url('/bench')] };
+    } else if (row !== 'B9') throw new Error(`timeline: B2, B6 or B9, not ${row}`);
 
     // The arms alternate, as in `npm run bench`, so what the machine does at the time falls on both.
     let last = { runId: '', started: 0, ended: 0 };

@@ -22,8 +22,10 @@ const DEADLINE_BACKSTOP_MS = 60_000;
  */
 export async function startExecution(deps: { db: Db; temporal: Client }, doc: RunDoc, snapshot: RunSnapshot) {
   const temporalRunId = await startOrFind(deps.temporal, doc, snapshot);
-  // Not part of the answer: Temporal has the run, and the workflow writes its progress whether or not this lands.
-  await runsCollection(deps.db)
+  // Not part of the answer, so not awaited: Temporal has the run, and the workflow writes its progress whether or not
+  // this lands. What reads it (a replayed idempotent request, the reconciler, a status read of a run Temporal no longer
+  // knows) only tells "started" from "never started", and waits or allows for a moment's delay.
+  void runsCollection(deps.db)
     .updateOne({ _id: doc._id }, { $set: { 'temporal.run_id': temporalRunId } })
     .catch(() => undefined);
 }
