@@ -11,8 +11,8 @@ describe('counted benchmark rows', () => {
     expect([...doc.keys()].sort()).toEqual(['C1', 'C2a', 'C2b']);
     const temporal = [...doc.get('C1')!].filter(([k]) => k.startsWith('temporal '));
     expect(temporal).toEqual([['temporal StartWorkflowExecution', 1]]);
-    // Two rows of one round trip add up (C2a's run and step each write the run once).
-    expect(doc.get('C2a')!.get('findAndModify runs')).toBe(2);
+    // Rows of one round trip add up (C2a's run and step each write the run once, a slow attempt once more at most).
+    expect(doc.get('C2a')!.get('findAndModify runs')).toBe(3);
   });
 
   it('reads padded and unpadded rows alike, and ignores other tables', () => {
