@@ -11,21 +11,13 @@ import type { WorkflowDoc } from '../../db/workflows';
 import type { SnapshotSources } from './snapshot';
 import { loadWorkflowTree } from './sub-workflows';
 
-export type LoadedSources =
-  { ok: true; sources: SnapshotSources; templateIds: string[] } | { ok: false; problem: string };
-
-/** Templates the caller read already (with the workflow, in one round trip), and for which ids. */
-export interface PrefetchedTemplates {
-  ids: string[];
-  templates: Map<string, TemplateDoc>;
-}
+export type LoadedSources = { ok: true; sources: SnapshotSources } | { ok: false; problem: string };
 
 export async function loadSnapshotSources(
   db: Db,
   ownerId: string,
   workflow: WorkflowDoc,
   maxDepth: number,
-  prefetched?: PrefetchedTemplates,
 ): Promise<LoadedSources> {
   const tree = await loadWorkflowTree(db, ownerId, { id: workflow._id, steps: workflow.steps }, maxDepth);
   if (tree.problems.length > 0) {
@@ -33,11 +25,7 @@ export async function loadSnapshotSources(
   }
   const all = [workflow, ...tree.workflows.values()];
   const ids = [...new Set(all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))))];
-  // Prefetched templates count only when they were read for exactly these ids: a template missing from them is then
-  // really missing (deleted), not merely unasked for.
-  const sameIds =
-    prefetched !== undefined && ids.length === prefetched.ids.length && ids.every((id) => prefetched.ids.includes(id));
-  const templates = sameIds ? prefetched.templates : await findVisibleTemplates(db, ownerId, ids);
+  const templates = await findVisibleTemplates(db, ownerId, ids);
   for (const wf of all) {
     const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
     if (missing) {
@@ -52,7 +40,7 @@ export async function loadSnapshotSources(
   if (!mcp.ok) return mcp;
   const sources: SnapshotSources = { templates, workflows: tree.workflows };
   if (mcp.servers.size > 0) sources.mcpServers = mcp.servers;
-  return { ok: true, sources, templateIds: ids };
+  return { ok: true, sources };
 }
 
 /**
