@@ -23,6 +23,7 @@ import {
   ServiceUnavailableError,
   UnprocessableError,
 } from '../errors';
+import { statusUrlOf } from '../caller';
 import { isTemporalUnavailable } from '../infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
@@ -268,7 +269,7 @@ function accepted(req: Pick<LaunchRequest, 'baseUrl'>, doc: Pick<RunDoc, '_id' |
     run_id: doc._id,
     workflow_id: doc.workflow_id,
     status: 'queued',
-    status_url: `${req.baseUrl.replace(/\/+$/, '')}/api/v1/workflows/runs/${doc._id}/status`,
+    status_url: statusUrlOf(req.baseUrl, doc._id),
   };
 }
 

@@ -1,12 +1,5 @@
-/** What every MCP handler of one request knows: the app's dependencies and the authenticated caller. */
+/** Who an MCP handler acts for: the authenticated caller of one request (its dependencies are the app's ApiDeps). */
 import type { Logger } from 'pino';
-import type { InputValidators } from '../commands/input-validators';
-import type { ApiDeps } from '../deps';
-
-export interface McpDeps extends ApiDeps {
-  /** Compiled workflow input schemas, shared by every /mcp request of the app. */
-  inputValidators: InputValidators;
-}
 
 /** The caller of one /mcp request (stateless: built from the request's own API key each time). */
 export interface McpCaller {

@@ -12,16 +12,17 @@ import type { JsonObject } from '../../domain/json';
 import { approveStep, cancelRun } from '../commands/run-control';
 import { NotFoundError } from '../errors';
 import { presentApproval } from '../presenters/approval';
-import type { McpCaller, McpDeps } from './context';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { jsonResult } from './results';
 import { readRun, runSummary } from './runs';
 import { startRunFromMcp } from './run-start';
 import { startedAnswer } from './start-answer';
-import { WORKFLOW_TOOLS_PER_PAGE, workflowToolNames } from './workflow-tools';
+import { WORKFLOW_TOOLS_PER_PAGE, workflowCursorAfter, workflowIdsPage, workflowToolNames } from './workflow-tools';
 
 export interface ToolCall {
-  deps: McpDeps;
+  deps: ApiDeps;
   caller: McpCaller;
   requestId: RequestId;
   /** The client asked for a task (`params.task`); only tools with task support are given one. */
@@ -43,7 +44,6 @@ const runId = z.string().min(1).max(600).meta({ description: 'The run id (`run_â
 const cursor = z.string().min(1).max(500).optional().meta({ description: 'next_cursor of the previous page.' });
 const jsonInput = z.record(z.string(), z.unknown());
 
-const workflowCursor = z.strictObject({ after: z.string() });
 const approvalCursor = z.strictObject({ t: z.string(), id: z.string() });
 
 const listWorkflows = define({
@@ -55,11 +55,9 @@ const listWorkflows = define({
   readOnly: true,
   async run(args, { deps, caller }) {
     const names = await workflowToolNames(deps.db, caller.ownerId, FIXED_TOOL_NAMES);
-    const after = args.cursor ? decodeCursor(args.cursor, workflowCursor).after : undefined;
-    const ids = [...names.keys()].filter((id) => after === undefined || id > after);
-    const page = ids.slice(0, WORKFLOW_TOOLS_PER_PAGE);
+    const page = workflowIdsPage(names, workflowCursorAfter(args.cursor));
     const docs = await workflowsCollection(deps.db)
-      .find({ _id: { $in: page }, owner_id: caller.ownerId }, { projection: { steps: 0 } })
+      .find({ _id: { $in: page.ids }, owner_id: caller.ownerId }, { projection: { steps: 0 } })
       .sort({ _id: 1 })
       .toArray();
     return jsonResult({
@@ -70,7 +68,7 @@ const listWorkflows = define({
         tool: names.get(d._id) ?? null,
         has_input_schema: d.config.input_schema !== undefined,
       })),
-      next_cursor: ids.length > page.length ? encodeCursor({ after: page[page.length - 1]! }) : null,
+      next_cursor: page.nextCursor ?? null,
     });
   },
 });

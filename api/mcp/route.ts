@@ -5,16 +5,15 @@
  * (docs/decisions/0450-mcp-server-sdk-and-transport.md). Errors before the MCP layer (no key, rate limited, a bad
  * body) are JSON-RPC error bodies with the HTTP status that says what happened (401, 429, 413, 400).
  */
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { baseUrlOf } from '../caller';
-import { createInputValidators } from '../commands/input-validators';
-import { ApiError, BadRequestError, PayloadTooLargeError, UnsupportedMediaTypeError } from '../errors';
-import { requireUser } from '../middleware/auth';
+import { ApiError, BadRequestError, PayloadTooLargeError } from '../errors';
+import { jsonParser, requireJsonType } from '../middleware/body';
+import { authenticated } from '../route-deps';
 import type { ApiDeps } from '../deps';
-import type { McpCaller, McpDeps } from './context';
+import type { McpCaller } from './context';
 import { createMcpServer } from './server';
 import '../state';
 
@@ -28,31 +27,16 @@ const RPC_CODES: Record<string, number> = { malformed_json: PARSE_ERROR, batch: 
 
 export function mcpRoutes(deps: ApiDeps): Router {
   const router = new Router();
-  const mcpDeps: McpDeps = { ...deps, inputValidators: createInputValidators() };
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: deps.config.BODY_LIMIT_BYTES,
-    encoding: 'utf-8',
-    jsonStrict: true,
-  }) as unknown as Middleware;
-  const requireJson: Middleware = async (ctx, next) => {
-    if (!ctx.is('application/json')) throw new UnsupportedMediaTypeError();
-    await next();
-  };
-  const guard = [
-    jsonRpcErrors(deps.config.BODY_LIMIT_BYTES),
-    deps.limits.perIp,
-    requireUser(deps.keys),
-    deps.limits.perKey,
-  ];
+  const guard = [jsonRpcErrors(deps.config.BODY_LIMIT_BYTES), deps.limits.perIp, ...authenticated(deps)];
+  const parse = jsonParser(deps.config.BODY_LIMIT_BYTES);
 
-  router.post(MCP_PATH, ...guard, requireJson, parse, async (ctx) => {
+  router.post(MCP_PATH, ...guard, requireJsonType, parse, async (ctx) => {
     if (Array.isArray(ctx.request.body)) {
       // JSON-RPC batches left the protocol in 2025-06-18; one message per request keeps each answer one tool result.
       throw new BadRequestError('JSON-RPC batches are not supported: send one message per request', 'batch');
     }
     acceptJson(ctx);
-    await serve(ctx, mcpDeps, callerOf(ctx, deps));
+    await serve(ctx, deps, callerOf(ctx, deps));
   });
   // GET (a server-initiated event stream) and DELETE (ending a session) have nothing to do without sessions: the
   // router answers them 405 with `Allow: POST`, which MCP clients read as "no stream".
@@ -84,7 +68,7 @@ function callerOf(ctx: Context, deps: ApiDeps): McpCaller {
 }
 
 /** One request, one server and transport (closed with the response); the SDK writes the answer itself. */
-async function serve(ctx: Context, deps: McpDeps, caller: McpCaller): Promise<void> {
+async function serve(ctx: Context, deps: ApiDeps, caller: McpCaller): Promise<void> {
   const server = createMcpServer(deps, caller);
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   ctx.respond = false;

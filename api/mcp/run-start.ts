@@ -9,7 +9,8 @@ import type { JsonObject } from '../../domain/json';
 import { startRun, type StartedRun } from '../commands/start-run';
 import { BadRequestError, NotFoundError } from '../errors';
 import { findOperatorKey } from '../middleware/body';
-import type { McpCaller, McpDeps } from './context';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { mcpIdempotencyKey } from './idempotency';
 
 export interface McpRunStart {
@@ -21,7 +22,7 @@ export interface McpRunStart {
   arguments: JsonObject;
 }
 
-export async function startRunFromMcp(deps: McpDeps, caller: McpCaller, req: McpRunStart): Promise<StartedRun> {
+export async function startRunFromMcp(deps: ApiDeps, caller: McpCaller, req: McpRunStart): Promise<StartedRun> {
   if (!isId('wf', req.workflowId)) throw new NotFoundError(`workflow ${req.workflowId} not found`);
   // What the HTTP body parser refuses for POST …/run: keys that are MongoDB operators or paths.
   const bad = findOperatorKey(req.input, 'input');

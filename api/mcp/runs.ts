@@ -7,9 +7,10 @@ import { approvalsCollection } from '../../db/approvals';
 import { buildRunView } from '../../shared/run-view/build';
 import type { RunView } from '../../shared/run-view/view';
 import { TERMINAL_RUN_STATUSES } from '../../domain/run';
-import { getRunStatus } from '../commands/run-status/read';
-import type { WaitUntil } from '../commands/run-status/long-poll';
-import type { McpCaller, McpDeps } from './context';
+import { statusUrlOf } from '../caller';
+import { getRunStatus, type StatusWait } from '../commands/run-status/read';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { jsonResult, toolError } from './results';
 
 /** Approvals named in one answer: a map step can wait on many; the inbox (`list_approvals`) has them all. */
@@ -27,18 +28,8 @@ export interface McpRun {
   statusUrl: string;
 }
 
-export async function readRun(
-  deps: McpDeps,
-  caller: McpCaller,
-  runId: string,
-  wait?: { seconds: number; until: WaitUntil },
-): Promise<McpRun> {
-  const run = await getRunStatus(
-    deps,
-    caller.ownerId,
-    runId,
-    wait ? { waitSeconds: wait.seconds, until: wait.until } : {},
-  );
+export async function readRun(deps: ApiDeps, caller: McpCaller, runId: string, wait?: StatusWait): Promise<McpRun> {
+  const run = await getRunStatus(deps, caller.ownerId, runId, wait);
   const view = await buildRunView(deps.db, run, deps.config);
   // The view's status, not the stored one: the view derives `waiting` from the steps.
   const approvals =
@@ -52,7 +43,7 @@ export async function readRun(
   return {
     view,
     approvals: approvals.map((a) => ({ step_id: a.step_id, message: a.message, instructions: a.instructions })),
-    statusUrl: `${caller.baseUrl.replace(/\/+$/, '')}/api/v1/workflows/runs/${runId}/status`,
+    statusUrl: statusUrlOf(caller.baseUrl, runId),
   };
 }
 

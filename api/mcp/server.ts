@@ -17,14 +17,14 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { JsonObject } from '../../domain/json';
-import type { McpCaller, McpDeps } from './context';
-import { decodeCursor, encodeCursor } from './cursor';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { FIXED_TOOL_DEFINITIONS, FIXED_TOOL_NAMES, fixedTool, type ToolCall } from './fixed-tools';
 import { errorResult, toolError } from './results';
 import { startRunFromMcp } from './run-start';
 import { startedAnswer } from './start-answer';
 import { cancelTask, getTask, getTaskResult } from './tasks';
-import { workflowIdOfTool, workflowToolNames, workflowToolsPage } from './workflow-tools';
+import { workflowCursorAfter, workflowIdOfTool, workflowToolNames, workflowToolsPage } from './workflow-tools';
 import { z } from 'zod';
 
 const SERVER_INFO = { name: 'stepwise', version: '1.0.0' };
@@ -35,9 +35,7 @@ const INSTRUCTIONS =
   'otherwise call get_run with the run_id. A run waiting for a human approval reports input_required: answer it ' +
   'with decide_approval.';
 
-const toolsCursor = z.strictObject({ after: z.string() });
-
-export function createMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
+export function createMcpServer(deps: ApiDeps, caller: McpCaller): McpServer {
   const mcp = new McpServer(SERVER_INFO, {
     capabilities: {
       tools: { listChanged: false },
@@ -49,12 +47,12 @@ export function createMcpServer(deps: McpDeps, caller: McpCaller): McpServer {
   const server = mcp.server;
 
   server.setRequestHandler(ListToolsRequestSchema, async (request) => {
-    const after = request.params?.cursor ? decodeCursor(request.params.cursor, toolsCursor).after : undefined;
+    const after = workflowCursorAfter(request.params?.cursor);
     const names = await workflowToolNames(deps.db, caller.ownerId, FIXED_TOOL_NAMES);
     const page = await workflowToolsPage(deps.db, caller.ownerId, names, after);
     // The fixed tools open the first page.
     const tools: Tool[] = after === undefined ? [...FIXED_TOOL_DEFINITIONS, ...page.tools] : page.tools;
-    return { tools, ...(page.lastId ? { nextCursor: encodeCursor({ after: page.lastId }) } : {}) };
+    return { tools, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) };
   });
 
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {

@@ -4,13 +4,14 @@
  */
 import type { CallToolResult, CreateTaskResult } from '@modelcontextprotocol/sdk/types.js';
 import type { StartedRun } from '../commands/start-run';
-import type { McpCaller, McpDeps } from './context';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { jsonResult } from './results';
 import { readRun } from './runs';
 import { taskOf } from './tasks';
 
 export async function startedAnswer(
-  deps: McpDeps,
+  deps: ApiDeps,
   caller: McpCaller,
   started: StartedRun,
   asTask: boolean,

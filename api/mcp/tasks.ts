@@ -10,7 +10,8 @@ import { isId } from '../../db/ids';
 import type { RunStatus } from '../../domain/run';
 import { cancelRun } from '../commands/run-control';
 import { ApiError, ConflictError, NotFoundError } from '../errors';
-import type { McpCaller, McpDeps } from './context';
+import type { ApiDeps } from '../deps';
+import type { McpCaller } from './context';
 import { endedRunResult, readRun, runEnded, type McpRun } from './runs';
 
 /** What clients are told to wait between tasks/get calls: runs take seconds to hours. */
@@ -68,13 +69,13 @@ export function taskOf(run: McpRun): Task {
   };
 }
 
-export async function getTask(deps: McpDeps, caller: McpCaller, taskId: string): Promise<Task> {
+export async function getTask(deps: ApiDeps, caller: McpCaller, taskId: string): Promise<Task> {
   return taskOf(await readTaskRun(deps, caller, taskId));
 }
 
 /** Waits for the run's end (as long as the client waits), then answers what the tool call would have. */
 export async function getTaskResult(
-  deps: McpDeps,
+  deps: ApiDeps,
   caller: McpCaller,
   taskId: string,
   signal: AbortSignal,
@@ -88,15 +89,13 @@ export async function getTaskResult(
 }
 
 /** Cancels the run (the cancel route's command), then answers the task once the run has recorded it, or at a bound. */
-export async function cancelTask(deps: McpDeps, caller: McpCaller, taskId: string): Promise<Task> {
+export async function cancelTask(deps: ApiDeps, caller: McpCaller, taskId: string): Promise<Task> {
   const runId = taskRunId(taskId);
   try {
     await cancelRun(deps, caller.ownerId, runId);
   } catch (err) {
-    if (err instanceof NotFoundError) throw unknownTask(taskId);
     if (err instanceof ConflictError) throw new McpError(ErrorCode.InvalidParams, `Cannot cancel task: ${err.message}`);
-    if (err instanceof ApiError) throw new McpError(ErrorCode.InternalError, err.message);
-    throw err;
+    throw asTaskError(err, taskId);
   }
   caller.log.info({ run_id: runId, via: 'mcp' }, 'run cancel requested');
   const run = await readTaskRun(deps, caller, taskId, CANCEL_WAIT_SECONDS);
@@ -105,19 +104,19 @@ export async function cancelTask(deps: McpDeps, caller: McpCaller, taskId: strin
   return runEnded(run) ? task : { ...task, statusMessage: 'cancellation requested' };
 }
 
-async function readTaskRun(deps: McpDeps, caller: McpCaller, taskId: string, waitSeconds?: number): Promise<McpRun> {
+async function readTaskRun(deps: ApiDeps, caller: McpCaller, taskId: string, waitSeconds?: number): Promise<McpRun> {
   try {
-    return await readRun(
-      deps,
-      caller,
-      taskRunId(taskId),
-      waitSeconds ? { seconds: waitSeconds, until: 'end' } : undefined,
-    );
+    return await readRun(deps, caller, taskRunId(taskId), { waitSeconds, until: 'end' });
   } catch (err) {
-    if (err instanceof NotFoundError) throw unknownTask(taskId);
-    if (err instanceof ApiError) throw new McpError(ErrorCode.InternalError, err.message);
-    throw err;
+    throw asTaskError(err, taskId);
   }
+}
+
+/** The protocol's error for a failed command on a task's run: a run the caller cannot see is an unknown task. */
+function asTaskError(err: unknown, taskId: string): unknown {
+  if (err instanceof NotFoundError) return unknownTask(taskId);
+  if (err instanceof ApiError) return new McpError(ErrorCode.InternalError, err.message);
+  return err;
 }
 
 function taskRunId(taskId: string): string {

@@ -6,7 +6,9 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Db } from 'mongodb';
+import { z } from 'zod';
 import { findWorkflows, workflowsCollection, type WorkflowDoc } from '../../db/workflows';
+import { decodeCursor, encodeCursor } from './cursor';
 import { assignToolNames } from './tool-names';
 
 /** Workflows per tools/list page: enough to be useful, few enough that a client's context is not flooded. */
@@ -31,24 +33,45 @@ export async function workflowToolNames(
   return new Map([...names].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 }
 
-/** The tools of the listed workflows after `afterId` (exclusive), one page, and the last id when more follow. */
+/** The position in a tools/list or list_workflows cursor: the last workflow id of the previous page. */
+const workflowCursor = z.strictObject({ after: z.string() });
+
+/** The workflow id a tools/list or list_workflows cursor continues after; undefined for the first page. */
+export function workflowCursorAfter(cursor: string | undefined): string | undefined {
+  return cursor ? decodeCursor(cursor, workflowCursor).after : undefined;
+}
+
+/** One page of the listed workflow ids after `afterId` (exclusive), and the next page's cursor when more follow. */
+export function workflowIdsPage(
+  names: Map<string, string>,
+  afterId: string | undefined,
+): { ids: string[]; nextCursor: string | undefined } {
+  const ids = [...names.keys()].filter((id) => afterId === undefined || id > afterId);
+  const page = ids.slice(0, WORKFLOW_TOOLS_PER_PAGE);
+  const last = page[page.length - 1];
+  return {
+    ids: page,
+    nextCursor: ids.length > page.length && last !== undefined ? encodeCursor({ after: last }) : undefined,
+  };
+}
+
+/** The tools of the listed workflows after `afterId` (exclusive), one page, and the next page's cursor. */
 export async function workflowToolsPage(
   db: Db,
   ownerId: string,
   names: Map<string, string>,
   afterId: string | undefined,
-): Promise<{ tools: Tool[]; lastId: string | undefined }> {
-  const ids = [...names.keys()].filter((id) => afterId === undefined || id > afterId);
-  const page = ids.slice(0, WORKFLOW_TOOLS_PER_PAGE);
-  const docs = new Map((await findWorkflows(db, ownerId, page)).map((d) => [d._id, d]));
+): Promise<{ tools: Tool[]; nextCursor: string | undefined }> {
+  const page = workflowIdsPage(names, afterId);
+  const docs = new Map((await findWorkflows(db, ownerId, page.ids)).map((d) => [d._id, d]));
   const tools: Tool[] = [];
-  for (const id of page) {
+  for (const id of page.ids) {
     const doc = docs.get(id);
     const name = names.get(id);
     // Deleted between the two reads: left out of this page.
     if (doc && name) tools.push(workflowTool(doc, name));
   }
-  return { tools, lastId: ids.length > page.length ? page[page.length - 1] : undefined };
+  return { tools, nextCursor: page.nextCursor };
 }
 
 export function workflowTool(doc: WorkflowDoc, name: string): Tool {

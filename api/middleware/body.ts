@@ -18,13 +18,6 @@ export function jsonBody(limitBytes: number): Middleware[] {
     }
     await next();
   };
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: limitBytes,
-    encoding: 'utf-8',
-    // Only objects and arrays at the top level; a bare string or number is malformed for every endpoint.
-    jsonStrict: true,
-  }) as unknown as Middleware;
   const rejectOperatorKeys: Middleware = async (ctx, next) => {
     const body: unknown = ctx.request.body;
     const bad = findOperatorKey(body, '');
@@ -34,8 +27,28 @@ export function jsonBody(limitBytes: number): Middleware[] {
     if (bad) throw new BadRequestError(`${bad}: keys may not start with "$" or contain "." or NUL`, 'invalid_key');
     await next();
   };
-  return [requireJson, parse, rejectOperatorKeys];
+  return [requireJson, jsonParser(limitBytes), rejectOperatorKeys];
 }
+
+/** A UTF-8 JSON body parser: 413 over `limitBytes`, 400 for malformed JSON. */
+export function jsonParser(limitBytes: number): Middleware {
+  return bodyParser({
+    enableTypes: ['json'],
+    jsonLimit: limitBytes,
+    encoding: 'utf-8',
+    // Only objects and arrays at the top level; a bare string or number is malformed for every endpoint.
+    jsonStrict: true,
+  });
+}
+
+/**
+ * 415 unless the request says `application/json` — for the protocol endpoints (/mcp, /codec), whose clients always
+ * send a body; unlike `jsonBody`, a bodiless request or a `+json` type is refused too.
+ */
+export const requireJsonType: Middleware = async (ctx, next) => {
+  if (!ctx.is('application/json')) throw new UnsupportedMediaTypeError();
+  await next();
+};
 
 function hasBody(headers: Record<string, unknown>): boolean {
   return (

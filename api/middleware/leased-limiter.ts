@@ -30,11 +30,14 @@ export class LeasedLimiter {
    */
   private readonly taking = new Map<string, Promise<void>>();
 
+  private readonly lease: number;
+
   constructor(
     private readonly store: RateLimiterAbstract,
     private readonly points: number,
-    private readonly lease: number = leaseSize(points),
-  ) {}
+  ) {
+    this.lease = leaseSize(points);
+  }
 
   /** Resolves when `key` may proceed; rejects with a RateLimiterRes (carrying msBeforeNext) when over the limit. */
   async consume(key: string): Promise<void> {

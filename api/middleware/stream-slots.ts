@@ -33,8 +33,4 @@ export class StreamSlots {
       else this.perUser.delete(userId);
     };
   }
-
-  get open(): number {
-    return this.total;
-  }
 }

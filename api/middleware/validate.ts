@@ -33,8 +33,6 @@ export interface ValidatedInput<S extends InputSchemas> {
 
 /** A Koa middleware that validates, plus the typed accessor for what it validated. */
 export interface Validator<S extends InputSchemas> extends Middleware {
-  /** The schemas, so the OpenAPI document can be built from the very same objects. */
-  readonly schemas: S;
   /** The validated input of this request; throws if the middleware has not run (a routing bug). */
   input(ctx: Context): ValidatedInput<S>;
 }
@@ -49,10 +47,10 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
   // Most reads have no query string, and `{}` always parses to the same defaults: parsed once, frozen and shared.
   let emptyQuery: { value: unknown } | undefined;
   const queryOf = (ctx: Context, problems: string[]): unknown => {
-    if (!schemas.query || ctx.querystring !== '') return parsePart(schemas.query, ctx.query, '', problems);
+    if (!schemas.query || ctx.querystring !== '') return parsePart(schemas.query, ctx.query, problems);
     if (emptyQuery) return emptyQuery.value;
     const own: string[] = [];
-    const value = parsePart(schemas.query, {}, '', own);
+    const value = parsePart(schemas.query, {}, own);
     if (own.length > 0) problems.push(...own);
     else emptyQuery = { value: deepFreeze(value) };
     return value;
@@ -60,9 +58,9 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
   const middleware = async (ctx: Context, next: () => Promise<unknown>) => {
     const problems: string[] = [];
     const parsed = {
-      body: parsePart(schemas.body, bodyOf(ctx), '', problems),
+      body: parsePart(schemas.body, bodyOf(ctx), problems),
       query: queryOf(ctx, problems),
-      params: parsePart(schemas.params, (ctx as Context & { params?: unknown }).params ?? {}, '', problems),
+      params: parsePart(schemas.params, (ctx as Context & { params?: unknown }).params ?? {}, problems),
     };
     if (problems.length > 0) {
       const listed = problems.slice(0, MAX_LISTED);
@@ -77,7 +75,7 @@ export function validate<S extends InputSchemas>(schemas: S): Validator<S> {
     if (value === undefined) throw new Error('validate(): input() called on a route without this validator');
     return value;
   };
-  return Object.assign(middleware, { schemas, input });
+  return Object.assign(middleware, { input });
 }
 
 /** Freezes a parsed value and everything in it, so that a shared one cannot be changed by one request for the next. */
@@ -95,11 +93,11 @@ function bodyOf(ctx: Context): unknown {
   return body === undefined ? {} : body;
 }
 
-function parsePart(schema: z.ZodType | undefined, value: unknown, prefix: string, problems: string[]): unknown {
+function parsePart(schema: z.ZodType | undefined, value: unknown, problems: string[]): unknown {
   if (!schema) return undefined;
   const result = schema.safeParse(value, { reportInput: true });
   if (result.success) return result.data;
-  for (const issue of result.error.issues) problems.push(...describeIssue(issue, prefix));
+  for (const issue of result.error.issues) problems.push(...describeIssue(issue));
   return undefined;
 }
 

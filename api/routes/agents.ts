@@ -24,7 +24,8 @@ import { validate } from '../middleware/validate';
 import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
 import { pageOrBadRequest, setNextLink } from '../pagination';
 import { presentTemplate } from '../presenters/template';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
 import { templateRuleProblems } from './agents.rules';
 import { mcpToolProblems } from '../commands/check-mcp-tools';
@@ -36,7 +37,7 @@ const byId = validate({ params: templateIdParams });
 const create = validate({ query: dryRunQuery, body: createTemplateBody });
 const update = validate({ params: templateIdParams, query: dryRunQuery, body: updateTemplateBody });
 
-export function agentRoutes(deps: RouteDeps): Router {
+export function agentRoutes(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/agents' });
   const auth = authenticated(deps);
   // Both lists are fixed at build time; computed once per app.
@@ -129,14 +130,14 @@ function dryRunTemplate(ownerId: string, content: TemplateContent): TemplateDoc 
 }
 
 /** Unknown, ill-formed and other users' ids get the same 404. */
-async function findOrNotFound(deps: RouteDeps, ctx: Context, id: string): Promise<TemplateDoc> {
+async function findOrNotFound(deps: ApiDeps, ctx: Context, id: string): Promise<TemplateDoc> {
   const doc = isId('tpl', id) ? await findVisibleTemplate(deps.db, userId(ctx), id) : null;
   if (!doc) throw new NotFoundError(`agent template ${id} not found`);
   return doc;
 }
 
 /** A template the caller may change: 404 as above, 403 for a (visible, read-only) system template. */
-async function findOwnOrRefuse(deps: RouteDeps, ctx: Context, id: string): Promise<TemplateDoc> {
+async function findOwnOrRefuse(deps: ApiDeps, ctx: Context, id: string): Promise<TemplateDoc> {
   const doc = await findOrNotFound(deps, ctx, id);
   if (doc.system) {
     throw new ForbiddenError(
@@ -148,7 +149,7 @@ async function findOwnOrRefuse(deps: RouteDeps, ctx: Context, id: string): Promi
 
 /** 400 naming the field when `mcp_tools` names a server that is not the caller's or a stdio server not declared. */
 async function assertOwnMcpServers(
-  deps: RouteDeps,
+  deps: ApiDeps,
   ownerId: string,
   selections: TemplateContent['mcp_tools'],
 ): Promise<void> {

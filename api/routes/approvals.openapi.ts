@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, ok } from '../openapi-kit';
 import { approvalView } from '../presenters/approval';
-import { approvalsQuery } from './approvals';
+import { pageQuery } from '../pagination';
 
 export const approvalPaths: ZodOpenApiPathsObject = {
   '/api/v1/approvals': {
@@ -16,7 +16,7 @@ export const approvalPaths: ZodOpenApiPathsObject = {
         '`POST /api/v1/workflows/runs/{runId}/approve` and it leaves the list; one that times out or whose run ends ' +
         'leaves it too.',
       security: BEARER,
-      requestParams: { query: approvalsQuery },
+      requestParams: { query: pageQuery },
       responses: {
         ...ok(200, 'One page of waiting approvals', z.array(approvalView), { paged: true }),
         ...errors(400, 401),

@@ -3,18 +3,18 @@
  * oldest first. Deciding one (POST …/runs/:runId/approve) removes it.
  */
 import Router from '@koa/router';
-import { userId } from '../caller';
+import { baseUrlOf, userId } from '../caller';
 import { approvalsCollection } from '../../db/approvals';
 import { respond } from '../envelope';
 import { validate } from '../middleware/validate';
 import { paginate, pageQuery } from '../pagination';
 import { presentApproval } from '../presenters/approval';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 
-export const approvalsQuery = pageQuery;
-const list = validate({ query: approvalsQuery });
+const list = validate({ query: pageQuery });
 
-export function approvalRoutes(deps: RouteDeps): Router {
+export function approvalRoutes(deps: ApiDeps): Router {
   const router = new Router();
 
   router.get('/approvals', ...authenticated(deps), list, async (ctx) => {
@@ -26,7 +26,7 @@ export function approvalRoutes(deps: RouteDeps): Router {
       order: { sortField: 'created_at', direction: 1 },
       baseUrl: deps.config.PUBLIC_URL,
     });
-    const base = deps.config.PUBLIC_URL ?? `${ctx.protocol}://${ctx.host}`;
+    const base = baseUrlOf(deps.config.PUBLIC_URL, ctx);
     respond(
       ctx,
       200,

@@ -8,16 +8,16 @@
  * limit sized for Temporal's payloads rather than the API's: the UI sends a whole snapshot (up to 200 KiB of JSON,
  * then encrypted and base64-encoded) in one request.
  */
-import { bodyParser } from '@koa/bodyparser';
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import type { Config } from '../../config';
 import { PayloadDecryptionError } from '../../shared/codec/encryption-codec';
 import { createPayloadCodec } from '../../shared/codec/data-converter';
 import { payloadFromJson, payloadToJson } from '../../shared/codec/payload-json';
+import { jsonParser, requireJsonType } from '../middleware/body';
 import { requireCodecToken } from '../middleware/codec-auth';
 import { validate } from '../middleware/validate';
-import { UnprocessableError, UnsupportedMediaTypeError } from '../errors';
+import { UnprocessableError } from '../errors';
 import { codecBody, codecOperation } from './codec.schema';
 
 /** Temporal refuses payloads over 2 MiB by default; base64 and the protocol's JSON add about a third. */
@@ -52,16 +52,7 @@ export function codecRoutes(config: Config): Router | undefined {
     }
     ctx.status = 204;
   };
-  const json: Middleware = async (ctx, next) => {
-    if (!ctx.is('application/json')) throw new UnsupportedMediaTypeError();
-    await next();
-  };
-  const parse = bodyParser({
-    enableTypes: ['json'],
-    jsonLimit: CODEC_BODY_LIMIT_BYTES,
-    encoding: 'utf-8',
-    jsonStrict: true,
-  }) as unknown as Middleware;
+  const parse = jsonParser(CODEC_BODY_LIMIT_BYTES);
   const body = validate({ body: codecBody });
   const auth = requireCodecToken(token);
 
@@ -85,7 +76,7 @@ export function codecRoutes(config: Config): Router | undefined {
 
   for (const path of ['/:token/:op', '/:op']) {
     router.options(path, cors, preflight);
-    router.post(path, cors, auth, json, parse, body, handle);
+    router.post(path, cors, auth, requireJsonType, parse, body, handle);
   }
   return router;
 }

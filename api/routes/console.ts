@@ -12,7 +12,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { respondError } from '../envelope';
 
-export const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'console', 'dist');
+const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'console', 'dist');
 
 const TYPES: ReadonlyMap<string, string> = new Map([
   ['.html', 'text/html; charset=utf-8'],
@@ -66,9 +66,9 @@ function send(ctx: Context, asset: Asset): void {
   }
 }
 
-export function consoleRoutes(dir = CONSOLE_DIST): Router {
+export function consoleRoutes(): Router {
   const router = new Router();
-  const assets = loadAssets(dir);
+  const assets = loadAssets(CONSOLE_DIST);
   const index = assets.get('index.html');
 
   // The router is not strict about a trailing slash: only the bare path redirects.

@@ -3,14 +3,8 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
 import { hookView } from '../presenters/hook';
-import {
-  createHookBody,
-  hookIdParams,
-  hooksListQuery,
-  updateHookBody,
-  workflowHookParams,
-  workflowHooksParams,
-} from './hooks.schema';
+import { pageQuery } from '../pagination';
+import { createHookBody, hookIdParams, updateHookBody, workflowHookParams, workflowHooksParams } from './hooks.schema';
 import { jsonDataObject } from './json.schema';
 
 const tags = ['hooks'];
@@ -31,7 +25,7 @@ export const hooksPaths: ZodOpenApiPathsObject = {
       tags,
       summary: "The workflow's inbound webhooks",
       security: BEARER,
-      requestParams: { path: workflowHooksParams, query: hooksListQuery },
+      requestParams: { path: workflowHooksParams, query: pageQuery },
       responses: { ...ok(200, 'One page of hooks', z.array(hookView), { paged: true }), ...errors(400, 401, 404) },
     },
     post: {

@@ -1,11 +1,9 @@
 /** Request schemas of inbound webhooks (hooks). */
 import { z } from 'zod';
-import { pageQuery } from '../pagination';
 
 export const hookIdParams = z.strictObject({ hookId: z.string().min(1) });
 export const workflowHookParams = z.strictObject({ id: z.string().min(1), hookId: z.string().min(1) });
 export const workflowHooksParams = z.strictObject({ id: z.string().min(1) });
-export const hooksListQuery = pageQuery;
 
 export const createHookBody = z.strictObject({
   name: z.string().min(1).max(100).optional(),

@@ -28,19 +28,13 @@ import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
 import { consumeOrRefuse } from '../middleware/rate-limit';
 import { validate } from '../middleware/validate';
-import { paginate } from '../pagination';
+import { pageQuery, paginate } from '../pagination';
 import { presentHook } from '../presenters/hook';
-import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
-import {
-  createHookBody,
-  hookIdParams,
-  hooksListQuery,
-  updateHookBody,
-  workflowHookParams,
-  workflowHooksParams,
-} from './hooks.schema';
+import { authenticated, ownWorkflow } from '../route-deps';
+import type { ApiDeps } from '../deps';
+import { createHookBody, hookIdParams, updateHookBody, workflowHookParams, workflowHooksParams } from './hooks.schema';
 
-export const listHooks = validate({ params: workflowHooksParams, query: hooksListQuery });
+export const listHooks = validate({ params: workflowHooksParams, query: pageQuery });
 export const createHook = validate({ params: workflowHooksParams, body: createHookBody });
 export const getHook = validate({ params: workflowHookParams });
 export const patchHook = validate({ params: workflowHookParams, body: updateHookBody });
@@ -65,7 +59,7 @@ function duplicateKey(hook: HookDoc, ctx: Context): string | undefined {
   return `hook:${createHash('sha256').update(scoped).digest('base64url')}`;
 }
 
-export function hookRoutes(deps: RouteDeps): Router {
+export function hookRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
 

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
 import { mcpServerView } from '../presenters/mcp-server';
-import { createMcpServerBody, mcpServerIdParams, mcpServersListQuery, updateMcpServerBody } from './mcp-servers.schema';
+import { pageQuery } from '../pagination';
+import { createMcpServerBody, mcpServerIdParams, updateMcpServerBody } from './mcp-servers.schema';
 
 const tags = ['mcp-servers'];
 
@@ -13,7 +14,7 @@ export const mcpServersPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'Your MCP servers',
       security: BEARER,
-      requestParams: { query: mcpServersListQuery },
+      requestParams: { query: pageQuery },
       responses: {
         ...ok(200, 'One page of MCP servers', z.array(mcpServerView), { paged: true }),
         ...errors(400, 401),

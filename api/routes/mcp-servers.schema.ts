@@ -4,7 +4,6 @@
  * never in the URL: a URL is shown by reads, `auth` never is.
  */
 import { z } from 'zod';
-import { pageQuery } from '../pagination';
 
 /** Header names a server's auth may not set: the transport owns them. */
 const RESERVED_HEADERS = new Set([
@@ -69,7 +68,6 @@ export const allowedTools = z
   .meta({ description: 'Only these of the server’s tools may be used by any agent; absent or null: all of them.' });
 
 export const mcpServerIdParams = z.strictObject({ id: z.string().min(1) });
-export const mcpServersListQuery = pageQuery;
 
 export const createMcpServerBody = z.strictObject({
   name: mcpServerName,

@@ -22,18 +22,18 @@ import { NoSealingKeyError, sealJson, type SealedJson } from '../../shared/codec
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
-import { paginate } from '../pagination';
+import { pageQuery, paginate } from '../pagination';
 import { presentMcpServer } from '../presenters/mcp-server';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import {
   createMcpServerBody,
   mcpServerIdParams,
-  mcpServersListQuery,
   updateMcpServerBody,
   type McpServerAuthInput,
 } from './mcp-servers.schema';
 
-export const listMcpServers = validate({ query: mcpServersListQuery });
+export const listMcpServers = validate({ query: pageQuery });
 export const createMcpServer = validate({ body: createMcpServerBody });
 export const getMcpServer = validate({ params: mcpServerIdParams });
 export const patchMcpServer = validate({ params: mcpServerIdParams, body: updateMcpServerBody });
@@ -45,7 +45,7 @@ function nameTaken(name: string): ConflictError {
 
 /** The stored form of `auth`: its kind in clear, the secrets sealed. */
 async function sealAuth(
-  deps: RouteDeps,
+  deps: ApiDeps,
   auth: McpServerAuthInput | null | undefined,
 ): Promise<{ auth_type: McpAuthType; credentials: SealedJson | null }> {
   if (!auth) return { auth_type: 'none', credentials: null };
@@ -63,7 +63,7 @@ async function sealAuth(
   }
 }
 
-export function mcpServerRoutes(deps: RouteDeps): Router {
+export function mcpServerRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
 

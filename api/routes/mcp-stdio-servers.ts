@@ -5,9 +5,10 @@
 import Router from '@koa/router';
 import { respond } from '../envelope';
 import { presentMcpStdioServers } from '../presenters/mcp-stdio-server';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 
-export function mcpStdioServerRoutes(deps: RouteDeps): Router {
+export function mcpStdioServerRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const servers = presentMcpStdioServers(deps.config.MCP_STDIO_SERVERS);
   router.get('/mcp-servers/stdio', ...authenticated(deps), (ctx) => respond(ctx, 200, servers));

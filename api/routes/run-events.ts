@@ -15,7 +15,8 @@ import { followRunEvents, type EventSink } from '../commands/run-events/follow';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { presentRunEvent } from '../presenters/run-event';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import { lastEventIdHeader, runEventsParams, runEventsQuery } from './run-events.schema';
 
 const stream = validate({ params: runEventsParams, query: runEventsQuery });
@@ -44,7 +45,7 @@ function sseSink(out: PassThrough, signal: AbortSignal): EventSink {
   };
 }
 
-export function runEventRoutes(deps: RouteDeps): Router {
+export function runEventRoutes(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/workflows/runs' });
   const { config } = deps;
   const slots = deps.streamSlots;

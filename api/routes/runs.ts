@@ -10,12 +10,13 @@ import { respond } from '../envelope';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentRunSearchItem } from '../presenters/run-search';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import { runSearchQuery } from './runs.schema';
 
 const search = validate({ query: runSearchQuery });
 
-export function runRoutes(deps: RouteDeps): Router {
+export function runRoutes(deps: ApiDeps): Router {
   const router = new Router();
 
   router.get('/runs', ...authenticated(deps), search, async (ctx) => {

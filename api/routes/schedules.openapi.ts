@@ -3,12 +3,12 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
 import { scheduleView } from '../presenters/schedule';
+import { pageQuery } from '../pagination';
 import {
   backfillScheduleBody,
   createScheduleBody,
   pauseScheduleBody,
   scheduleIdParams,
-  schedulesListQuery,
   triggerScheduleBody,
   updateScheduleBody,
   workflowSchedulesParams,
@@ -23,7 +23,7 @@ export const schedulesPaths: ZodOpenApiPathsObject = {
       tags,
       summary: "The workflow's schedules",
       security: BEARER,
-      requestParams: { path: workflowSchedulesParams, query: schedulesListQuery },
+      requestParams: { path: workflowSchedulesParams, query: pageQuery },
       responses: {
         ...ok(200, 'One page of schedules', z.array(scheduleView), { paged: true }),
         ...errors(400, 401, 404),

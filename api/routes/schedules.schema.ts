@@ -1,6 +1,5 @@
 /** Request schemas of schedules (Temporal Schedules that start runs of a workflow). */
 import { z } from 'zod';
-import { pageQuery } from '../pagination';
 import { TIME_ZONES } from './time-zones';
 import { jsonDataObject } from './json.schema';
 
@@ -79,7 +78,6 @@ const note = z.string().max(MAX_NOTE);
 
 export const workflowSchedulesParams = z.strictObject({ id: z.string().min(1) });
 export const scheduleIdParams = z.strictObject({ scheduleId: z.string().min(1) });
-export const schedulesListQuery = pageQuery;
 
 export const createScheduleBody = z.strictObject({
   spec: scheduleSpec,

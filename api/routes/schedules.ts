@@ -34,22 +34,22 @@ import { tooFrequent } from '../commands/schedule-gaps';
 import { respond } from '../envelope';
 import { BadRequestError, ConflictError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
-import { paginate } from '../pagination';
+import { pageQuery, paginate } from '../pagination';
 import { presentSchedule, recentRunIds, type RecentRunDocs, type ScheduleView } from '../presenters/schedule';
-import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import {
   backfillScheduleBody,
   createScheduleBody,
   pauseScheduleBody,
   scheduleIdParams,
-  schedulesListQuery,
   triggerScheduleBody,
   updateScheduleBody,
   workflowSchedulesParams,
   type ScheduleSpecInput,
 } from './schedules.schema';
 
-export const listSchedules = validate({ params: workflowSchedulesParams, query: schedulesListQuery });
+export const listSchedules = validate({ params: workflowSchedulesParams, query: pageQuery });
 export const createSchedule = validate({ params: workflowSchedulesParams, body: createScheduleBody });
 export const getSchedule = validate({ params: scheduleIdParams });
 export const patchSchedule = validate({ params: scheduleIdParams, body: updateScheduleBody });
@@ -75,7 +75,7 @@ function specDoc(spec: ScheduleSpecInput): ScheduleSpecDoc {
   };
 }
 
-export function scheduleRoutes(deps: RouteDeps): Router {
+export function scheduleRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
   const temporal: ScheduleCommandDeps = { config: deps.config, temporal: deps.temporal };

@@ -14,12 +14,13 @@ import { NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { paginate } from '../pagination';
 import { presentTranscript } from '../presenters/transcript';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import { transcriptParams, transcriptQuery } from './transcripts.schema';
 
 const show = validate({ params: transcriptParams, query: transcriptQuery });
 
-export function transcriptRoutes(deps: RouteDeps): Router {
+export function transcriptRoutes(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/workflows/runs' });
 
   router.get('/:runId/steps/:stepId/transcript', ...authenticated(deps), show, async (ctx) => {

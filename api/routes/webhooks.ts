@@ -7,7 +7,8 @@ import { userId } from '../caller';
 import { ensureWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
 import { respond } from '../envelope';
 import { presentWebhookSecret } from '../presenters/webhook-secret';
-import { authenticated, type RouteDeps } from '../route-deps';
+import { authenticated } from '../route-deps';
+import type { ApiDeps } from '../deps';
 
 /** A live key always names an existing user (users are never deleted, db/users.ts), so null is a broken invariant. */
 function existing<T>(value: T | null): T {
@@ -15,7 +16,7 @@ function existing<T>(value: T | null): T {
   return value;
 }
 
-export function webhookRoutes(deps: RouteDeps): Router {
+export function webhookRoutes(deps: ApiDeps): Router {
   const router = new Router({ prefix: '/webhooks' });
   const auth = authenticated(deps);
 

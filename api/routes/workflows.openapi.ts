@@ -6,12 +6,12 @@ import { warningsField } from '../commands/model-warnings';
 import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
 import { executionView, runSummaryView, runView } from '../../shared/run-view/view';
 import { workflowView } from '../presenters/workflow';
+import { pageQuery } from '../pagination';
 import {
   approveBody,
   createWorkflowBody,
   rerunBody,
   rerunOverrides,
-  listQuery,
   runIdParams,
   startRunBody,
   statusQuery,
@@ -49,7 +49,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'List your workflows',
       security: BEARER,
-      requestParams: { query: listQuery },
+      requestParams: { query: pageQuery },
       responses: { ...ok(200, 'One page of workflows', z.array(workflowView), { paged: true }), ...errors(400, 401) },
     },
     post: {
@@ -103,7 +103,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
       tags: runTags,
       summary: "List a workflow's runs, newest first",
       security: BEARER,
-      requestParams: { path: workflowIdParams, query: listQuery },
+      requestParams: { path: workflowIdParams, query: pageQuery },
       responses: { ...ok(200, 'One page of runs', z.array(runSummaryView), { paged: true }), ...errors(400, 401, 404) },
     },
   },
@@ -150,7 +150,7 @@ export const workflowsPaths: ZodOpenApiPathsObject = {
         'Each execution (`<step>[<index>]`, `<step>#<iteration>`) with its own status, attempts, output and error. ' +
         'The status endpoint shows the first 50 and the counts; this pages through all of them.',
       security: BEARER,
-      requestParams: { path: stepExecutionsParams, query: listQuery },
+      requestParams: { path: stepExecutionsParams, query: pageQuery },
       responses: {
         ...ok(200, 'One page of executions', z.array(executionView), { paged: true }),
         ...errors(400, 401, 404),

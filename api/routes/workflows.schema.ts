@@ -5,7 +5,6 @@
  */
 import { z } from 'zod';
 import { queryInteger } from '../query-integer';
-import { pageQuery } from '../pagination';
 import { mcpToolSelections } from './mcp-tools.schema';
 import { egressSettings } from './egress.schema';
 import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
@@ -284,8 +283,6 @@ export const updateWorkflowBody = createWorkflowBody
 // No length limit here: an ill-formed id (too long included) is the same 404 as an unknown one (isId in the routes).
 export const workflowIdParams = z.strictObject({ id: z.string().min(1) });
 export const runIdParams = z.strictObject({ runId: z.string().min(1) });
-
-export const listQuery = pageQuery;
 
 /** What a rerun may change in an agent step of the source run's snapshot (api/commands/rerun.ts applies it). */
 export const rerunStepOverride = z.strictObject({

@@ -34,16 +34,16 @@ import { respond } from '../envelope';
 import { BadRequestError, NotFoundError } from '../errors';
 import { validate } from '../middleware/validate';
 import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
-import { paginate } from '../pagination';
+import { pageQuery, paginate } from '../pagination';
 import { presentWorkflow } from '../presenters/workflow';
 import { presentExecution, presentRunSummary } from '../../shared/run-view/view';
-import { authenticated, ownWorkflow, type RouteDeps } from '../route-deps';
+import { authenticated, ownWorkflow } from '../route-deps';
+import type { ApiDeps } from '../deps';
 import '../state';
 import {
   approveBody,
   createWorkflowBody,
   rerunBody,
-  listQuery,
   runIdParams,
   startRunBody,
   statusQuery,
@@ -52,15 +52,15 @@ import {
   workflowIdParams,
 } from './workflows.schema';
 
-export const listWorkflows = validate({ query: listQuery });
+export const listWorkflows = validate({ query: pageQuery });
 export const createWorkflow = validate({ query: dryRunQuery, body: createWorkflowBody });
 export const getWorkflow = validate({ params: workflowIdParams });
 export const patchWorkflow = validate({ params: workflowIdParams, query: dryRunQuery, body: updateWorkflowBody });
 export const removeWorkflow = validate({ params: workflowIdParams });
-export const listRuns = validate({ params: workflowIdParams, query: listQuery });
+export const listRuns = validate({ params: workflowIdParams, query: pageQuery });
 export const startRunRoute = validate({ params: workflowIdParams, body: startRunBody });
 export const runStatus = validate({ params: runIdParams, query: statusQuery });
-export const listExecutionsRoute = validate({ params: stepExecutionsParams, query: listQuery });
+export const listExecutionsRoute = validate({ params: stepExecutionsParams, query: pageQuery });
 export const cancelRunRoute = validate({ params: runIdParams });
 export const approveRoute = validate({ params: runIdParams, body: approveBody });
 export const rerunRoute = validate({ params: runIdParams, body: rerunBody });
@@ -90,7 +90,7 @@ function runIdOr404(ctx: Context, id: string): string {
   return id;
 }
 
-export function workflowRoutes(deps: RouteDeps): Router {
+export function workflowRoutes(deps: ApiDeps): Router {
   const router = new Router();
   const auth = authenticated(deps);
 

@@ -28,11 +28,17 @@ export interface RunStatusDeps {
   apiMetrics?: ApiMetrics;
 }
 
+/** How long a status read may wait for the run to change (or, with `until: 'end'`, to end); none when unset or 0. */
+export interface StatusWait {
+  waitSeconds?: number;
+  until?: WaitUntil;
+}
+
 export async function getRunStatus(
   deps: RunStatusDeps,
   ownerId: string,
   runId: string,
-  opts: { waitSeconds?: number; until?: WaitUntil } = {},
+  opts: StatusWait = {},
 ): Promise<RunView> {
   const found = await findRun(deps.db, ownerId, runId);
   if (!found) throw new NotFoundError(`run ${runId} not found`);
