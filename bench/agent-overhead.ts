@@ -6,7 +6,7 @@
  * ÷ that arm is Stepwise's own cost, the row's second target.
  */
 import { startLlmServer, type LlmServer } from '../test/helpers/llm-server';
-import { createLlmProvider } from '../worker/llm';
+import { createLlmProvider } from '../worker/llm/provider';
 import type { BenchContext, Row } from './arms';
 import { interleaveArms, round, summarize, timed } from './stats';
 

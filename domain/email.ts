@@ -15,8 +15,8 @@ const headerText = (max: number) =>
     .max(max)
     .refine((s) => !/[\r\n]/.test(s), 'must be a single line');
 
-/** The fields of an e-mail (all strict). `text` or `html` is required; callers check it with `requireBody`. */
-export const emailFields = {
+/** An e-mail (strict: no other fields). `text` or `html` is required; callers check it with `requireBody`. */
+export const emailSchema = z.strictObject({
   to: recipientsSchema.describe('Recipient address or list of addresses'),
   cc: recipientsSchema.optional().describe('Cc address or list'),
   bcc: recipientsSchema.optional().describe('Bcc address or list'),
@@ -32,9 +32,7 @@ export const emailFields = {
     .optional()
     .describe('HTML body'),
   reply_to: address.optional().describe('Reply-To address'),
-};
-
-export const emailSchema = z.strictObject(emailFields);
+});
 export type EmailMessage = z.infer<typeof emailSchema>;
 
 export const emailResultSchema = z.object({

@@ -19,6 +19,11 @@ export const PROVIDER_SETTING = {
 
 const PROVIDERS = Object.keys(PROVIDER_SETTING) as LlmProviderName[];
 
+/** True when `value` names one of the providers (the part of a model string before its `:`). */
+export function isLlmProviderName(value: string): value is LlmProviderName {
+  return (PROVIDERS as string[]).includes(value);
+}
+
 /** The providers whose setting is present, in a stable order. */
 export function configuredProviders(settings: LlmProviderSettings): LlmProviderName[] {
   return PROVIDERS.filter((p) => !!settings[PROVIDER_SETTING[p]]);
@@ -33,7 +38,7 @@ export function missingProviderSetting(
   model: string,
 ): (typeof PROVIDER_SETTING)[LlmProviderName] | undefined {
   const provider = model.slice(0, Math.max(0, model.indexOf(':')));
-  if (!(PROVIDERS as string[]).includes(provider)) return undefined;
-  const setting = PROVIDER_SETTING[provider as LlmProviderName];
+  if (!isLlmProviderName(provider)) return undefined;
+  const setting = PROVIDER_SETTING[provider];
   return settings[setting] ? undefined : setting;
 }

@@ -5,7 +5,7 @@
  * registered globally because the Temporal interceptors and the log mixin read the active context through the
  * OpenTelemetry API (AsyncLocalStorage), which is global by design.
  */
-import { trace, type Tracer } from '@opentelemetry/api';
+import { trace, type Span, type Tracer } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
 import { BatchSpanProcessor, type SpanExporter, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
@@ -71,19 +71,20 @@ export function activeTraceIds(): { trace_id: string; span_id: string } | undefi
 }
 
 /**
- * Runs `fn` in a child span of the active one, ended with its outcome; with tracing off (no tracer) just runs `fn`.
- * For the calls worth timing inside an activity: model calls, tool and action executions (their HTTP requests).
+ * Runs `fn` in a child span of the active one, ended with its outcome; with tracing off (no tracer) just runs `fn`,
+ * with no span. For the calls worth timing inside an activity: model calls, tool and action executions (their HTTP
+ * requests). `fn` gets the span to pass its context on (an MCP request's `_meta`).
  */
 export async function inSpan<T>(
   tracer: Tracer | undefined,
   name: string,
   attributes: Record<string, string | number | boolean>,
-  fn: () => Promise<T>,
+  fn: (span: Span | undefined) => Promise<T>,
 ): Promise<T> {
-  if (!tracer) return fn();
+  if (!tracer) return fn(undefined);
   return tracer.startActiveSpan(name, { attributes }, async (span) => {
     try {
-      return await fn();
+      return await fn(span);
     } catch (err) {
       span.recordException(err instanceof Error ? err : String(err));
       span.setStatus({ code: 2, message: err instanceof Error ? err.message : String(err) });

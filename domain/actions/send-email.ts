@@ -1,16 +1,13 @@
 /** `send_email`: one message over SMTP with a Message-ID stable per run + step. */
-import { z } from 'zod';
-import { emailFields, emailResultSchema, requireBody } from '../email';
+import { emailResultSchema, emailSchema, requireBody } from '../email';
 import type { ActionDeclaration } from './types';
-
-const config = z.strictObject(emailFields);
 
 export const sendEmailDeclaration = {
   name: 'send_email',
   description:
     'Send an e-mail over SMTP (to/cc/bcc, subject, text and/or html). Every retry of the step reuses the same ' +
     'Message-ID, so a duplicate delivery is recognisable.',
-  config,
+  config: emailSchema,
   refine: requireBody,
   output: emailResultSchema,
-} satisfies ActionDeclaration<'send_email', typeof config, typeof emailResultSchema>;
+} satisfies ActionDeclaration<'send_email', typeof emailSchema, typeof emailResultSchema>;

@@ -2,8 +2,7 @@
  * `send_email` tool: the same mailer and message rules as the action; Message-ID stable per tool call. Every
  * recipient (to, cc, bcc, reply_to) must be in the step's egress allowlist — deny by default.
  */
-import { z } from 'zod';
-import { emailFields, emailResultSchema } from '../email';
+import { emailResultSchema, emailSchema } from '../email';
 import type { ToolDeclaration } from './types';
 
 export const sendEmailDeclaration = {
@@ -11,6 +10,6 @@ export const sendEmailDeclaration = {
   description:
     'Send an e-mail. Give `to` (an address or a list), `subject`, and a `text` and/or `html` body; optional cc, bcc ' +
     'and reply_to. Only recipients allowed by the step may be used.',
-  input: z.strictObject(emailFields),
+  input: emailSchema,
   output: emailResultSchema,
 } satisfies ToolDeclaration;

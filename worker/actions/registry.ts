@@ -19,7 +19,3 @@ export const ACTIONS = {
   delay: delayAction,
   approval: approvalAction,
 } as const satisfies ActionMap;
-
-export function getAction<T extends ActionType>(type: T): (typeof ACTIONS)[T] {
-  return ACTIONS[type];
-}

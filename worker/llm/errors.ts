@@ -3,7 +3,7 @@
  * `isRetryable`) — never from message text. The activity layer turns an LlmError into a Temporal ApplicationFailure.
  */
 import { APICallError } from 'ai';
-import type { ProviderName } from './types';
+import type { LlmProviderName } from '../../shared/llm-providers';
 
 export type LlmErrorKind =
   | 'not_configured'
@@ -61,12 +61,12 @@ export function retryAfterMs(headers: Record<string, string> | undefined, now = 
   return Math.min(ms, MAX_RETRY_AFTER_MS);
 }
 
-const PROVIDER_LABEL: Record<ProviderName, string> = {
+const PROVIDER_LABEL: Record<LlmProviderName, string> = {
   openai: 'OpenAI',
   anthropic: 'Anthropic',
   compat: 'The LLM endpoint',
 };
-const KEY_VARIABLE: Record<ProviderName, string> = {
+const KEY_VARIABLE: Record<LlmProviderName, string> = {
   openai: 'OPENAI_API_KEY',
   anthropic: 'ANTHROPIC_API_KEY',
   compat: 'LLM_API_KEY',
@@ -110,7 +110,7 @@ function shorten(text: string, max = 300): string {
  * Maps anything a provider call threw to an LlmError. `secrets` (the configured keys) are cut out of every message,
  * since some providers echo (parts of) a rejected key back.
  */
-export function classifyLlmError(err: unknown, provider: ProviderName, secrets: string[] = []): LlmError {
+export function classifyLlmError(err: unknown, provider: LlmProviderName, secrets: string[] = []): LlmError {
   if (err instanceof LlmError) return err;
   const label = PROVIDER_LABEL[provider];
   const redact = (text: string) =>

@@ -1,18 +1,13 @@
+import { isLlmProviderName } from '../../shared/llm-providers';
 import { LlmError } from './errors';
-import type { ModelRef, ProviderName } from './types';
-
-const PROVIDERS: readonly ProviderName[] = ['openai', 'anthropic', 'compat'];
-
-function isProvider(value: string): value is ProviderName {
-  return (PROVIDERS as readonly string[]).includes(value);
-}
+import type { ModelRef } from './types';
 
 /** Parses `openai:<name>`, `anthropic:<name>` or `compat:<name>`; anything else is a non-retryable LlmError. */
 export function parseModelRef(model: string): ModelRef {
   const at = model.indexOf(':');
   const provider = at > 0 ? model.slice(0, at) : '';
   const name = model.slice(at + 1).trim();
-  if (!isProvider(provider) || name === '') {
+  if (!isLlmProviderName(provider) || name === '') {
     throw new LlmError(
       'invalid_model',
       `model "${model}" is not of the form openai:<name>, anthropic:<name> or compat:<name>`,

@@ -4,12 +4,11 @@
  */
 import type { JsonObject } from '../../domain/json';
 import type { LlmMessage, LlmToolCall, TokenUsage } from '../../domain/transcript';
-
-export type ProviderName = 'openai' | 'anthropic' | 'compat';
+import type { LlmProviderName } from '../../shared/llm-providers';
 
 /** A parsed `provider:model` string. */
 export interface ModelRef {
-  provider: ProviderName;
+  provider: LlmProviderName;
   name: string;
 }
 

@@ -1,17 +1,24 @@
 /**
- * The one way the MCP activities reach a server: a session of its own per activity attempt, either a stdio server
- * launched from the operator's declaration (./stdio-session.ts, decision 0420) or a Streamable HTTP server with its
- * credentials opened here, behind the SSRF guard and the step's egress allowlist (./session.ts, decision 0400).
+ * The one way the MCP activities reach a server: a session of its own per activity attempt — connect (initialize),
+ * do one thing, close — either a stdio server launched from the operator's declaration (./stdio-session.ts, decision
+ * 0420) or a Streamable HTTP server behind the SSRF guard and the step's egress allowlist (decision 0400). Nothing is
+ * pinned to a worker between activities, so a restarted or different worker serves the next call alike; an HTTP
+ * server's credentials are read from MongoDB and opened here, inside the activity, and never leave it.
  */
 import { Context } from '@temporalio/activity';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
+import { findOwnMcpServer, type McpCredentials } from '../../db/mcp-servers';
+import type { CodecKey } from '../../domain/codec-keys';
 import { DEFAULT_EGRESS, type EgressPolicy } from '../../domain/egress';
 import type { McpServerSelection } from '../../domain/mcp';
-import { serverHeaders, withMcpSession } from './session';
-import { withStdioSession } from './stdio-session';
+import { openJson } from '../../shared/codec/sealed-json';
+import { NonRetryableError } from '../failures';
+import { guardedMcpFetch } from './guarded-transport';
+import { MCP_CLIENT_INFO, withStdioSession } from './stdio-session';
 
 export interface ServerSessionDeps {
   config: Config;
@@ -26,6 +33,29 @@ export interface ServerSessionRequest {
   owner_id: string;
   egress?: EgressPolicy;
   timeout_ms: number;
+}
+
+/** The headers the server's stored auth asks for; a server deleted since the run started fails non-retryably. */
+async function serverHeaders(
+  db: Db,
+  keys: readonly CodecKey[],
+  ownerId: string,
+  serverId: string,
+): Promise<Record<string, string>> {
+  const doc = await findOwnMcpServer(db, ownerId, serverId);
+  if (!doc) throw new NonRetryableError('invalid_config', `MCP server ${serverId} no longer exists`);
+  if (!doc.credentials) return {};
+  let creds: McpCredentials;
+  try {
+    creds = (await openJson(keys, doc.credentials)) as McpCredentials;
+  } catch {
+    // Never the error's text: it could only name keys, but say nothing of the credentials at all.
+    throw new NonRetryableError(
+      'invalid_config',
+      `the credentials of MCP server ${doc.name} cannot be opened with PAYLOAD_CODEC_KEYS; set its auth again`,
+    );
+  }
+  return creds.bearer_token !== undefined ? { authorization: `Bearer ${creds.bearer_token}` } : (creds.headers ?? {});
 }
 
 /** Runs `fn` with a connected client; the session (and a stdio server's process) ends before this returns. */
@@ -44,15 +74,22 @@ export async function withServerSession<T>(
     );
   }
   const headers = await serverHeaders(deps.db, deps.config.PAYLOAD_CODEC_KEYS, req.owner_id, server.server_id);
-  return withMcpSession(
-    {
-      url: server.url,
-      headers,
+  const transport = new StreamableHTTPClientTransport(new URL(server.url), {
+    requestInit: { headers },
+    fetch: guardedMcpFetch({
       egress: req.egress ?? DEFAULT_EGRESS,
       allowedHosts: deps.config.HTTP_ALLOWED_HOSTS,
       timeoutMs: req.timeout_ms,
       signal,
-    },
-    fn,
-  );
+    }),
+  });
+  const client = new Client(MCP_CLIENT_INFO, { capabilities: {} });
+  try {
+    await client.connect(transport, { timeout: req.timeout_ms, signal });
+    return await fn(client);
+  } finally {
+    // Ends the server's session (DELETE) when it keeps one; a failure to do so changes nothing for the caller.
+    await transport.terminateSession().catch(() => undefined);
+    await client.close().catch(() => undefined);
+  }
 }

@@ -13,7 +13,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
 import { NonRetryableError } from '../failures';
-import { MCP_CLIENT_INFO } from './session';
+
+/** How this worker introduces itself to an MCP server, over stdio or HTTP. */
+export const MCP_CLIENT_INFO = { name: 'stepwise', version: '1.0.0' };
 
 /** The last this many bytes of a server's stderr are logged; the rest is counted, not kept. */
 export const STDIO_STDERR_TAIL_BYTES = 4 * 1024;

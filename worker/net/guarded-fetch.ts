@@ -35,8 +35,6 @@ export interface GuardedFetchOptions {
   /** Time limit of the whole exchange, redirects included. */
   timeoutMs: number;
   maxBytes: number;
-  /** Default 5. */
-  maxRedirects?: number;
   /** HTTP_ALLOWED_HOSTS: `host` or `host:port` entries that may resolve to otherwise refused addresses. */
   allowedHosts: readonly string[];
   signal?: AbortSignal;
@@ -66,6 +64,9 @@ export interface GuardedResponse {
 }
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+/** At most this many redirects are followed; one more refuses the request. */
+const MAX_REDIRECTS = 5;
+
 /**
  * The only request headers a redirect carries to another origin. Browsers and fetch drop `authorization` and
  * `cookie`; a user's HTTP step can hold any custom credential header (`x-api-key`, `private-token`…), so everything
@@ -246,7 +247,6 @@ function raceAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
 
 /** Performs the request; see the module comment for the rules. Refusals are NonRetryableError('url_refused'). */
 export async function guardedFetch(options: GuardedFetchOptions): Promise<GuardedResponse> {
-  const maxRedirects = options.maxRedirects ?? 5;
   const resolver = options.resolver ?? systemResolver;
   const controller = new AbortController();
   // The error is made only when the time is up: an Error captures its stack, which costs more than a quick request.
@@ -293,8 +293,8 @@ export async function guardedFetch(options: GuardedFetchOptions): Promise<Guarde
       if (!REDIRECT_STATUSES.has(res.status) || location === undefined) {
         return { ...res, url: url.toString(), redirects };
       }
-      if (redirects >= maxRedirects) {
-        throw new NonRetryableError('url_refused', `url: more than ${maxRedirects} redirects`, {
+      if (redirects >= MAX_REDIRECTS) {
+        throw new NonRetryableError('url_refused', `url: more than ${MAX_REDIRECTS} redirects`, {
           details: { redirects },
         });
       }

@@ -1,6 +1,6 @@
 /** http_request action against a real local HTTP server: what the server saw, the output, the classification. */
 import { validateActionConfig } from '../../../domain/actions/catalog';
-import { getAction } from '../../../worker/actions/registry';
+import { ACTIONS } from '../../../worker/actions/registry';
 import { StepError, toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { startHttpSink, type HttpSink } from '../../helpers/http-sink';
@@ -11,7 +11,7 @@ beforeAll(async () => {
 });
 afterAll(() => sink.close());
 
-const action = getAction('http_request');
+const action = ACTIONS.http_request;
 
 function runConfig(config: Record<string, unknown>) {
   const checked = validateActionConfig('http_request', config, 'run');

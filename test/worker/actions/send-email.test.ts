@@ -1,6 +1,6 @@
 /** send_email action: the message a real SMTP server receives, and a Message-ID stable per run + step. */
 import { validateActionConfig } from '../../../domain/actions/catalog';
-import { getAction } from '../../../worker/actions/registry';
+import { ACTIONS } from '../../../worker/actions/registry';
 import { toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { startTestSmtp, type TestSmtp } from '../../helpers/smtp';
@@ -24,7 +24,7 @@ function runConfig(config: unknown) {
 }
 
 describe('send_email action', () => {
-  const action = getAction('send_email');
+  const action = ACTIONS.send_email;
 
   it('sends to, cc, bcc, reply-to, subject, text and html', async () => {
     const ctx = actionContext({ smtpUrl: smtp.url });

@@ -1,11 +1,11 @@
 /** transform action: JSONata over earlier outputs; the output is the result itself. */
 import { validateActionConfig } from '../../../domain/actions/catalog';
-import { getAction } from '../../../worker/actions/registry';
+import { ACTIONS } from '../../../worker/actions/registry';
 import { NonRetryableError, toApplicationFailure } from '../../../worker/failures';
 import { actionContext } from '../../helpers/effects-context';
 import { testEvaluator } from '../../helpers/expressions';
 
-const action = getAction('transform');
+const action = ACTIONS.transform;
 const expressions = testEvaluator();
 const ctx = actionContext({}, { expressions });
 afterAll(() => expressions.close());

@@ -8,7 +8,7 @@ import { Registry } from 'prom-client';
 import type { Database } from '../../../db/client';
 import { newRunDoc, runsCollection } from '../../../db/runs';
 import { createWorkerMetrics } from '../../../worker/metrics';
-import { createCallModelActivity } from '../../../worker/activities/agent';
+import { createCallModelActivity } from '../../../worker/activities/agent/call-model';
 import type { CallModelInput, CallModelResult } from '../../../worker/activities/agent/types';
 import type { RunSnapshot } from '../../../domain/run';
 import { startLlmServer, type LlmServer, type ModelScript } from '../../helpers/llm-server';

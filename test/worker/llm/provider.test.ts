@@ -2,7 +2,8 @@
  * The provider adapters over real HTTP against the scripted OpenAI- and Anthropic-compatible servers: what is sent,
  * what comes back, and how each failure is classified.
  */
-import { createLlmProvider, LlmError, type LlmConfig } from '../../../worker/llm';
+import { LlmError } from '../../../worker/llm/errors';
+import { createLlmProvider, type LlmConfig } from '../../../worker/llm/provider';
 import { startLlmServer, type LlmServer } from '../../helpers/llm-server';
 import { uniqueId } from '../../helpers/stack';
 

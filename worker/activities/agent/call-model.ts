@@ -26,22 +26,15 @@ import {
 } from '../../../db/transcripts';
 import { NonRetryableError } from '../../failures';
 import { failStepAttempt } from '../step-failure';
-import {
-  buildRepairMessage,
-  buildSystemPrompt,
-  buildUserMessage,
-  createLlmProvider,
-  MAX_USER_MESSAGE_BYTES,
-  type LlmToolCall,
-  type LlmToolSpec,
-} from '../../llm';
+import { buildRepairMessage, buildSystemPrompt, buildUserMessage, MAX_USER_MESSAGE_BYTES } from '../../llm/prompt';
+import { createLlmProvider } from '../../llm/provider';
+import type { LlmToolCall, LlmToolSpec } from '../../llm/types';
 import { getTool, toolParametersSchema } from '../../tools/registry';
 import type { JsonObject } from '../../../domain/json';
 import { createOutputChecker } from './final-answer';
 import { openLiveText } from './live-text';
 import type { CallModelInput, CallModelResult } from './types';
 import type { WorkerMetrics } from '../../metrics';
-import { parseModelRef } from '../../llm/model-ref';
 import { inSpan } from '../../../shared/tracing';
 
 export interface AgentActivityDeps {
@@ -54,6 +47,13 @@ export interface AgentActivityDeps {
 
 /** Heartbeats carry cancellation to a waiting model call and reveal a dead worker well before the call's timeout. */
 export const AGENT_HEARTBEAT_MS = 2_000;
+
+/** Runs `fn`, heartbeating the current activity every AGENT_HEARTBEAT_MS until it settles. */
+export function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
+  const ctx = Context.current();
+  const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
+  return fn().finally(() => clearInterval(timer));
+}
 
 function toolSpecs(names: string[]): LlmToolSpec[] {
   return names.map((name) => {
@@ -184,7 +184,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
             () => undefined,
             (err: unknown) => log.warn({ err }, 'could not record agent progress'),
           );
-      const ref = parseModelRef(setup.model);
+      const ref = provider.ref;
       const liveText = openLiveText(
         { db: deps.db, log, retentionMs: deps.config.STREAM_DELTAS_RETENTION_HOURS * 3_600_000 },
         { runId: req.run_id, execId: req.step_id, turn: req.turn, attempt },

@@ -8,8 +8,7 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import { z } from 'zod';
 import { recordEgressDenied } from '../../../db/step-states';
-import { logAgentTurn } from '../../../db/step-events';
-import { getTranscriptEntry, putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
+import { getTranscriptEntry } from '../../../db/transcripts';
 import { DEFAULT_EGRESS } from '../../../domain/egress';
 import type { JsonValue } from '../../../domain/json';
 import { classify, StepError } from '../../failures';
@@ -17,7 +16,8 @@ import type { ExpressionEvaluator } from '../../expressions/evaluator';
 import type { Mailer } from '../../mail/mailer';
 import { getTool } from '../../tools/registry';
 import { inSpan } from '../../../shared/tracing';
-import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
+import { heartbeating, type AgentActivityDeps } from './call-model';
+import { recordedToolCall, writeToolResult } from './recorded-call';
 import type { CallToolInput, CallToolResult } from './types';
 
 /** Tool output handed back to the model is cut at this many bytes of JSON (the rest would only cost tokens). */
@@ -36,7 +36,8 @@ interface ToolOutcome {
   denied_target?: string;
 }
 
-function errorResult(message: string, code?: string): ToolOutcome {
+/** An error result for the model: its message, and the failure code when there is one. */
+export function errorResult(message: string, code?: string): ToolOutcome {
   return { output: code ? { error: message, code } : { error: message }, is_error: true, error_code: code };
 }
 
@@ -54,12 +55,11 @@ export function createCallToolActivity(deps: CallToolDeps) {
   return async function callTool(req: CallToolInput): Promise<CallToolResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    const [setup, assistant] = await Promise.all([
+    const [setup, call] = await Promise.all([
       getTranscriptEntry(deps.db, req.run_id, req.step_id, 0),
-      getTranscriptEntry(deps.db, req.run_id, req.step_id, req.assistant_seq),
+      recordedToolCall(deps.db, req),
     ]);
-    const call = assistant?.kind === 'assistant' ? assistant.tool_calls[req.call_index] : undefined;
-    if (setup?.kind !== 'setup' || !call) {
+    if (setup?.kind !== 'setup') {
       throw ApplicationFailure.nonRetryable(
         `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
         'internal',
@@ -77,7 +77,6 @@ export function createCallToolActivity(deps: CallToolDeps) {
       }
       const parsed = tool.input.safeParse(call.args);
       if (!parsed.success) return errorResult(`invalid arguments: ${z.prettifyError(parsed.error)}`);
-      const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
       try {
         const execute = () =>
           tool.execute(parsed.data, {
@@ -90,7 +89,7 @@ export function createCallToolActivity(deps: CallToolDeps) {
             egress: setup.egress ?? DEFAULT_EGRESS,
             signal: ctx.cancellationSignal,
           });
-        const output = await inSpan(deps.tracer, `tool ${call.name}`, { tool: call.name }, execute);
+        const output = await heartbeating(() => inSpan(deps.tracer, `tool ${call.name}`, { tool: call.name }, execute));
         return { output: (output ?? null) as JsonValue, is_error: false };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
@@ -104,8 +103,6 @@ export function createCallToolActivity(deps: CallToolDeps) {
           throw ApplicationFailure.create({ message: c.message, type: c.code, nextRetryDelay: c.retryAfterMs });
         }
         return { ...errorResult(`${call.name} failed: ${c.message}`), error_code: c.code };
-      } finally {
-        clearInterval(timer);
       }
     };
 
@@ -116,30 +113,11 @@ export function createCallToolActivity(deps: CallToolDeps) {
     );
     if (outcome.error_code === 'url_refused') deps.metrics.ssrfRefusal('tool');
     const { output, truncated } = truncate(outcome.output);
-    const entry = {
-      kind: 'tool' as const,
-      turn: req.turn,
-      call_id: call.id,
-      name: call.name,
-      args: call.args,
+    await writeToolResult(deps.db, req, attempt, call, {
       output,
       is_error: outcome.is_error,
-      ...(outcome.error_code !== undefined ? { error_code: outcome.error_code } : {}),
+      error_code: outcome.error_code,
       truncated,
-    };
-    try {
-      await putTranscriptEntry(deps.db, { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt }, entry);
-    } catch (err) {
-      // A zombie attempt (Temporal already moved on): the accepted attempt's result stays.
-      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      throw err;
-    }
-    await logAgentTurn(deps.db, req.run_id, req.step_id, req.seq, {
-      type: 'agent.tool_call',
-      turn: req.turn,
-      tool: call.name,
-      ok: !outcome.is_error,
-      summary: summarizeToolCall(call.args, output),
     });
     if (outcome.denied_target !== undefined) {
       // After the transcript write, so the status never names an attempt the transcript does not show.
@@ -156,13 +134,4 @@ export function createCallToolActivity(deps: CallToolDeps) {
     );
     return { ok: !outcome.is_error, truncated };
   };
-}
-
-const SUMMARY_CHARS = 200;
-
-/** One line for the event stream: the arguments, then what came back (the transcript keeps both whole). */
-export function summarizeToolCall(args: JsonValue, output: JsonValue): string {
-  const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-  const result = typeof output === 'string' ? output : JSON.stringify(output);
-  return clip(`${clip(JSON.stringify(args) ?? '', 80)} → ${result}`, SUMMARY_CHARS);
 }

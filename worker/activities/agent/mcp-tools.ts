@@ -11,21 +11,20 @@
  * Each opens its own MCP session (worker/mcp/server-session.ts): Streamable HTTP with credentials read from MongoDB,
  * or a stdio server process the operator declared, launched for the one activity.
  */
-import { SpanStatusCode, type Tracer } from '@opentelemetry/api';
+import type { Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { logAgentTurn } from '../../../db/step-events';
 import { markAgentResumed } from '../../../db/step-waits';
-import { putTranscriptEntry, TranscriptSupersededError } from '../../../db/transcripts';
 import type { JsonValue } from '../../../domain/json';
 import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
 import { withServerSession } from '../../mcp/server-session';
 import { assertStdioToolAllowed, stdioDeclaration } from '../../mcp/stdio-session';
 import { selectTools } from '../../mcp/tool-list';
-import { AGENT_HEARTBEAT_MS, type AgentActivityDeps } from './call-model';
-import { summarizeToolCall, truncate } from './call-tool';
-import { recordedToolCall } from './recorded-call';
+import { inSpan } from '../../../shared/tracing';
+import { heartbeating, type AgentActivityDeps } from './call-model';
+import { errorResult, truncate } from './call-tool';
+import { recordedToolCall, writeToolResult } from './recorded-call';
 import type {
   CallMcpToolInput,
   CallToolResult as LoopToolResult,
@@ -36,36 +35,14 @@ import type {
 /** A recorded failure outranks any attempt of the failed activity (a late zombie cannot overwrite it). */
 const RECORDED_FAILURE_ATTEMPT = 1_000_000;
 
-function heartbeating<T>(fn: () => Promise<T>): Promise<T> {
-  const ctx = Context.current();
-  const timer = setInterval(() => ctx.heartbeat(), AGENT_HEARTBEAT_MS);
-  return fn().finally(() => clearInterval(timer));
-}
-
 /**
- * Runs `fn` in a span of the call (when tracing is on) and hands it the W3C trace context of that span, for the
- * request's `_meta`: the server can join its own spans to the run's trace.
+ * The W3C trace context of the call's span (none with tracing off), for the request's `_meta`: the server can join
+ * its own spans to the run's trace.
  */
-async function inCallSpan<T>(
-  tracer: Tracer | undefined,
-  name: string,
-  attributes: Record<string, string>,
-  fn: (meta: Record<string, string>) => Promise<T>,
-): Promise<T> {
-  if (!tracer) return fn({});
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
-    const c = span.spanContext();
-    const traceparent = `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1).toString(16).padStart(2, '0')}`;
-    try {
-      return await fn({ traceparent });
-    } catch (err) {
-      span.recordException(err instanceof Error ? err : String(err));
-      span.setStatus({ code: SpanStatusCode.ERROR, message: err instanceof Error ? err.message : String(err) });
-      throw err;
-    } finally {
-      span.end();
-    }
-  });
+function traceMeta(span: Span | undefined): Record<string, string> {
+  if (!span) return {};
+  const c = span.spanContext();
+  return { traceparent: `00-${c.traceId}-${c.spanId}-${(c.traceFlags & 1).toString(16).padStart(2, '0')}` };
 }
 
 /** A tool result as data for the model: text stays text, binary content is described, never inlined. */
@@ -154,26 +131,19 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         }
         if (!req.decision?.approved) {
           const comment = req.decision?.comment ? `: ${req.decision.comment}` : '';
-          return {
-            output: {
-              error: req.decision
-                ? `the user declined this call of ${call.name}${comment}; it was not made`
-                : `${call.name} is marked destructive and was not approved; it was not made`,
-            },
-            is_error: true,
-            error_code: 'declined',
-          };
+          const message = req.decision
+            ? `the user declined this call of ${call.name}${comment}; it was not made`
+            : `${call.name} is marked destructive and was not approved; it was not made`;
+          // The code is for the metrics and the transcript; the model is told in words only.
+          return { ...errorResult(message), error_code: 'declined' };
         }
       }
       if (call.invalid_args !== undefined) {
-        return {
-          output: { error: `the arguments are not valid JSON: ${call.invalid_args.slice(0, 200)}` },
-          is_error: true,
-        };
+        return errorResult(`the arguments are not valid JSON: ${call.invalid_args.slice(0, 200)}`);
       }
       const args = call.args ?? {};
       if (typeof args !== 'object' || Array.isArray(args)) {
-        return { output: { error: 'the arguments must be a JSON object' }, is_error: true };
+        return errorResult('the arguments must be a JSON object');
       }
       try {
         // A tool the operator has since taken out of a stdio server's allowed_tools is not called (no process starts).
@@ -183,8 +153,9 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
           'gen_ai.operation.name': 'execute_tool',
           'gen_ai.tool.name': req.tool.tool,
         };
-        const result = await inCallSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (meta) =>
-          heartbeating(() =>
+        const result = await inSpan(deps.tracer, `tools/call ${req.tool.tool}`, attributes, (span) => {
+          const meta = traceMeta(span);
+          return heartbeating(() =>
             withServerSession(
               deps,
               req,
@@ -194,8 +165,8 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
                   timeout: req.timeout_ms,
                 }) as Promise<CallToolResult>,
             ),
-          ),
-        );
+          );
+        });
         return { output: resultOutput(result), is_error: result.isError === true };
       } catch (err) {
         if (ctx.cancellationSignal.aborted) throw err;
@@ -206,11 +177,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         }
         const unsure =
           req.tool.retry === 'once' && c.retryable ? ' (it may or may not have taken effect; not repeated)' : '';
-        return {
-          output: { error: `${call.name} failed: ${c.message}${unsure}`, code: c.code },
-          is_error: true,
-          error_code: c.code,
-        };
+        return errorResult(`${call.name} failed: ${c.message}${unsure}`, c.code);
       }
     };
     const outcome = await run();
@@ -225,10 +192,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
             : 'ok',
     );
     const { output, truncated } = truncate(outcome.output);
-    await writeResult(req, attempt, {
-      call_id: call.id,
-      name: call.name,
-      args: call.args,
+    await writeToolResult(deps.db, req, attempt, call, {
       output,
       is_error: outcome.is_error,
       error_code: outcome.error_code,
@@ -240,10 +204,7 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
   async function recordMcpToolFailure(req: RecordMcpFailureInput): Promise<LoopToolResult> {
     const call = await recordedToolCall(deps.db, req);
     deps.metrics.mcpCall('call_tool', 'error');
-    await writeResult(req, RECORDED_FAILURE_ATTEMPT, {
-      call_id: call.id,
-      name: call.name,
-      args: call.args,
+    await writeToolResult(deps.db, req, RECORDED_FAILURE_ATTEMPT, call, {
       output: {
         error: `${call.name} did not answer: ${req.message} (it may or may not have taken effect; not repeated)`,
         code: 'timeout',
@@ -253,45 +214,6 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
       truncated: false,
     });
     return { ok: false, truncated: false };
-  }
-
-  async function writeResult(
-    req: { run_id: string; step_id: string; seq: number; turn: number },
-    attempt: number,
-    r: {
-      call_id: string;
-      name: string;
-      args: JsonValue;
-      output: JsonValue;
-      is_error: boolean;
-      error_code: string | undefined;
-      truncated: boolean;
-    },
-  ): Promise<void> {
-    const entry = {
-      kind: 'tool' as const,
-      turn: req.turn,
-      call_id: r.call_id,
-      name: r.name,
-      args: r.args,
-      output: r.output,
-      is_error: r.is_error,
-      ...(r.error_code !== undefined ? { error_code: r.error_code } : {}),
-      truncated: r.truncated,
-    };
-    try {
-      await putTranscriptEntry(deps.db, { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt }, entry);
-    } catch (err) {
-      if (err instanceof TranscriptSupersededError) throw ApplicationFailure.nonRetryable(err.message, err.code);
-      throw err;
-    }
-    await logAgentTurn(deps.db, req.run_id, req.step_id, req.seq, {
-      type: 'agent.tool_call',
-      turn: req.turn,
-      tool: r.name,
-      ok: !r.is_error,
-      summary: summarizeToolCall(r.args, r.output),
-    });
   }
 
   return { listMcpTools, callMcpTool, recordMcpToolFailure };
