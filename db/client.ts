@@ -7,11 +7,12 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** Fail fast when the server is gone: requests answer 503 instead of hanging (PRODUCT.md). */
+const SERVER_SELECTION_TIMEOUT_MS = 2_000;
+
 export interface DatabaseOptions {
   uri: string;
   dbName: string;
-  /** Fail fast when the server is gone: requests answer 503 instead of hanging (PRODUCT.md). */
-  serverSelectionTimeoutMS?: number;
   /** Connect now (default) or on first use — servers start while MongoDB may still be coming up. */
   connect?: boolean;
   /**
@@ -24,7 +25,7 @@ export interface DatabaseOptions {
 export async function connectDatabase(opts: DatabaseOptions): Promise<Database> {
   // No serverApi option: the embedded wire server used in dev and tests does not implement `hello` with apiVersion.
   const client = new MongoClient(opts.uri, {
-    serverSelectionTimeoutMS: opts.serverSelectionTimeoutMS ?? 2_000,
+    serverSelectionTimeoutMS: SERVER_SELECTION_TIMEOUT_MS,
     connectTimeoutMS: 2_000,
     appName: 'stepwise',
     monitorCommands: opts.onCommand !== undefined,

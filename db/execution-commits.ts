@@ -12,9 +12,9 @@
 import type { Db } from 'mongodb';
 import { removeApproval } from './approvals';
 import { appendRunEvents, fillEventSeqs } from './run-events';
-import { stepChangeEvents, type StepChange } from './step-events';
+import { notTerminal, runsCollection } from './runs';
+import { endsExecution, stepChangeEvents, type StepChange } from './step-events';
 import { writeExecutions, type StepExecutionDoc } from './step-executions';
-import { TERMINAL_RUN_STATUSES, type RunStatus } from '../domain/run';
 
 export interface ExecutionWrite {
   exec: { stepId: string; execId: string; position: number };
@@ -72,21 +72,12 @@ async function drain(db: Db, runId: string, byRun: Map<string, Waiting[]>, first
   byRun.delete(runId);
 }
 
-function runCounters(db: Db) {
-  return db.collection<{
-    _id: string;
-    status: RunStatus;
-    event_seq?: number;
-    steps: { id: string; action_type: string | null }[];
-  }>('runs');
-}
-
 /** One commit: the run's write allocating every seq, the executions' upserts, then the events (or skips). */
 async function commit(db: Db, runId: string, writes: ExecutionWrite[]): Promise<boolean> {
   const events = writes.reduce((n, w) => n + w.changes.length, 0);
   const earliest = new Date(Math.min(...writes.map((w) => w.startedAt.getTime())));
-  const before = await runCounters(db).findOneAndUpdate(
-    { _id: runId, status: { $nin: [...TERMINAL_RUN_STATUSES] } },
+  const before = await runsCollection(db).findOneAndUpdate(
+    { _id: runId, status: notTerminal },
     {
       $set: { status: 'running', updated_at: new Date() },
       $min: { started_at: earliest },
@@ -113,8 +104,4 @@ async function commit(db: Db, runId: string, writes: ExecutionWrite[]): Promise<
   const ended = logged.filter((w) => approvals.has(w.exec.stepId) && w.changes.some(endsExecution));
   await Promise.all(ended.map((w) => removeApproval(db, runId, w.exec.execId)));
   return true;
-}
-
-function endsExecution(c: StepChange): boolean {
-  return c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped';
 }

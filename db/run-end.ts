@@ -42,7 +42,7 @@ export async function recordRunEnd(
   };
   const arrayFilters: Record<string, unknown>[] = [];
   const max: Record<string, number> = {};
-  setStepUpdates(outcome.stepUpdates ?? [], set, arrayFilters, at, 's', max);
+  setStepUpdates(outcome.stepUpdates ?? [], set, arrayFilters, max, at);
   if (outcome.status !== 'completed') {
     // Map items and loop iterations still open end with the run (a completed run has none open). Closed before the
     // run turns terminal, so no reader ever sees an ended run with items still running; a late write from an item's
@@ -72,17 +72,16 @@ export async function recordRunEnd(
   return ended;
 }
 
-/** The outcome's step updates into `set`, one array filter each (`<name>0`, `<name>1`, … name their steps by id). */
+/** The outcome's step updates into `set` and `max`, one array filter each (`s0`, `s1`, … name their steps by id). */
 function setStepUpdates(
   updates: NonNullable<RunOutcome['stepUpdates']>,
   set: Record<string, unknown>,
   arrayFilters: Record<string, unknown>[],
+  max: Record<string, number>,
   at: Date,
-  name = 's',
-  max: Record<string, number> = {},
 ): void {
   updates.forEach((u, i) => {
-    const step = `steps.$[${name}${i}]`;
+    const step = `steps.$[s${i}]`;
     set[`${step}.status`] = u.status;
     if (u.error !== undefined) set[`${step}.error`] = u.error;
     if (u.skip_reason !== undefined) set[`${step}.skip_reason`] = u.skip_reason;
@@ -94,7 +93,7 @@ function setStepUpdates(
       max[`${step}.usage.input_tokens`] = u.usage.input_tokens;
       max[`${step}.usage.output_tokens`] = u.usage.output_tokens;
     }
-    arrayFilters.push({ [`${name}${i}.id`]: u.id });
+    arrayFilters.push({ [`s${i}.id`]: u.id });
   });
 }
 

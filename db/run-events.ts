@@ -23,10 +23,11 @@
  *   STREAM_DELTAS_RETENTION_HOURS, leaving holes. A hole with a later event written GAP_FILL_MS ago is at least that
  *   old (its seq was allocated first), so readers fill it at once instead of waiting there (readRunEventWindow).
  */
-import { MongoBulkWriteError, type Db, type WriteError } from 'mongodb';
+import type { Db } from 'mongodb';
 import type { JsonObject } from '../domain/json';
 import type { RunStatus, Usage } from '../domain/run';
-import { isDuplicateKey } from './duplicate-key';
+import { duplicateKeyIndexes, isDuplicateKey } from './duplicate-key';
+import { runsCollection } from './runs';
 
 export const RUN_EVENT_TYPES = [
   'step.started',
@@ -77,11 +78,6 @@ export function isLoggedEvent(doc: RunEventDoc): doc is LoggedRunEvent {
   return doc.type !== SKIP;
 }
 
-/** The run document's counter of allocated seqs (a field of `runs`, raised with $inc before the inserts). */
-function runCounters(db: Db) {
-  return db.collection<{ _id: string; event_seq?: number; status: RunStatus }>('runs');
-}
-
 export function runEventsCollection(db: Db) {
   return db.collection<RunEventDoc>('run_events');
 }
@@ -107,7 +103,7 @@ export interface NewRunEvent {
 
 /** Allocates `count` seqs of the run's log; returns the first. */
 export async function allocateEventSeqs(db: Db, runId: string, count: number): Promise<number> {
-  const after = await runCounters(db).findOneAndUpdate(
+  const after = await runsCollection(db).findOneAndUpdate(
     { _id: runId },
     { $inc: { event_seq: count } },
     { returnDocument: 'after', projection: { event_seq: 1 } },
@@ -150,25 +146,29 @@ export async function appendRunEvents(
 /** Inserts the batch at its seqs, unordered; the indexes of the events that hit a duplicate key. */
 async function insertAll(db: Db, runId: string, batch: NewRunEvent[], first: number): Promise<Set<number>> {
   const at = new Date();
-  const docs = batch.map((event, i) => ({
-    _id: runEventId(runId, first + i),
+  const docs = batch.map((event, i) => eventDoc(runId, first + i, event, at));
+  try {
+    await runEventsCollection(db).insertMany(docs, { ordered: false });
+    return new Set();
+  } catch (err) {
+    const collided = duplicateKeyIndexes(err);
+    if (!collided) throw err;
+    return collided;
+  }
+}
+
+/** The document of an event at its seq. */
+function eventDoc(runId: string, seq: number, event: NewRunEvent, at: Date): RunEventDoc {
+  return {
+    _id: runEventId(runId, seq),
     run_id: runId,
-    seq: first + i,
+    seq,
     key: `${runId}/${event.key}`,
     type: event.type,
     at,
     data_json: JSON.stringify(event.data),
     ...(event.expiresAt ? { expires_at: event.expiresAt } : {}),
-  }));
-  try {
-    await runEventsCollection(db).insertMany(docs, { ordered: false });
-    return new Set();
-  } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = ([] as WriteError[]).concat(err.writeErrors);
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
-    return new Set(errors.map((e) => e.index));
-  }
+  };
 }
 
 /** The `skip` document of a seq that holds no event. */
@@ -207,8 +207,7 @@ export async function fillEventSeqs(db: Db, runId: string, from: number, count: 
     await runEventsCollection(db).insertMany(docs, { ordered: false });
   } catch (err) {
     // A seq a reader filled first already holds its skip.
-    const errors = err instanceof MongoBulkWriteError ? ([] as WriteError[]).concat(err.writeErrors) : [];
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
+    if (!duplicateKeyIndexes(err)) throw err;
   }
 }
 
@@ -218,16 +217,7 @@ async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated:
   let seq = allocated;
   for (let tries = 0; ; tries++) {
     try {
-      await events.insertOne({
-        _id: runEventId(runId, seq),
-        run_id: runId,
-        seq,
-        key,
-        type: event.type,
-        at: new Date(),
-        data_json: JSON.stringify(event.data),
-        ...(event.expiresAt ? { expires_at: event.expiresAt } : {}),
-      });
+      await events.insertOne(eventDoc(runId, seq, event, new Date()));
       return seq;
     } catch (err) {
       if (!isDuplicateKey(err)) throw err;
@@ -259,26 +249,17 @@ export function runEndedEvent(data: RunEndedData): NewRunEvent {
   return { type: 'run.ended', key: END_KEY, data: data as unknown as JsonObject };
 }
 
-/**
- * What is logged after `afterSeq`, in order, at most `limit`, up to the run's counter: the gap-free run of documents
- * from afterSeq + 1 (skips included: the caller steps over them). Lookups by `_id` only: every supported server
- * answers them from its primary index.
- */
-export async function readRunEvents(
-  db: Db,
-  runId: string,
-  range: { afterSeq: number; counter: number; limit: number },
-): Promise<RunEventDoc[]> {
-  return (await readRunEventWindow(db, runId, range)).events;
-}
-
 /** A read of the log: its gap-free run, and the first document past the hole that ends it (when one was read). */
 export interface RunEventWindow {
   events: RunEventDoc[];
   beyondHole?: { seq: number; at: Date };
 }
 
-/** readRunEvents, also naming the first document read past a hole (how old the hole is at least). */
+/**
+ * What is logged after `afterSeq`, in order, at most `limit`, up to the run's counter: the gap-free run of documents
+ * from afterSeq + 1 (skips included: the caller steps over them), and the first document read past a hole (how old
+ * the hole is at least). Lookups by `_id` only: every supported server answers them from its primary index.
+ */
 export async function readRunEventWindow(
   db: Db,
   runId: string,
@@ -321,6 +302,6 @@ export async function firstEventAfter(
 
 /** The run's event counter and stored status (the one read an open stream makes while nothing happens). */
 export async function readEventCounter(db: Db, runId: string): Promise<{ counter: number; status: RunStatus } | null> {
-  const doc = await runCounters(db).findOne({ _id: runId }, { projection: { event_seq: 1, status: 1 } });
+  const doc = await runsCollection(db).findOne({ _id: runId }, { projection: { event_seq: 1, status: 1 } });
   return doc ? { counter: doc.event_seq ?? 0, status: doc.status } : null;
 }

@@ -89,13 +89,20 @@ function dataOf(change: StepChange): JsonObject {
   }
 }
 
-function stepOf(execId: string): string {
+/** The step an execution belongs to (a plain step's execution id is its step id). */
+export function stepOf(execId: string): string {
   return parseExecutionId(execId)?.stepId ?? execId;
 }
 
+/** Whether the change ends its execution (it then leaves the approvals inbox). */
+export function endsExecution(change: StepChange): boolean {
+  return change.type === 'step.completed' || change.type === 'step.failed' || change.type === 'step.skipped';
+}
+
 /**
- * Logs state changes of one execution (a step, a map item, a loop iteration), in order. `firstSeq`: where the seqs
- * the caller's own write allocated for them start (db/run-events.ts), if it did.
+ * Logs state changes of one execution (a step, a map item, a loop iteration), in order, in one write, after the
+ * events in `before` (an agent's model call, logged with the step write it led to). `firstSeq`: where the seqs the
+ * caller's own write allocated for them start (db/run-events.ts), if it did.
  */
 export async function logStepChange(
   db: Db,
@@ -105,21 +112,8 @@ export async function logStepChange(
   firstSeq?: number,
   before: NewRunEvent[] = [],
 ): Promise<void> {
-  await logStepChanges(db, runId, [{ execId, changes: Array.isArray(change) ? change : [change] }], firstSeq, before);
-}
-
-/**
- * The changes of several executions, in the order given, in one write (seqs from `firstSeq` when allocated), after
- * the events in `before` (an agent's model call, logged with the step write it led to).
- */
-export async function logStepChanges(
-  db: Db,
-  runId: string,
-  entries: { execId: string; changes: StepChange[] }[],
-  firstSeq?: number,
-  before: NewRunEvent[] = [],
-): Promise<void> {
-  await appendRunEvents(db, runId, [...before, ...stepChangeEvents(entries)], firstSeq);
+  const changes = Array.isArray(change) ? change : [change];
+  await appendRunEvents(db, runId, [...before, ...stepChangeEvents([{ execId, changes }])], firstSeq);
 }
 
 /** The events of executions' state changes, in the order given (for a writer that appends them with others). */

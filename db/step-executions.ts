@@ -5,10 +5,10 @@
  *
  * Writes never move an execution out of a terminal state: a late attempt-start after a completion changes nothing.
  */
-import { MongoBulkWriteError, type Db, type Filter, type WriteError } from 'mongodb';
+import type { Db, Filter } from 'mongodb';
 import type { StepStatus, Usage } from '../domain/run';
 import type { StepError } from '../domain/steps';
-import { isDuplicateKey } from './duplicate-key';
+import { duplicateKeyIndexes, isDuplicateKey } from './duplicate-key';
 
 export interface StepExecutionDoc {
   /** `<run id>/<step id>/<position, 6 digits>`: sorts in item order, so the executions endpoint pages by _id. */
@@ -106,10 +106,8 @@ export async function writeExecutions(db: Db, writes: { key: ExecutionKey; set: 
     await stepExecutionsCollection(db).bulkWrite(ops, { ordered: false });
     return writes.map(() => true);
   } catch (err) {
-    if (!(err instanceof MongoBulkWriteError)) throw err;
-    const errors = ([] as WriteError[]).concat(err.writeErrors);
-    if (errors.length === 0 || errors.some((e) => e.code !== 11000)) throw err;
-    const refused = new Set(errors.map((e) => e.index));
+    const refused = duplicateKeyIndexes(err);
+    if (!refused) throw err;
     return writes.map((_, i) => !refused.has(i));
   }
 }

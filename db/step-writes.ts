@@ -8,7 +8,7 @@ import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { removeApproval } from './approvals';
 import { fillEventSeq, type NewRunEvent } from './run-events';
 import { notTerminal, runsCollection, type RunDoc } from './runs';
-import { logStepChange, type StepChange } from './step-events';
+import { endsExecution, logStepChange, type StepChange } from './step-events';
 import { writeExecution, type StepExecutionDoc } from './step-executions';
 import { parseExecutionId } from '../domain/exec-id';
 
@@ -116,18 +116,16 @@ export async function logged(
   return write.wrote;
 }
 
-/** `found` is what the write saw, when it knows; without it, the inbox is cleared just in case. */
+/** `found` is what the write saw; when it cannot tell whether the step could wait, the inbox is cleared just in case. */
 async function afterChange(
   db: Db,
   runId: string,
   execId: string,
   change: StepChange | StepChange[],
-  found: StepWrite = { wrote: true },
+  found: StepWrite,
   before: NewRunEvent[] = [],
 ): Promise<void> {
-  const ends = (Array.isArray(change) ? change : [change]).some(
-    (c) => c.type === 'step.completed' || c.type === 'step.failed' || c.type === 'step.skipped',
-  );
+  const ends = (Array.isArray(change) ? change : [change]).some(endsExecution);
   if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
   await logStepChange(db, runId, execId, change, found.firstSeq, before);
 }

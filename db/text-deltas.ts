@@ -8,8 +8,8 @@
  * retried write logs once. Never in Temporal's history: the model-call activity writes them and returns none of it.
  */
 import type { Db } from 'mongodb';
-import { parseExecutionId } from '../domain/exec-id';
 import { appendRunEvent, runEventsCollection, type NewRunEvent } from './run-events';
+import { stepOf } from './step-events';
 
 /** One attempt of one model call of one execution: what a piece of live text belongs to. */
 export interface TextStreamKey {
@@ -22,7 +22,7 @@ export interface TextStreamKey {
 function fields(k: TextStreamKey) {
   return {
     exec_id: k.execId,
-    step_id: parseExecutionId(k.execId)?.stepId ?? k.execId,
+    step_id: stepOf(k.execId),
     turn: k.turn,
     attempt: k.attempt,
   };

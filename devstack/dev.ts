@@ -74,7 +74,8 @@ async function main(): Promise<void> {
     });
     env.PAYLOAD_CODEC_KEYS = secrets.keys;
     env.CODEC_ACCESS_TOKEN = secrets.token;
-    const apiUrl = `http://${config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST}:${config.API_PORT}`;
+    const localhost = config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST;
+    const apiUrl = `http://${localhost}:${config.API_PORT}`;
     const logs = ['api', 'worker'];
     let temporalUi = config.TEMPORAL_UI_URL;
     if (!startTemporalHere) {
@@ -152,18 +153,15 @@ async function main(): Promise<void> {
       );
     }
 
-    await waitFor('the API to be ready', () => supervisor.isStopping || httpOk(`${apiUrl}/readyz`), {
-      timeoutMs: 90_000,
-      intervalMs: 250,
-    });
-    await waitFor(
-      'the worker to be ready',
-      () => supervisor.isStopping || httpOk(`http://127.0.0.1:${workerHealthPort}/readyz`),
-      {
+    for (const [what, url] of [
+      ['the API', `${apiUrl}/readyz`],
+      ['the worker', `http://127.0.0.1:${workerHealthPort}/readyz`],
+    ] as const) {
+      await waitFor(`${what} to be ready`, () => supervisor.isStopping || httpOk(url), {
         timeoutMs: 90_000,
         intervalMs: 250,
-      },
-    );
+      });
+    }
     if (supervisor.isStopping) return;
 
     let demo: { key: string; created: boolean } | undefined;
@@ -176,7 +174,6 @@ async function main(): Promise<void> {
       }
     }
 
-    const localhost = config.API_HOST === '0.0.0.0' ? '127.0.0.1' : config.API_HOST;
     const lines = bannerLines({
       apiUrl,
       temporalUi,

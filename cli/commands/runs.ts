@@ -10,7 +10,7 @@ import type { CliContext, ApiFlags } from '../context';
 import { CliError } from '../errors';
 import { printList } from '../table';
 import { formatDuration } from '../watch/render';
-import { withApiFlags } from './api-flags';
+import { wholeNumber, withApiFlags } from './api-flags';
 import { registerRunControlCommands, watchAndExit } from './run-control';
 
 interface ListFlags extends ApiFlags {
@@ -45,12 +45,6 @@ function instant(flag: string, value: string | undefined): string | undefined {
   return new Date(ms).toISOString();
 }
 
-function positive(flag: string, value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 10_000) throw new CliError(`${flag}: a whole number from 1 to 10000`);
-  return n;
-}
-
 export function registerRunCommands(program: Command, ctx: CliContext): void {
   const runs = program.command('runs').description('your runs, through the API (--api-key or STEPWISE_API_KEY)');
 
@@ -73,7 +67,7 @@ export function registerRunCommands(program: Command, ctx: CliContext): void {
         created_before: instant('--until', flags.until),
         q: flags.search,
       };
-      const limit = positive('--limit', flags.limit);
+      const limit = wholeNumber('--limit', flags.limit, 10_000);
       const api = ctx.api(flags);
       const found = await api.list(
         'GET /runs',

@@ -7,8 +7,9 @@ import { approvalsCollection } from '../../db/approvals';
 import { runsCollection } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../domain/exec-id';
-import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
+import { isLoggedEvent, readEventCounter } from '../../db/run-events';
 import { markAgentResumed, markAgentWaiting, markStepWaiting } from '../../db/step-waits';
+import { readRunEvents } from '../helpers/run-events';
 import { actionStep, agentStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 

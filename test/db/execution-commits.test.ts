@@ -4,10 +4,11 @@
  * write to an ended execution leaves skips, and nothing is written to a run that has ended.
  */
 import { MongoClient, type CommandStartedEvent, type Db } from 'mongodb';
-import { isLoggedEvent, readEventCounter, readRunEvents } from '../../db/run-events';
+import { isLoggedEvent, readEventCounter } from '../../db/run-events';
 import { recordStepDone } from '../../db/step-states';
 import { recordRunOutcome } from '../../db/run-end';
 import { readExecutions } from '../../db/step-executions';
+import { readRunEvents } from '../helpers/run-events';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { testConfig, uniqueId, useTestDb } from '../helpers/stack';
 

@@ -10,12 +10,12 @@ import {
   fillEventSeq,
   isLoggedEvent,
   readEventCounter,
-  readRunEvents,
   runEventsCollection,
   type LoggedRunEvent,
 } from '../../db/run-events';
 import { markStepCompleted, markStepRunning } from '../../db/step-states';
 import { recordRunOutcome } from '../../db/run-end';
+import { readRunEvents } from '../helpers/run-events';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 

@@ -4,7 +4,7 @@
  * text, and a reader steps over a long stretch of expired text at once instead of waiting at each hole.
  */
 import { followRunEvents } from '../../api/commands/run-events/follow';
-import { appendRunEvent, readEventCounter, readRunEvents, runEventsCollection } from '../../db/run-events';
+import { appendRunEvent, readEventCounter, runEventsCollection } from '../../db/run-events';
 import {
   appendLiveText,
   earlierAttemptStreamed,
@@ -12,6 +12,7 @@ import {
   textVoidEvent,
   type TextStreamKey,
 } from '../../db/text-deltas';
+import { readRunEvents } from '../helpers/run-events';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
 

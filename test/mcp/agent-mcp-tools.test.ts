@@ -7,10 +7,10 @@
  * activity is called once and reported to the model, a host outside the egress allowlist is never contacted. The
  * server's token is in no API answer and not in the Temporal history (read with or without the codec).
  */
-import { readRunEvents } from '../../db/run-events';
 import { getTranscript, runAgent } from '../helpers/agent-runs';
 import { historyText } from '../helpers/history-text';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
+import { readRunEvents } from '../helpers/run-events';
 import {
   startTestApi,
   startTestWorker,

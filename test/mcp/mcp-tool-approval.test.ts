@@ -11,9 +11,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { runCli } from '../../cli/run';
 import { loadConfig } from '../../config';
-import { readRunEvents } from '../../db/run-events';
 import { createAgentWorkflow, getTranscript } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';
+import { readRunEvents } from '../helpers/run-events';
 import { startTestApi, testConfig, uniqueId, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';

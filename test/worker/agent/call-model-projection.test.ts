@@ -6,10 +6,10 @@
  * final answer the run's token budget will refuse is left to the workflow (which fails the step).
  */
 import type { Database } from '../../../db/client';
-import { readRunEvents } from '../../../db/run-events';
 import { runsCollection } from '../../../db/runs';
 import type { CallModelInput } from '../../../worker/activities/agent/types';
 import type { LlmServer, ModelScript } from '../../helpers/llm-server';
+import { readRunEvents } from '../../helpers/run-events';
 import { uniqueId } from '../../helpers/stack';
 import { firstCall, newAgentRun, startCallModelHarness, type CallModelHarness } from './call-model-fixtures';
 
