@@ -5840,6 +5840,11 @@ export interface paths {
                       }[];
                       turn: number;
                       usage: {
+                        /**
+                         * @description Present when the tokens are estimates: the provider reported no usage (docs/runs.md, "Token usage").
+                         * @constant
+                         */
+                        estimated?: true;
                         input_tokens: number;
                         output_tokens: number;
                       };
@@ -5897,6 +5902,11 @@ export interface paths {
                 tools: string[];
                 turns: number | null;
                 usage: {
+                  /**
+                   * @description Present when the tokens are estimates: the provider reported no usage (docs/runs.md, "Token usage").
+                   * @constant
+                   */
+                  estimated?: true;
                   input_tokens: number;
                   llm_calls: number;
                   output_tokens: number;
@@ -6662,6 +6672,11 @@ export interface components {
           /** @constant */
           type: 'step.completed';
           usage?: {
+            /**
+             * @description Present when the tokens are estimates: the provider reported no usage.
+             * @constant
+             */
+            estimated?: true;
             input_tokens: number;
             output_tokens: number;
           } & {
@@ -6750,6 +6765,11 @@ export interface components {
           /** @constant */
           type: 'agent.model_call';
           usage: {
+            /**
+             * @description Present when the tokens are estimates: the provider reported no usage.
+             * @constant
+             */
+            estimated?: true;
             input_tokens: number;
             output_tokens: number;
           } & {
@@ -6854,6 +6874,11 @@ export interface components {
           /** @constant */
           type: 'run.ended';
           usage?: {
+            /**
+             * @description Present when the tokens are estimates: the provider reported no usage.
+             * @constant
+             */
+            estimated?: true;
             input_tokens?: number;
             llm_calls?: number;
             output_tokens?: number;
@@ -6888,6 +6913,11 @@ export interface components {
       status: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
       /** @description LLM usage summed over the steps. */
       usage: {
+        /**
+         * @description Present when some of the tokens are estimates: a provider reported no usage for a call (docs/runs.md, "Token usage"). Budgets count the estimates.
+         * @constant
+         */
+        estimated?: true;
         input_tokens: number;
         llm_calls: number;
         output_tokens: number;
@@ -7009,6 +7039,11 @@ export interface components {
         template_name: string;
         turns: number | null;
         usage: {
+          /**
+           * @description Present when some of the tokens are estimates: a provider reported no usage for a call (docs/runs.md, "Token usage"). Budgets count the estimates.
+           * @constant
+           */
+          estimated?: true;
           input_tokens: number;
           llm_calls: number;
           output_tokens: number;
@@ -7033,6 +7068,11 @@ export interface components {
       updated_at: string;
       /** @description LLM usage summed over the steps. */
       usage: {
+        /**
+         * @description Present when some of the tokens are estimates: a provider reported no usage for a call (docs/runs.md, "Token usage"). Budgets count the estimates.
+         * @constant
+         */
+        estimated?: true;
         input_tokens: number;
         llm_calls: number;
         output_tokens: number;
@@ -7155,6 +7195,11 @@ export interface components {
       status: 'pending' | 'running' | 'waiting' | 'completed' | 'failed' | 'skipped';
       turns: number | null;
       usage: {
+        /**
+         * @description Present when some of the tokens are estimates: a provider reported no usage for a call (docs/runs.md, "Token usage"). Budgets count the estimates.
+         * @constant
+         */
+        estimated?: true;
         input_tokens: number;
         llm_calls: number;
         output_tokens: number;

@@ -6,9 +6,10 @@
 import type { Db } from 'mongodb';
 import { removeRunApprovals } from './approvals';
 import { appendRunEnded, type RunEndedData } from './run-events';
-import { notTerminal, runsCollection, isTerminal, ZERO_USAGE, type RunDoc } from './runs';
+import { notTerminal, runsCollection, isTerminal, type RunDoc } from './runs';
 import { closeOpenExecutions } from './step-executions';
 import type { RunOutcome, StepError } from '../domain/steps';
+import { sumUsage } from '../domain/usage';
 
 /**
  * Writes the terminal state once; later calls (and calls for an already terminal run) change nothing. The one
@@ -92,6 +93,7 @@ function setStepUpdates(
       max[`${step}.usage.llm_calls`] = u.usage.llm_calls;
       max[`${step}.usage.input_tokens`] = u.usage.input_tokens;
       max[`${step}.usage.output_tokens`] = u.usage.output_tokens;
+      if (u.usage.estimated) set[`${step}.usage.estimated`] = true;
     }
     arrayFilters.push({ [`s${i}.id`]: u.id });
   });
@@ -124,12 +126,7 @@ export async function logRunEnded(db: Db, runId: string): Promise<void> {
 }
 
 function runEndedData(run: Pick<RunDoc, 'status' | 'error' | 'steps'>): RunEndedData {
-  const usage = { ...ZERO_USAGE };
-  for (const s of run.steps) {
-    usage.llm_calls += s.usage.llm_calls;
-    usage.input_tokens += s.usage.input_tokens;
-    usage.output_tokens += s.usage.output_tokens;
-  }
+  const usage = sumUsage(run.steps.map((s) => s.usage));
   return {
     status: run.status,
     error: run.error ? { ...run.error } : null,

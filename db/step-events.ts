@@ -131,7 +131,8 @@ export type AgentTurnEvent =
   | {
       type: 'agent.model_call';
       turn: number;
-      usage: { input_tokens: number; output_tokens: number };
+      /** `estimated`: the provider reported no usage (worker/llm/usage-estimate.ts). */
+      usage: { input_tokens: number; output_tokens: number; estimated?: true };
       tool_calls: number;
       final: boolean;
     }

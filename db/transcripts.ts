@@ -10,6 +10,7 @@ import type { Db } from 'mongodb';
 import type { JsonObject, JsonValue } from '../domain/json';
 import type { LlmMessage, LlmToolCall, TokenUsage } from '../domain/transcript';
 import type { Usage } from '../domain/run';
+import { callUsage, sumUsage } from '../domain/usage';
 import type { EgressPolicy } from '../domain/egress';
 import { isDuplicateKey } from './duplicate-key';
 
@@ -174,12 +175,5 @@ export function toLlmMessages(entries: TranscriptEntry[]): LlmMessage[] {
 
 /** The step's usage over every completed model call recorded in `entries`. */
 export function usageOf(entries: TranscriptEntry[]): Usage {
-  const usage: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
-  for (const e of entries) {
-    if (e.kind !== 'assistant') continue;
-    usage.llm_calls += 1;
-    usage.input_tokens += e.usage.input_tokens;
-    usage.output_tokens += e.usage.output_tokens;
-  }
-  return usage;
+  return sumUsage(entries.flatMap((e) => (e.kind === 'assistant' ? [callUsage(e.usage)] : [])));
 }

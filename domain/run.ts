@@ -198,6 +198,8 @@ export interface Usage {
   llm_calls: number;
   input_tokens: number;
   output_tokens: number;
+  /** Set (true) when some of the tokens counted are estimates: a provider reported no usage for a call. */
+  estimated?: true;
 }
 
 export interface RunResult {

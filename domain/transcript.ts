@@ -28,4 +28,6 @@ export type LlmMessage =
 export interface TokenUsage {
   input_tokens: number;
   output_tokens: number;
+  /** The provider reported no usage: the counts are Stepwise's estimate (worker/llm/usage-estimate.ts). */
+  estimated?: true;
 }

@@ -25,7 +25,11 @@ const waitedToolCall = z
     name: z.string().meta({ description: 'The tool as the model called it (`<server>__<tool>`).' }),
   })
   .meta({ description: 'A tool call of an agent step that waits for the owner (a destructive MCP tool).' });
-const tokens = z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
+const estimated = z
+  .literal(true)
+  .optional()
+  .meta({ description: 'Present when the tokens are estimates: the provider reported no usage.' });
+const tokens = z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), estimated });
 
 // Loose objects: the clients read these fields, and an event may carry more (a field added later breaks no client).
 // One member per RUN_EVENT_TYPES value (checked below).
@@ -110,6 +114,7 @@ const members = [
         llm_calls: z.number().int().optional(),
         input_tokens: z.number().int().optional(),
         output_tokens: z.number().int().optional(),
+        estimated,
       })
       .optional(),
     steps: z.array(z.looseObject({ id: z.string(), status: z.string() })),

@@ -1,6 +1,7 @@
 /** Run → an item of the run search: the run list's fields plus the workflow name, usage and duration. */
 import { z } from 'zod';
 import type { RunDoc } from '../../db/runs';
+import { sumUsage } from '../../domain/usage';
 import { presentRunSummary, runSummaryView, runView } from '../../shared/run-view/view';
 
 export const runSearchItemView = runSummaryView
@@ -18,12 +19,7 @@ export const runSearchItemView = runSummaryView
 export type RunSearchItemView = z.infer<typeof runSearchItemView>;
 
 export function presentRunSearchItem(run: Omit<RunDoc, 'snapshot'>): RunSearchItemView {
-  const usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
-  for (const s of run.steps) {
-    usage.llm_calls += s.usage.llm_calls;
-    usage.input_tokens += s.usage.input_tokens;
-    usage.output_tokens += s.usage.output_tokens;
-  }
+  const usage = sumUsage(run.steps.map((s) => s.usage));
   const started = run.started_at ?? null;
   return {
     ...presentRunSummary(run),

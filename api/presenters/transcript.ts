@@ -5,7 +5,10 @@ import type { TranscriptDoc } from '../../db/transcripts';
 import { DEFAULT_EGRESS } from '../../domain/egress';
 import { isoTimestamp } from './common';
 
-const usageView = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int() });
+const estimated = z.literal(true).optional().meta({
+  description: 'Present when the tokens are estimates: the provider reported no usage (docs/runs.md, "Token usage").',
+});
+const usageView = z.strictObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), estimated });
 const toolCallView = z.strictObject({
   id: z.string(),
   name: z.string(),
@@ -91,6 +94,7 @@ export const transcriptView = z.strictObject({
     llm_calls: z.number().int(),
     input_tokens: z.number().int(),
     output_tokens: z.number().int(),
+    estimated,
   }),
   final_answer: z.string().nullable(),
   entries: z.array(transcriptEntryView),

@@ -8,7 +8,8 @@ import { z } from 'zod';
 import type { Config } from '../../config';
 import { ACTION_TYPES } from '../../domain/action-types';
 import type { JsonValue } from '../../domain/json';
-import { TERMINAL_RUN_STATUSES, type Usage } from '../../domain/run';
+import { TERMINAL_RUN_STATUSES } from '../../domain/run';
+import { sumUsage } from '../../domain/usage';
 import { runStatusSchema, stepStatusSchema } from '../../domain/run-status';
 import { deriveRunStatus } from '../../domain/run-state';
 import type { RunDoc, RunLiveness } from '../../db/runs';
@@ -21,6 +22,14 @@ const usageView = z.strictObject({
   llm_calls: z.number().int(),
   input_tokens: z.number().int(),
   output_tokens: z.number().int(),
+  estimated: z
+    .literal(true)
+    .optional()
+    .meta({
+      description:
+        'Present when some of the tokens are estimates: a provider reported no usage for a call (docs/runs.md, ' +
+        '"Token usage"). Budgets count the estimates.',
+    }),
 });
 
 const budgetView = z
@@ -197,17 +206,6 @@ export const runView = z
   .meta({ id: 'RunStatus' });
 
 export type RunView = z.infer<typeof runView>;
-
-function sumUsage(items: Usage[]): Usage {
-  return items.reduce(
-    (acc, u) => ({
-      llm_calls: acc.llm_calls + u.llm_calls,
-      input_tokens: acc.input_tokens + u.input_tokens,
-      output_tokens: acc.output_tokens + u.output_tokens,
-    }),
-    { llm_calls: 0, input_tokens: 0, output_tokens: 0 },
-  );
-}
 
 function stepOutput(out: PresentableOutput | undefined): JsonValue {
   if (out === undefined) return null;

@@ -8,7 +8,9 @@
  *
  * A request that asks for a stream (`"stream": true`, what the provider code sends) is answered with server-sent
  * chunks in the API's own streaming format; a reply's `stream` plan splits its text into chunks, holds the rest until
- * a promise settles, or drops the connection part-way (a failure mid-stream).
+ * a promise settles, drops the connection part-way (a failure mid-stream) or ends the body there as if it were whole.
+ * A reply can also bend the protocol the way some servers do: `unstreamed` answers a streamed request with a plain
+ * JSON completion, `usage: null` sends no usage at all.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,13 +30,25 @@ export interface StreamPlan {
   holdAfter?: { chars: number; until: Promise<unknown> };
   /** Once this many characters are sent (and a hold there is over), the connection is dropped without an end. */
   breakAfter?: number;
+  /** Once this many characters are sent, the body ends cleanly, with no finish chunk (a proxy's cut answer). */
+  endAfter?: number;
   /** Called once this many characters are sent (with `holdAfter`: before the hold). */
   onSent?: { chars: number; call: () => void };
 }
 
+/**
+ * `usage: null`: the answer reports no usage (no usage chunk in a stream, no `usage` in a JSON body; OpenAI API only).
+ * `unstreamed`: answered as one `application/json` completion even when the request asked for a stream.
+ */
+interface AnswerOptions {
+  usage?: ScriptedUsage | null;
+  stream?: StreamPlan;
+  unstreamed?: boolean;
+}
+
 export type ScriptedReply =
-  | { text: string; usage?: ScriptedUsage; stream?: StreamPlan }
-  | { toolCalls: ScriptedToolCall[]; text?: string; usage?: ScriptedUsage; stream?: StreamPlan }
+  | ({ text: string } & AnswerOptions)
+  | ({ toolCalls: ScriptedToolCall[]; text?: string } & AnswerOptions)
   | { status: number; message?: string; headers?: Record<string, string> }
   /** Keeps the request open until `release` resolves, then answers with its value (never, if it never resolves). */
   | { hold: Promise<ScriptedReply> };
@@ -76,12 +90,10 @@ export interface LlmServer {
 
 const DEFAULT_USAGE: ScriptedUsage = { input: 11, output: 7 };
 
-function openAiBody(
-  model: string,
-  reply: { text?: string; toolCalls?: ScriptedToolCall[]; usage?: ScriptedUsage },
-  n: number,
-) {
-  const usage = reply.usage ?? DEFAULT_USAGE;
+type Answer = { text?: string; toolCalls?: ScriptedToolCall[] } & AnswerOptions;
+
+function openAiBody(model: string, reply: Answer, n: number) {
+  const usage = reply.usage === undefined ? DEFAULT_USAGE : reply.usage;
   const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({
     id: c.id ?? `call_${n}_${i}`,
     type: 'function',
@@ -103,15 +115,19 @@ function openAiBody(
         finish_reason: toolCalls.length ? 'tool_calls' : 'stop',
       },
     ],
-    usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+    ...(usage
+      ? {
+          usage: {
+            prompt_tokens: usage.input,
+            completion_tokens: usage.output,
+            total_tokens: usage.input + usage.output,
+          },
+        }
+      : {}),
   };
 }
 
-function anthropicBody(
-  model: string,
-  reply: { text?: string; toolCalls?: ScriptedToolCall[]; usage?: ScriptedUsage },
-  n: number,
-) {
+function anthropicBody(model: string, reply: Answer, n: number) {
   const usage = reply.usage ?? DEFAULT_USAGE;
   const content: unknown[] = [];
   if (reply.text) content.push({ type: 'text', text: reply.text });
@@ -144,8 +160,6 @@ function errorBody(api: RecordedRequest['api'], status: number, message: string)
   }
   return { error: { message, type: status >= 500 ? 'server_error' : 'invalid_request_error', code: null } };
 }
-
-type Answer = { text?: string; toolCalls?: ScriptedToolCall[]; usage?: ScriptedUsage; stream?: StreamPlan };
 
 /** Writes one chunk, waiting while the socket's buffer is full (a 100 000-character answer is many chunks). */
 async function writeChunk(res: http.ServerResponse, text: string): Promise<void> {
@@ -183,12 +197,16 @@ async function streamText(res: http.ServerResponse, text: string, plan: StreamPl
       res.destroy();
       return false;
     }
+    if (plan.endAfter !== undefined && sent >= plan.endAfter) {
+      res.end();
+      return false;
+    }
   }
   return true;
 }
 
 async function streamOpenAi(res: http.ServerResponse, model: string, reply: Answer, n: number): Promise<void> {
-  const usage = reply.usage ?? DEFAULT_USAGE;
+  const usage = reply.usage === undefined ? DEFAULT_USAGE : reply.usage;
   const base = { id: `chatcmpl-${n}`, object: 'chat.completion.chunk', created: 1_700_000_000 + n, model };
   const frame = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
   const choice = (delta: unknown, finish: string | null = null) =>
@@ -209,12 +227,14 @@ async function streamOpenAi(res: http.ServerResponse, model: string, reply: Answ
     await writeChunk(res, choice({ tool_calls: [call] }));
   }
   await writeChunk(res, choice({}, calls.length ? 'tool_calls' : 'stop'));
-  const tokens = {
-    prompt_tokens: usage.input,
-    completion_tokens: usage.output,
-    total_tokens: usage.input + usage.output,
-  };
-  await writeChunk(res, frame({ ...base, choices: [], usage: tokens }));
+  if (usage) {
+    const tokens = {
+      prompt_tokens: usage.input,
+      completion_tokens: usage.output,
+      total_tokens: usage.input + usage.output,
+    };
+    await writeChunk(res, frame({ ...base, choices: [], usage: tokens }));
+  }
   res.end('data: [DONE]\n\n');
 }
 
@@ -326,7 +346,7 @@ export async function startLlmServer(): Promise<LlmServer> {
           errorBody(api, reply.status, reply.message ?? `scripted ${reply.status}`),
           reply.headers,
         );
-      if (body.stream === true) {
+      if (body.stream === true && reply.unstreamed !== true) {
         return api === 'openai' ? streamOpenAi(res, model, reply, n) : streamAnthropic(res, model, reply, n);
       }
       return send(200, api === 'openai' ? openAiBody(model, reply, n) : anthropicBody(model, reply, n));

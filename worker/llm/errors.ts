@@ -66,6 +66,11 @@ const PROVIDER_LABEL: Record<LlmProviderName, string> = {
   anthropic: 'Anthropic',
   compat: 'The LLM endpoint',
 };
+/** How messages name the provider: "OpenAI", "Anthropic", "The LLM endpoint". */
+export function providerLabel(provider: LlmProviderName): string {
+  return PROVIDER_LABEL[provider];
+}
+
 const KEY_VARIABLE: Record<LlmProviderName, string> = {
   openai: 'OPENAI_API_KEY',
   anthropic: 'ANTHROPIC_API_KEY',

@@ -3,6 +3,10 @@
  * (`maxRetries: 0` — Temporal's activity retry policy is the one retry layer) and no tool execution (tools are
  * declared without `execute`, so the SDK returns the model's tool calls instead of running anything). The text is
  * handed to `onText` as it arrives (the live text of docs/runs.md); the result is the whole call, as before.
+ *
+ * Servers that bend the protocol get no answer taken unread: a plain JSON completion sent to a streamed request is read
+ * as the stream it stands for (./unstreamed-answer.ts), a stream that ends before its finish marker fails the call
+ * (./answer-end.ts), and a call without usage counts estimated tokens (./usage-estimate.ts).
  */
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAI } from '@ai-sdk/openai';
@@ -10,10 +14,13 @@ import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import { jsonSchema, streamText, tool, type LanguageModel, type ToolSet } from 'ai';
 import type { Config } from '../../config';
 import type { JsonValue } from '../../domain/json';
-import { classifyLlmError, LlmError } from './errors';
+import { endsAnswer } from './answer-end';
+import { classifyLlmError, LlmError, providerLabel } from './errors';
 import { toModelMessages } from './messages';
 import { parseModelRef } from './model-ref';
 import type { GenerateRequest, GenerateResult, LlmProvider, LlmToolCall, ModelRef } from './types';
+import { readingUnstreamedAnswers, type ApiFormat } from './unstreamed-answer';
+import { reportedOrEstimated } from './usage-estimate';
 
 /** What the provider layer needs from the configuration (keys and base URLs live only here, never in payloads). */
 export type LlmConfig = Pick<
@@ -35,16 +42,21 @@ function notConfigured(ref: ModelRef, variable: string): LlmError {
   );
 }
 
+function apiFormat(ref: ModelRef): ApiFormat {
+  return ref.provider === 'anthropic' ? 'anthropic' : 'openai';
+}
+
 function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
+  const fetch = readingUnstreamedAnswers(apiFormat(ref), providerLabel(ref.provider));
   switch (ref.provider) {
     case 'openai':
       if (!config.OPENAI_API_KEY) throw notConfigured(ref, 'OPENAI_API_KEY');
       // Chat completions rather than the Responses API: it is what OpenAI-compatible gateways behind OPENAI_BASE_URL speak.
       // Streamed answers: the SDK tracks tool calls by their index and names blank or repeated ids itself.
-      return createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL }).chat(ref.name);
+      return createOpenAI({ apiKey: config.OPENAI_API_KEY, baseURL: config.OPENAI_BASE_URL, fetch }).chat(ref.name);
     case 'anthropic':
       if (!config.ANTHROPIC_API_KEY) throw notConfigured(ref, 'ANTHROPIC_API_KEY');
-      return createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL })(ref.name);
+      return createAnthropic({ apiKey: config.ANTHROPIC_API_KEY, baseURL: config.ANTHROPIC_BASE_URL, fetch })(ref.name);
     case 'compat':
       if (!config.LLM_BASE_URL) throw notConfigured(ref, 'LLM_BASE_URL');
       // Local servers (Ollama, llama.cpp, LM Studio) usually need no key; vLLM and gateways may.
@@ -52,6 +64,7 @@ function languageModel(config: LlmConfig, ref: ModelRef): LanguageModel {
         name: 'compat',
         baseURL: config.LLM_BASE_URL,
         apiKey: config.LLM_API_KEY,
+        fetch,
         // Streamed calls report their usage only when asked to (budgets and the status need it).
         includeUsage: true,
       }).chatModel(ref.name);
@@ -98,11 +111,22 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
           abortSignal: signals.length ? AbortSignal.any(signals) : undefined,
           // Failures arrive as `error` parts below and are classified there; the SDK's default would print them.
           onError: () => undefined,
+          // The API's own end-of-answer marker is only seen in the raw chunks.
+          includeRawChunks: true,
         });
+        let ended = false;
         for await (const part of result.fullStream) {
           if (part.type === 'text-delta') request.onText?.(part.text);
+          else if (part.type === 'raw') ended ||= endsAnswer(apiFormat(ref), part.rawValue);
           else if (part.type === 'error') throw part.error;
           else if (part.type === 'abort') throw new Error('the model call was aborted');
+        }
+        if (!ended) {
+          throw new LlmError(
+            'invalid_response',
+            `${providerLabel(ref.provider)} ended its answer before finishing it (the stream closed without a finish reason)`,
+            { status: 200 },
+          );
         }
         const [text, toolCalls, usage, finishReason, warnings] = await Promise.all([
           result.text,
@@ -111,10 +135,10 @@ export function createLlmProvider(config: LlmConfig, model: string, options: Pro
           result.finishReason,
           result.warnings,
         ]);
+        const answer = { text: text === '' ? null : text, toolCalls: toolCalls.map(toToolCall) };
         return {
-          text: text === '' ? null : text,
-          toolCalls: toolCalls.map(toToolCall),
-          usage: { input_tokens: usage.inputTokens ?? 0, output_tokens: usage.outputTokens ?? 0 },
+          ...answer,
+          usage: reportedOrEstimated(usage, request, answer),
           finishReason,
           warnings: (warnings ?? []).map((w) => JSON.stringify(w)),
         };

@@ -31,6 +31,7 @@ import type { JsonValue } from '../../domain/json';
 import { needsApproval, type McpToolList, type McpToolShown } from '../../domain/mcp';
 import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
+import { callUsage } from '../../domain/usage';
 import {
   assertBudgetAllowsCall,
   budgetExceeded,
@@ -41,6 +42,7 @@ import {
   tokensLeft,
 } from './budget';
 import { BUDGET_RESERVATIONS, MCP_TOOL_APPROVAL } from './patches';
+import { addUsage } from './run-env';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
 export const TURN_LIMIT_FAILURE_TYPE = 'turn_limit';
@@ -133,10 +135,9 @@ export async function runAgentStep(
       : await call;
     seq = result.next_seq;
     repair = undefined;
-    usage.llm_calls += 1;
-    usage.input_tokens += result.usage.input_tokens;
-    usage.output_tokens += result.usage.output_tokens;
-    ctx.onCall?.({ llm_calls: 1, input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens });
+    const used = callUsage(result.usage);
+    addUsage(usage, used);
+    ctx.onCall?.(used);
     if (reserving) {
       await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
       settleCall(ctx.spend, result.usage, usage);

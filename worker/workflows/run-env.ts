@@ -51,4 +51,6 @@ export function addUsage(into: Usage, add: Usage | undefined): void {
   into.llm_calls += add.llm_calls;
   into.input_tokens += add.input_tokens;
   into.output_tokens += add.output_tokens;
+  // A total with an estimated part is an estimate (domain/usage.ts).
+  if (add.estimated) into.estimated = true;
 }

@@ -16,6 +16,7 @@ import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db
 import { appendRunEvents } from '../../../db/run-events';
 import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
+import { callUsage, sumUsage } from '../../../domain/usage';
 import {
   putTranscriptEntry,
   readTranscript,
@@ -268,7 +269,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       const turnEvent = agentTurnEvent(req.step_id, assistantSeq, {
         type: 'agent.model_call',
         turn: req.turn,
-        usage: { input_tokens: result.usage.input_tokens, output_tokens: result.usage.output_tokens },
+        usage: result.usage,
         tool_calls: toolCalls.length,
         final,
       });
@@ -276,11 +277,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       const logTurnAlone = () => appendRunEvents(deps.db, req.run_id, events);
       if (outcome.kind === 'final' && project && (project.tokens_left === null || tokens <= project.tokens_left)) {
         // The step's end, with the totals the workflow would record (a failed write leaves that to the workflow).
-        const usage = {
-          llm_calls: project.usage_before.llm_calls + 1,
-          input_tokens: project.usage_before.input_tokens + result.usage.input_tokens,
-          output_tokens: project.usage_before.output_tokens + result.usage.output_tokens,
-        };
+        const usage = sumUsage([project.usage_before, callUsage(result.usage)]);
         const wrote = await markStepCompleted(
           deps.db,
           req.run_id,

@@ -61,6 +61,8 @@ export interface AgentProjection {
 export interface CallUsage {
   input_tokens: number;
   output_tokens: number;
+  /** The provider reported no usage: the counts are estimates (worker/llm/usage-estimate.ts). */
+  estimated?: true;
 }
 
 interface CallModelBase {
