@@ -237,6 +237,30 @@ describe('LLM provider adapters (real HTTP, scripted servers)', () => {
     expect(auth.message).toContain('ANTHROPIC_API_KEY');
   });
 
+  it('reads a plain JSON answer to a streamed call (both formats) and estimates usage a stream leaves out', async () => {
+    const call = (model: string) =>
+      createLlmProvider(config, model).generate({ system: 's', messages: [{ role: 'user', text: 'q' }], tools });
+    const claude = server.script(uniqueId('claude-'), [
+      {
+        text: 'Computing.',
+        toolCalls: [{ name: 'calculator', args: { expression: '6*7' }, id: 'toolu_9' }],
+        unstreamed: true,
+      },
+    ]);
+    expect(await call(`anthropic:${claude.model}`)).toMatchObject({
+      text: 'Computing.',
+      toolCalls: [{ id: 'toolu_9', name: 'calculator', args: { expression: '6*7' } }],
+      usage: { input_tokens: 11, output_tokens: 7 },
+      finishReason: 'tool-calls',
+    });
+    expect(claude.requests[0]!.body.stream).toBe(true);
+
+    const gpt = server.script(uniqueId('m-'), [{ text: 'abcdefghi', usage: null }]);
+    const result = await call(`openai:${gpt.model}`);
+    expect(result.usage).toMatchObject({ output_tokens: 3, estimated: true });
+    expect(result.usage.input_tokens).toBeGreaterThan(0);
+  });
+
   it('compat: an OpenAI-compatible endpoint without a key', async () => {
     const script = server.script(uniqueId('llama-'), [{ text: 'hi' }]);
     const result = await createLlmProvider(config, `compat:${script.model}`).generate({
