@@ -3,13 +3,7 @@
  * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at endpoint 8 and in
  * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
  */
-import {
-  ApplicationFailure,
-  ChildWorkflowFailure,
-  isCancellation,
-  patched,
-  startChild,
-} from '@temporalio/workflow';
+import { ApplicationFailure, ChildWorkflowFailure, isCancellation, patched, startChild } from '@temporalio/workflow';
 import { uncancelledLocalActivities } from './local-activities';
 import { childRunId } from '../../domain/exec-id';
 import type { JsonObject } from '../../domain/json';

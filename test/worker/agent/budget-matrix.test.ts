@@ -41,9 +41,7 @@ interface Outcome {
   parallelCalls: number;
 }
 
-const CASES: Case[] = SHAPES.flatMap((shape) =>
-  WIDTHS.flatMap((n) => BUDGETS.map((left) => ({ shape, n, left }))),
-);
+const CASES: Case[] = SHAPES.flatMap((shape) => WIDTHS.flatMap((n) => BUDGETS.map((left) => ({ shape, n, left }))));
 const label = (c: Case) => `${c.shape}, n=${c.n}, ${c.left} calls left`;
 
 describe('run budgets under fail-fast concurrency', () => {
@@ -96,9 +94,7 @@ describe('run budgets under fail-fast concurrency', () => {
     worker = await startTestWorker(api.config, api.database);
     user = await createTestUser(api.database.db);
     const settled = await Promise.allSettled(CASES.map(runCase));
-    settled.forEach((s, i) =>
-      outcomes.set(label(CASES[i]!), s.status === 'fulfilled' ? s.value : (s.reason as Error)),
-    );
+    settled.forEach((s, i) => outcomes.set(label(CASES[i]!), s.status === 'fulfilled' ? s.value : (s.reason as Error)));
   }, 240_000);
   afterAll(async () => {
     await worker?.stop();
