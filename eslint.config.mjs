@@ -53,6 +53,24 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
+    // A cancelled local activity can fail every workflow task of its run: worker/workflows/local-activities.ts says why.
+    files: ['worker/workflows/**'],
+    ignores: ['worker/workflows/local-activities.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "MemberExpression[object.name='process'][property.name='env']",
+          message: 'Read configuration through config.ts only.',
+        },
+        {
+          selector: "ImportSpecifier[imported.name='proxyLocalActivities']",
+          message: 'Local activities go through uncancelledLocalActivities (./local-activities.ts): never cancel one.',
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**'],
     rules: {
       '@typescript-eslint/no-unsafe-member-access': 'off',

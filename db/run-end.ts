@@ -66,8 +66,9 @@ export async function recordRunEnd(
     await logRunEnded(db, runId);
     return null;
   }
-  // Only approval steps put anything in the inbox.
-  if (ended.steps.some((s) => s.action_type === 'approval')) await removeRunApprovals(db, runId);
+  // Approval steps and agent steps (a destructive MCP call waiting for a decision) list approvals: whatever the
+  // run listed goes with it, so the inbox holds only what can still be decided (one delete on index `by_run`).
+  await removeRunApprovals(db, runId);
   // The write allocated the end's seq: the counter as it returned.
   await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
   return ended;

@@ -88,7 +88,10 @@ export interface RunTemporalRef {
 /** Whether an open run is progressing, as a status read computes it from Temporal's describe (never stored). */
 export interface RunLiveness {
   checked_at: Date;
-  /** True when Temporal has work for this run that no worker has picked up for a while (e.g. every worker down). */
+  /**
+   * True when Temporal has work for this run that no worker has picked up for a while (e.g. every worker down), or
+   * when the run's workflow task keeps failing (Temporal retries it without end).
+   */
   stalled: boolean;
   message: string | null;
 }

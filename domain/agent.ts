@@ -37,8 +37,11 @@ export interface AgentStepContext {
  */
 export interface RunSpend {
   budget?: RunBudget;
+  /** Calls reserved or made (a call that failed gave its reservation back). */
   model_calls: number;
   tokens: number;
+  /** Reserved calls that have not answered or failed yet. */
+  in_flight: number;
 }
 
 /** The top-level run's budget, as a sub-workflow's run reaches it. */

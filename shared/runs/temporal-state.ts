@@ -10,6 +10,7 @@ import {
   type WorkflowExecutionDescription,
 } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { decodeOptionalFailureToOptionalError } from '@temporalio/common/lib/internal-non-workflow';
 import { optionalTsToMs } from '@temporalio/common/lib/time';
 import type { RunDoc, RunLiveness, RunOutcome } from '../../db/runs';
 import type { JsonValue } from '../../domain/json';
@@ -44,11 +45,73 @@ export function isOpen(d: WorkflowExecutionDescription): boolean {
   return d.status.name === 'RUNNING' || d.status.name === 'PAUSED';
 }
 
+/** Proto enum values of the history events that end a workflow task without completing it. */
+const WORKFLOW_TASK_TIMED_OUT = 8;
+const WORKFLOW_TASK_FAILED = 9;
+/** The newest events a failing task's last failure is searched among (it is among the last few). */
+const FAILURE_SEARCH_EVENTS = 20;
+/** A failure message is cut here: it comes from worker code and only has to say what went wrong. */
+const FAILURE_MESSAGE_MAX = 500;
+
 /**
- * Work Temporal has scheduled for the run that no worker started within `thresholdMs` (every worker down, or none
- * polling the run's task queue): the run is not progressing.
+ * Whether the run's pending workflow task has failed before (attempt > 1): Temporal retries a failing workflow task
+ * without end and records only the first failure, so the run looks open and quiet while its code cannot go on.
  */
-export function livenessOf(d: WorkflowExecutionDescription, run: RunRef, now: Date, thresholdMs: number): RunLiveness {
+export function workflowTaskRetrying(d: WorkflowExecutionDescription): boolean {
+  return (d.raw.pendingWorkflowTask?.attempt ?? 0) > 1;
+}
+
+/**
+ * Why the run's workflow task last failed or timed out, from the newest events of its history (one reverse page),
+ * or undefined when Temporal does not answer or records none.
+ */
+export async function lastWorkflowTaskFailure(temporal: Client, runId: string): Promise<string | undefined> {
+  try {
+    const page = await temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, () =>
+      temporal.workflowService.getWorkflowExecutionHistoryReverse({
+        namespace: temporal.options.namespace,
+        execution: { workflowId: runId },
+        maximumPageSize: FAILURE_SEARCH_EVENTS,
+      }),
+    );
+    for (const e of page.history?.events ?? []) {
+      const type = Number(e.eventType);
+      if (type === WORKFLOW_TASK_TIMED_OUT) return 'the workflow task timed out';
+      if (type === WORKFLOW_TASK_FAILED) {
+        // The failure's message travels encoded (the payload codec): decoded as the SDK decodes any failure.
+        const failure = e.workflowTaskFailedEventAttributes?.failure;
+        const error = await decodeOptionalFailureToOptionalError(temporal.options.loadedDataConverter, failure);
+        const message = error?.message ?? 'no message';
+        return message.length > FAILURE_MESSAGE_MAX ? `${message.slice(0, FAILURE_MESSAGE_MAX)}…` : message;
+      }
+    }
+  } catch {
+    // Temporal did not answer: the liveness says the task keeps failing, without why.
+  }
+  return undefined;
+}
+
+/**
+ * Whether the run progresses: not when work Temporal has scheduled for it has not been started by a worker within
+ * `thresholdMs` (every worker down, or none polling the run's task queue), nor when its workflow task keeps failing
+ * (attempt > 1; `taskFailure` is why it last failed, see lastWorkflowTaskFailure).
+ */
+export function livenessOf(
+  d: WorkflowExecutionDescription,
+  run: RunRef,
+  now: Date,
+  thresholdMs: number,
+  taskFailure?: string,
+): RunLiveness {
+  const attempt = d.raw.pendingWorkflowTask?.attempt ?? 0;
+  if (workflowTaskRetrying(d)) {
+    const why = taskFailure ? `; last failure: ${taskFailure}` : '';
+    return {
+      checked_at: now,
+      stalled: true,
+      message: `not progressing: the run's workflow task fails and Temporal keeps retrying it (attempt ${attempt})${why}`,
+    };
+  }
   const waitingSince: number[] = [];
   const task = d.raw.pendingWorkflowTask;
   if (task && Number(task.state) === SCHEDULED) {

@@ -40,6 +40,8 @@ import {
   reserveCall,
   settleCall,
   tokensLeft,
+  untilVerdict,
+  verdictPending,
 } from './budget';
 import { BUDGET_RESERVATIONS, MCP_TOOL_APPROVAL } from './patches';
 import { addUsage } from './run-env';
@@ -86,7 +88,9 @@ export async function runAgentStep(
     const reserving = ctx.spend.budget !== undefined && patched(BUDGET_RESERVATIONS);
     const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
     if (reserving) {
-      // Synchronous up to here: no other branch or item of the run can take the same call.
+      // A refusal waits for the calls in flight (./budget.ts); each check after a wait is synchronous with the
+      // reservation, so no other branch or item of the run can take the same call.
+      while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
       reserveCall(ctx.spend, usage);
       const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
       if (refused !== null) {

@@ -9,9 +9,16 @@
  * tokens (settleCall). Tokens cannot be known before a call: the next call is refused once the tokens are spent, so
  * concurrent calls overshoot max_tokens by at most one call's tokens each. Runs recorded before reservations
  * (no BUDGET_RESERVATIONS marker) checked before the call and counted after it, and replay that way.
- * The checks issue no commands of their own; they only throw, and only in runs that have a budget.
+ *
+ * A refusal is final only once no reserved call is in flight: until then the refused call waits, because a call in
+ * flight that fails gives its reservation back (and the waiting call is then made), and because the refusal fails
+ * its step, which may cancel the branches and items whose calls the budget granted — a map at concurrency 4 under
+ * `max_model_calls: 2` would otherwise make no call at all. So a run makes exactly the calls its budget allows,
+ * then fails with `budget_exceeded` (docs/runs.md, "Under concurrency").
+ * The checks issue no commands of their own (the wait is a condition); they only throw, and only in runs that have a
+ * budget.
  */
-import { ApplicationFailure } from '@temporalio/workflow';
+import { ApplicationFailure, condition } from '@temporalio/workflow';
 import type { RunSpend } from '../../domain/agent';
 import { BUDGET_EXCEEDED_FAILURE_TYPE, type Usage } from '../../domain/run';
 
@@ -47,15 +54,30 @@ export function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void 
   if (refused !== null) throw budgetExceeded(refused, spend, stepUsage);
 }
 
+/**
+ * Whether the budget refuses the next call while reserved calls are still in flight: the refusal is not final yet,
+ * and the call waits (untilVerdict) before it reserves (see above).
+ */
+export function verdictPending(spend: RunSpend): boolean {
+  return !budgetAllowsCall(spend) && spend.in_flight > 0;
+}
+
+/** Waits until the budget allows a call or no reserved call is in flight. Several waiters may wake for one call. */
+export function untilVerdict(spend: RunSpend): Promise<void> {
+  return condition(() => !verdictPending(spend));
+}
+
 /** Before a model call: reserves it, or refuses it when the budget would not allow it. */
 export function reserveCall(spend: RunSpend, stepUsage: Usage): void {
   assertBudgetAllowsCall(spend, stepUsage);
   spend.model_calls += 1;
+  spend.in_flight += 1;
 }
 
 /** A reserved call that failed (no answer, no tokens): the call is given back. */
 export function releaseCall(spend: RunSpend): void {
   spend.model_calls -= 1;
+  spend.in_flight -= 1;
 }
 
 /** Tokens the next call may use before the run's tokens go over the budget (recordCall), or null without a budget. */
@@ -65,6 +87,11 @@ export function tokensLeft(spend: RunSpend): number | null {
 
 /** After a reserved call answered: adds its tokens, and fails the step when they pushed the run over the budget. */
 export function settleCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
+  spend.in_flight -= 1;
+  addTokens(spend, call, stepUsage);
+}
+
+function addTokens(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
   spend.tokens += call.input_tokens + call.output_tokens;
   const budget = spend.budget;
   if (budget && spend.tokens > budget.max_tokens) {
@@ -79,5 +106,5 @@ export function settleCall(spend: RunSpend, call: { input_tokens: number; output
 /** After a model call of a run from before reservations: counts it, then settles its tokens. */
 export function recordCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
   spend.model_calls += 1;
-  settleCall(spend, call, stepUsage);
+  addTokens(spend, call, stepUsage);
 }

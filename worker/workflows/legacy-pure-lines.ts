@@ -5,8 +5,8 @@
  * activity: `findPureLine` answers undefined for them. Removed with the PURE_LINES patch
  * (docs/decisions/0120-patch-lifecycle.md).
  */
-import { patched, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { patched } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import type { RenderContext } from '../../domain/render';
 import type { ActionStepSnapshot, StepSnapshot, StepStatus } from '../../domain/run';
 import type { PureLineResult } from '../../domain/steps';
@@ -55,7 +55,7 @@ export async function runPureLine(
   ctx: RenderContext,
   env: RunEnv,
 ): Promise<PureLineResult> {
-  const result = await proxyLocalActivities<Activities>({
+  const result = await uncancelledLocalActivities({
     summary: `transform ${steps.map((s) => s.id).join(', ')}`,
     // Each step's own timeout bounds its evaluation; the line gets their sum.
     startToCloseTimeout: `${steps.reduce((sum, s) => sum + s.timeout_seconds, 0)} seconds`,

@@ -7,8 +7,8 @@
  * agent items cost a few events per model and tool call. Sub-workflow items are child workflows, each with a history
  * of its own. A loop iteration costs the same as one execution of its step; the default bound is 100.
  */
-import { ApplicationFailure, CancellationScope, isCancellation, proxyLocalActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { ApplicationFailure, CancellationScope, isCancellation } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import { evaluateCondition, parseCondition, type ConditionScope } from '../../domain/condition';
 import { itemExecutionId, iterationExecutionId } from '../../domain/exec-id';
 import type { JsonValue } from '../../domain/json';
@@ -18,7 +18,7 @@ import { toRunError } from './run-errors';
 import { addUsage, StepFailure, type RunEnv, type StepResult } from './run-env';
 import { runOnce } from './step';
 
-const { listLength } = proxyLocalActivities<Activities>({
+const { listLength } = uncancelledLocalActivities({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
 });

@@ -17,10 +17,10 @@ import {
   isCancellation,
   log,
   proxyActivities,
-  proxyLocalActivities,
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import type { Activities } from '../activities';
 import type { RunSpend } from '../../domain/agent';
 import { parseExecutionId } from '../../domain/exec-id';
@@ -36,7 +36,7 @@ import { withinDeadline } from './deadline';
 import { startWebhookDelivery } from './webhook';
 
 /** Projection writes: idempotent, retried briefly; a projection that stays behind is fixed by the worker's reconciler. */
-const projection = proxyLocalActivities<Activities>({
+const projection = uncancelledLocalActivities({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
 });
@@ -53,7 +53,7 @@ const RESULT_OUTPUTS_LIMIT_BYTES = 128 * 1024;
 export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
   const runId = workflowInfo().workflowId;
   const usage: Usage = { llm_calls: 0, input_tokens: 0, output_tokens: 0 };
-  const spend: RunSpend = { budget: snapshot.budget, model_calls: 0, tokens: 0 };
+  const spend: RunSpend = { budget: snapshot.budget, model_calls: 0, tokens: 0, in_flight: 0 };
   const approvals = new Approvals();
 
   // Projection writes are bookkeeping: when they keep failing (MongoDB down for long) the run goes on, and the

@@ -3,7 +3,8 @@
  * fields and performs it by kind. Every side effect is an activity keyed by the execution id, so two items of one map
  * never share an idempotency key, a Message-ID, a transcript or a blob.
  */
-import { patched, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
+import { patched, proxyActivities } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import type { Activities } from '../activities';
 import type { JsonValue } from '../../domain/json';
 import { render, type RenderContext } from '../../domain/render';
@@ -76,7 +77,7 @@ export async function runOnce(
           // before this change scheduled a regular activity, and replay the same way.
           const result =
             step.action_type === 'transform' && patched(PURE_STEPS_LOCAL)
-              ? await proxyLocalActivities<Activities>({
+              ? await uncancelledLocalActivities({
                   summary,
                   startToCloseTimeout: `${step.timeout_seconds} seconds`,
                   retry,

@@ -3,15 +3,8 @@
  * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at endpoint 8 and in
  * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
  */
-import {
-  ApplicationFailure,
-  ChildWorkflowFailure,
-  isCancellation,
-  patched,
-  proxyLocalActivities,
-  startChild,
-} from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import { ApplicationFailure, ChildWorkflowFailure, isCancellation, patched, startChild } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import { childRunId } from '../../domain/exec-id';
 import type { JsonObject } from '../../domain/json';
 import { render, type RenderContext } from '../../domain/render';
@@ -27,7 +20,7 @@ import { RUN_FAILED_FAILURE_TYPE } from '../../domain/steps';
 import { BUDGET_RESERVATIONS } from './patches';
 import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
-const { prepareChildRun } = proxyLocalActivities<Activities>({
+const { prepareChildRun } = uncancelledLocalActivities({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
 });

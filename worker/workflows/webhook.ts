@@ -10,9 +10,9 @@ import {
   log,
   ParentClosePolicy,
   proxyActivities,
-  proxyLocalActivities,
   startChild,
 } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
 import type { Activities } from '../activities';
 import type { RunSnapshot, RunStatus } from '../../domain/run';
 import {
@@ -30,7 +30,7 @@ const { prepareWebhook } = proxyActivities<Activities>({
   retry: { maximumAttempts: 20, initialInterval: '1 second', maximumInterval: '1 minute' },
 });
 
-const { failWebhook } = proxyLocalActivities<Activities>({
+const { failWebhook } = uncancelledLocalActivities({
   startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 20, initialInterval: '200 ms', maximumInterval: '10 seconds' },
 });

@@ -4,7 +4,8 @@
  * behind. The common case is one MongoDB read of the `runs` projection. Only when the projection is non-terminal and
  * has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it ask Temporal, with one
  * describe: a run Temporal has closed is answered with the status derived from the projection's steps and Temporal's
- * close status (never `running`), and a run whose next task no worker picks up is answered as not progressing.
+ * close status (never `running`), and a run whose next task no worker picks up, or whose workflow task keeps
+ * failing (then a second request reads why from the history's newest events), is answered as not progressing.
  * Temporal being unreachable never fails the read.
  */
 import type { Client } from '@temporalio/client';
@@ -13,7 +14,15 @@ import type { Config } from '../../../config';
 import { findRun, isTerminal } from '../../../db/runs';
 import type { ApiMetrics } from '../../metrics';
 import { deriveOutcome } from '../../../domain/run-state';
-import { closedOutcome, describeRun, isOpen, livenessOf, lostOutputs } from '../../../shared/runs/temporal-state';
+import {
+  closedOutcome,
+  describeRun,
+  isOpen,
+  lastWorkflowTaskFailure,
+  livenessOf,
+  lostOutputs,
+  workflowTaskRetrying,
+} from '../../../shared/runs/temporal-state';
 import { NotFoundError } from '../../errors';
 import { withOutcome, withOutputs } from './derived';
 import { waitForChange, type CloseWatches, type WaitUntil } from './long-poll';
@@ -71,7 +80,9 @@ async function answerWithTemporal(deps: RunStatusDeps, run: RunView): Promise<Ru
   }
   if (isOpen(d)) {
     const thresholdMs = deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
-    return { ...run, liveness: livenessOf(d, run, now, thresholdMs) };
+    // Only a task that keeps failing costs a second question: why it fails, from the newest events of the history.
+    const failure = workflowTaskRetrying(d) ? await lastWorkflowTaskFailure(deps.temporal, run._id) : undefined;
+    return { ...run, liveness: livenessOf(d, run, now, thresholdMs, failure) };
   }
   return withOutcome(run, await closedOutcome(deps.temporal, run, d), d.closeTime ?? now);
 }
