@@ -1381,7 +1381,10 @@ export interface paths {
     };
     put?: never;
     post?: never;
-    /** Delete an MCP server (agents that name it get an error result when they list its tools) */
+    /**
+     * Delete an MCP server no template or workflow names
+     * @description 409 `mcp_server_in_use`, naming them, while the `mcp_tools` of any of your templates or workflow steps name the server: remove it from them first. Runs already started that use it get no tools of it (a listing problem) and error results for its calls.
+     */
     delete: {
       parameters: {
         query?: never;
@@ -1427,6 +1430,15 @@ export interface paths {
             'application/json': components['schemas']['ErrorEnvelope'];
           };
         };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
         /** @description Rate limited; retry after `Retry-After` seconds. */
         429: {
           headers: {
@@ -1464,7 +1476,7 @@ export interface paths {
     head?: never;
     /**
      * Rename an MCP server, move it, replace or remove its credentials, or change its allowed tools
-     * @description Runs already started keep the URL and tool selection they started with. 409: the name is taken.
+     * @description Runs already started keep the URL and tool selection they started with; credentials are sent only to the origin (scheme, host, port) they were given for, so a run started before a move gets no credentials. A `url` of another origin needs `auth` in the same request (new credentials, or null to drop them): without it, a server that has credentials answers 400 `auth_required`. 409: the name is taken.
      */
     patch: {
       parameters: {
@@ -1479,7 +1491,7 @@ export interface paths {
         content: {
           'application/json': {
             allowed_tools?: string[] | null;
-            /** @description Replaces the credentials; null removes them. */
+            /** @description Replaces the credentials; null removes them. Required with a `url` of another origin when the server has credentials (they are never sent to a new origin). */
             auth?:
               | (
                   | {
@@ -6756,6 +6768,28 @@ export interface components {
           at: string;
           /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
           exec_id: string;
+          /** @description What went wrong, one line each, as the step transcript's `mcp_problems` (a refused or unreachable server, a tool over a bound); a refused private address names the setting that allows it. */
+          problems: string[];
+          run_id: string;
+          /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
+          seq: number;
+          /** @description `mcp_tools`: MCP tools left out of what the model is shown. */
+          source: string;
+          step_id: string;
+          /** @constant */
+          type: 'step.warning';
+        } & {
+          [key: string]: unknown;
+        })
+      | ({
+          /**
+           * Format: date-time
+           * @description ISO-8601 UTC timestamp
+           * @example 2026-01-31T12:00:00.000Z
+           */
+          at: string;
+          /** @description `step`, `step[i]` (map item) or `step#n` (loop iteration). */
+          exec_id: string;
           run_id: string;
           /** @description The event id (also the SSE `id:`): increasing from 1 (a number may be skipped). */
           seq: number;
@@ -7025,6 +7059,8 @@ export interface components {
          * @enum {string}
          */
         kind: 'agent' | 'action' | 'workflow';
+        /** @description Agent steps: why MCP tools are missing from what the model was shown — a server refused (a private address not in HTTP_ALLOWED_HOSTS, outside the egress policy), unreachable or failing, a tool over a bound; also a `step.warning` event. At most 20; the transcript has every execution's. */
+        mcp_problems: string[];
         /** @description The step output (null until the step completes; for a step that failed with `on_error: continue`, its `{error}`); for an output over 64 KiB `{stored_by_reference: true, bytes}` — the value itself is in `outputs`. */
         output: unknown;
         repeat: ('map' | 'loop') | null;

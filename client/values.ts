@@ -41,6 +41,7 @@ const runEventTypes: Record<RunEventType, true> = {
   'step.failed': true,
   'step.skipped': true,
   'step.child_run': true,
+  'step.warning': true,
   'agent.model_call': true,
   'agent.tool_call': true,
   'agent.text.delta': true,

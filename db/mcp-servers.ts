@@ -15,6 +15,17 @@ export type McpAuthType = 'none' | 'bearer' | 'headers';
 export interface McpCredentials {
   bearer_token?: string;
   headers?: Record<string, string>;
+  /**
+   * The origin (`scheme://host:port`) of the URL the credentials were given for, sealed with them: the worker sends
+   * them only to that origin (a run started before the server moved keeps its old URL, never with the new secret).
+   * Absent in credentials sealed before it was kept: those are sent nowhere until `auth` is written again.
+   */
+  origin?: string;
+}
+
+/** The origin credentials given for `url` are bound to. */
+export function credentialsOrigin(url: string): string {
+  return new URL(url).origin;
 }
 
 export interface McpServerDoc {

@@ -38,6 +38,7 @@ export const RUN_EVENT_TYPES = [
   'step.failed',
   'step.skipped',
   'step.child_run',
+  'step.warning',
   'agent.model_call',
   'agent.tool_call',
   'agent.text.delta',

@@ -63,6 +63,11 @@ export interface RunStepDoc {
   turns: number | null;
   /** Agent steps: tool calls refused by the step's egress policy (absent on runs from before the policy). */
   egress_denied?: EgressDenial[];
+  /**
+   * Agent steps: why MCP tools are missing from what the model was shown (a server that could not be listed, a tool
+   * over a bound), as the transcript's `mcp_problems` has them (db/step-warnings.ts). Absent when there were none.
+   */
+  mcp_problems?: string[];
   /** An agent step waiting for a decision: the tool call it waits for (db/step-waits.ts markAgentWaiting). */
   waiting_call?: string | null;
   started_at: Date | null;

@@ -67,6 +67,18 @@ const members = [
   z.looseObject({ ...stepCommon, type: z.literal('step.failed'), error: stepError }),
   z.looseObject({ ...stepCommon, type: z.literal('step.skipped'), reason: z.string() }),
   z.looseObject({ ...stepCommon, type: z.literal('step.child_run'), child_run_id: z.string() }),
+  z
+    .looseObject({
+      ...stepCommon,
+      type: z.literal('step.warning'),
+      source: z.string().meta({ description: '`mcp_tools`: MCP tools left out of what the model is shown.' }),
+      problems: z.array(z.string()).meta({
+        description:
+          "What went wrong, one line each, as the step transcript's `mcp_problems` (a refused or unreachable " +
+          'server, a tool over a bound); a refused private address names the setting that allows it.',
+      }),
+    })
+    .meta({ description: 'The execution goes on without something it was given: logged once per execution.' }),
   z.looseObject({
     ...stepCommon,
     type: z.literal('agent.model_call'),

@@ -42,7 +42,11 @@ export const mcpServersPaths: ZodOpenApiPathsObject = {
     patch: {
       tags,
       summary: 'Rename an MCP server, move it, replace or remove its credentials, or change its allowed tools',
-      description: 'Runs already started keep the URL and tool selection they started with. 409: the name is taken.',
+      description:
+        'Runs already started keep the URL and tool selection they started with; credentials are sent only to the ' +
+        'origin (scheme, host, port) they were given for, so a run started before a move gets no credentials. ' +
+        'A `url` of another origin needs `auth` in the same request (new credentials, or null to drop them): without ' +
+        'it, a server that has credentials answers 400 `auth_required`. 409: the name is taken.',
       security: BEARER,
       requestParams: { path: mcpServerIdParams },
       requestBody: jsonRequest(updateMcpServerBody),
@@ -50,12 +54,16 @@ export const mcpServersPaths: ZodOpenApiPathsObject = {
     },
     delete: {
       tags,
-      summary: 'Delete an MCP server (agents that name it get an error result when they list its tools)',
+      summary: 'Delete an MCP server no template or workflow names',
+      description:
+        '409 `mcp_server_in_use`, naming them, while the `mcp_tools` of any of your templates or workflow steps ' +
+        'name the server: remove it from them first. Runs already started that use it get no tools of it (a ' +
+        'listing problem) and error results for its calls.',
       security: BEARER,
       requestParams: { path: mcpServerIdParams },
       responses: {
         ...ok(200, 'Deleted', z.strictObject({ id: z.string(), deleted: z.literal(true) })),
-        ...errors(401, 404),
+        ...errors(401, 404, 409),
       },
     },
   },

@@ -80,7 +80,14 @@ export const updateMcpServerBody = z
   .strictObject({
     name: mcpServerName.optional(),
     url: mcpServerUrl.optional(),
-    auth: mcpServerAuth.nullable().optional().meta({ description: 'Replaces the credentials; null removes them.' }),
+    auth: mcpServerAuth
+      .nullable()
+      .optional()
+      .meta({
+        description:
+          'Replaces the credentials; null removes them. Required with a `url` of another origin when the server has ' +
+          'credentials (they are never sent to a new origin).',
+      }),
     allowed_tools: allowedTools.nullable().optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })

@@ -5,7 +5,8 @@
  * values. Servers are matched with the caller's by name, like templates and workflows.
  *
  * The API keeps credentials sealed and never returns them, so a changed secret cannot be seen: `auth` is sent when a
- * server is created, when its auth type changes, and with `--update-secrets` (after a rotation).
+ * server is created, when its auth type changes, when its URL moves to another origin (the API never lets
+ * credentials follow a server there), and with `--update-secrets` (after a rotation).
  */
 import { z } from 'zod';
 import type { ApiClient, McpServerItem } from '../api-client';
@@ -84,6 +85,11 @@ function secretsOf(
   return problems.length > 0 ? { problems } : { auth: { type: 'headers', headers } };
 }
 
+/** Credentials are bound to the URL's origin: the API wants them again when it changes (decision 0403). */
+function movedOrigin(from: string, to: string): boolean {
+  return URL.canParse(from) && URL.canParse(to) && new URL(from).origin !== new URL(to).origin;
+}
+
 function changes(stored: McpServerItem, decl: ServerDecl, updateSecrets: boolean): string[] {
   const out: string[] = [];
   if (stored.url !== decl.url) out.push('url');
@@ -91,6 +97,7 @@ function changes(stored: McpServerItem, decl: ServerDecl, updateSecrets: boolean
   if (tools(stored.allowed_tools) !== tools(decl.allowed_tools)) out.push('allowed_tools');
   const type = decl.auth?.type ?? 'none';
   if (stored.auth.type !== type) out.push('auth');
+  else if (type !== 'none' && movedOrigin(stored.url, decl.url)) out.push('auth (new origin)');
   else if (updateSecrets && type !== 'none') out.push('auth (secrets)');
   return out;
 }
@@ -171,7 +178,7 @@ async function write(api: ApiClient, p: Plan): Promise<McpServerItem> {
     return (await api.unwrap('POST /mcp-servers', api.http.POST('/api/v1/mcp-servers', { body }))).data;
   }
   // Credentials only when they change kind or are asked for: an unchanged file never touches them.
-  const sendAuth = p.changed.includes('auth') || p.changed.includes('auth (secrets)');
+  const sendAuth = p.changed.some((c) => c.startsWith('auth'));
   const body = { url, allowed_tools, ...(sendAuth ? { auth: p.auth } : {}) };
   const answer = api.http.PATCH('/api/v1/mcp-servers/{id}', { params: { path: { id: p.stored.id } }, body });
   return (await api.unwrap('PATCH /mcp-servers/…', answer)).data;

@@ -46,6 +46,8 @@ function describe(event: RunEvent): string {
       return `skipped: ${event.reason}`;
     case 'step.child_run':
       return `started child run ${event.child_run_id}`;
+    case 'step.warning':
+      return `warning: ${event.problems.join('; ')}`;
     case 'agent.model_call':
       return (
         `turn ${event.turn}: model call, ${count(event.usage.input_tokens)} in / ` +

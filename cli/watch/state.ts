@@ -249,6 +249,11 @@ export function applyEvent(state: WatchState, event: RunEvent): WatchState {
           note: `child run ${event.child_run_id}`,
         })),
       };
+    case 'step.warning':
+      return {
+        ...next,
+        rows: withRow(state.rows, event.exec_id, event.step_id, (r) => ({ ...r, note: event.problems.join('; ') })),
+      };
     case 'agent.model_call':
       return {
         ...next,

@@ -84,6 +84,7 @@ export function applyLiveEvent(state: LiveTexts, event: Schemas['RunEvent']): Li
     case 'step.waiting':
     case 'step.resumed':
     case 'step.child_run':
+    case 'step.warning':
     case 'agent.tool_call':
       return { ...state, lastSeq: event.seq };
   }

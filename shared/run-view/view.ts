@@ -136,6 +136,12 @@ export const runStepView = z.strictObject({
       "Agent steps: tool calls refused by the step's egress policy (the model got an error result; `seq` is the " +
       'transcript entry).',
   }),
+  mcp_problems: z.array(z.string()).meta({
+    description:
+      'Agent steps: why MCP tools are missing from what the model was shown — a server refused (a private address ' +
+      'not in HTTP_ALLOWED_HOSTS, outside the egress policy), unreachable or failing, a tool over a bound; also a ' +
+      "`step.warning` event. At most 20; the transcript has every execution's.",
+  }),
   started_at: isoTimestamp.nullable(),
   completed_at: isoTimestamp.nullable(),
 });
@@ -347,6 +353,7 @@ export function presentRun(
       turns: s.turns,
       // Tool calls of one turn run concurrently: show the refusals in transcript order.
       egress_denied: [...(s.egress_denied ?? [])].sort((a, b) => a.seq - b.seq),
+      mcp_problems: s.mcp_problems ?? [],
       started_at: isoOrNull(s.started_at),
       completed_at: isoOrNull(s.completed_at),
     })),

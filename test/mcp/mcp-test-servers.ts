@@ -5,13 +5,17 @@
  * - `startFailureServer()`: a server written here with the official SDK (`McpServer` + a stateless
  *   `StreamableHTTPServerTransport` per request), with tools for the failure cases. It records every tool call it
  *   received (name, arguments, the request's headers and `_meta`), so a test can count calls.
+ * - `startEchoServer()`: a server that quotes the credentials it received, in a tool's description and result and in
+ *   a listing error.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import path from 'node:path';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 
 async function freePort(): Promise<number> {
@@ -207,6 +211,74 @@ export async function startFailureServer(): Promise<FailureServer> {
     },
     async close() {
       release();
+      for (const s of sockets) s.destroy();
+      await new Promise((resolve) => httpServer.close(resolve));
+    },
+  };
+}
+
+export interface EchoServer {
+  url: string;
+  host: string;
+  /** The endpoint whose `tools/list` fails with an error that quotes the request's Authorization header. */
+  failingListUrl: string;
+  close(): Promise<void>;
+}
+
+/**
+ * A careless server that quotes the credentials it received (written with the SDK): at `/mcp` its one tool `whoami`
+ * answers the request's Authorization and X-Api-Key headers, and its description quotes them too; at `/mcp-fails` its
+ * `tools/list` fails with a JSON-RPC error whose message quotes the Authorization header.
+ */
+export async function startEchoServer(): Promise<EchoServer> {
+  const sockets = new Set<net.Socket>();
+  const quoted = (h: IncomingHttpHeaders) =>
+    `authorization=${h.authorization ?? ''} x-api-key=${String(h['x-api-key'] ?? '')}`;
+  const build = (path: string, headers: IncomingHttpHeaders): Server => {
+    if (path === '/mcp-fails') {
+      const low = new Server({ name: 'echo-fails', version: '1.0.0' }, { capabilities: { tools: {} } });
+      low.setRequestHandler(ListToolsRequestSchema, () => {
+        throw new McpError(ErrorCode.InvalidRequest, `access denied for ${quoted(headers)}`);
+      });
+      return low;
+    }
+    const server = new McpServer({ name: 'echo', version: '1.0.0' });
+    server.registerTool(
+      'whoami',
+      { description: `Says who you are (${quoted(headers)})`, inputSchema: {}, annotations: { readOnlyHint: true } },
+      async () => ({ content: [{ type: 'text' as const, text: `you sent ${quoted(headers)}` }] }),
+    );
+    return server.server;
+  };
+  const httpServer = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(405).end();
+        return;
+      }
+      const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null');
+      const server = build(new URL(req.url ?? '/', 'http://x').pathname, req.headers);
+      const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+      res.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      void server.connect(transport).then(() => transport.handleRequest(req, res, body));
+    });
+  });
+  httpServer.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => httpServer.listen(0, '127.0.0.1', resolve));
+  const port = (httpServer.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    failingListUrl: `http://127.0.0.1:${port}/mcp-fails`,
+    host: `127.0.0.1:${port}`,
+    async close() {
       for (const s of sockets) s.destroy();
       await new Promise((resolve) => httpServer.close(resolve));
     },

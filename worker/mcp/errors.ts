@@ -13,8 +13,22 @@ export interface McpFailure {
   message: string;
 }
 
+/**
+ * A refused private address says which setting allows it: a server on the operator's own network (a local MCP server
+ * on 127.0.0.1) is refused until HTTP_ALLOWED_HOSTS names it, and the step's status shows this message (docs/mcp.md).
+ */
+function allowHint(err: StepError): string {
+  const host = err.details?.host;
+  if (err.code !== 'url_refused' || typeof host !== 'string' || err.details?.range === undefined) return '';
+  const entry = host.includes(':') ? `[${host}]` : host;
+  return `; to allow it, add ${entry} (or ${entry}:<port>) to the worker's HTTP_ALLOWED_HOSTS`;
+}
+
 export function classifyMcpError(err: unknown): McpFailure {
-  if (err instanceof StepError) return classify(err);
+  if (err instanceof StepError) {
+    const c = classify(err);
+    return { ...c, message: c.message + allowHint(err) };
+  }
   if (err instanceof StreamableHTTPError && err.code !== undefined) {
     const status = err.code;
     if (status === 429) return { code: 'http_429', retryable: true, message: `the MCP server answered ${status}` };

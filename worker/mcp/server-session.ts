@@ -3,7 +3,8 @@
  * do one thing, close — either a stdio server launched from the operator's declaration (./stdio-session.ts, decision
  * 0420) or a Streamable HTTP server behind the SSRF guard and the step's egress allowlist (decision 0400). Nothing is
  * pinned to a worker between activities, so a restarted or different worker serves the next call alike; an HTTP
- * server's credentials are read from MongoDB and opened here, inside the activity, and never leave it.
+ * server's credentials are read from MongoDB and opened here, inside the activity, sent only to the origin they were
+ * given for, and taken out of everything the server answers (./redact.ts): they never leave the activity.
  */
 import { Context } from '@temporalio/activity';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -11,13 +12,14 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
-import { findOwnMcpServer, type McpCredentials } from '../../db/mcp-servers';
+import { credentialsOrigin, findOwnMcpServer, type McpCredentials } from '../../db/mcp-servers';
 import type { CodecKey } from '../../domain/codec-keys';
 import { DEFAULT_EGRESS, type EgressPolicy } from '../../domain/egress';
 import type { McpServerSelection } from '../../domain/mcp';
 import { openJson } from '../../shared/codec/sealed-json';
 import { NonRetryableError } from '../failures';
 import { guardedMcpFetch } from './guarded-transport';
+import { redactDeep, redactError, secretForms } from './redact';
 import { MCP_CLIENT_INFO, withStdioSession } from './stdio-session';
 
 export interface ServerSessionDeps {
@@ -35,16 +37,27 @@ export interface ServerSessionRequest {
   timeout_ms: number;
 }
 
-/** The headers the server's stored auth asks for; a server deleted since the run started fails non-retryably. */
-async function serverHeaders(
+/** What a session sends to the server, and the forms of those secrets to take out of whatever it answers. */
+interface SessionAuth {
+  headers: Record<string, string>;
+  secrets: string[];
+}
+
+/**
+ * The headers the server's stored auth asks for, for a session with `url` (the run's snapshot of the server's URL).
+ * A server deleted since the run started fails non-retryably, and so do credentials given for another origin than
+ * `url`'s: the server moved since the run started, and its new secret is for its new host only (decision 0403).
+ */
+async function serverAuth(
   db: Db,
   keys: readonly CodecKey[],
   ownerId: string,
   serverId: string,
-): Promise<Record<string, string>> {
+  url: string,
+): Promise<SessionAuth> {
   const doc = await findOwnMcpServer(db, ownerId, serverId);
   if (!doc) throw new NonRetryableError('invalid_config', `MCP server ${serverId} no longer exists`);
-  if (!doc.credentials) return {};
+  if (!doc.credentials) return { headers: {}, secrets: [] };
   let creds: McpCredentials;
   try {
     creds = (await openJson(keys, doc.credentials)) as McpCredentials;
@@ -55,7 +68,23 @@ async function serverHeaders(
       `the credentials of MCP server ${doc.name} cannot be opened with PAYLOAD_CODEC_KEYS; set its auth again`,
     );
   }
-  return creds.bearer_token !== undefined ? { authorization: `Bearer ${creds.bearer_token}` } : (creds.headers ?? {});
+  const origin = credentialsOrigin(url);
+  if (creds.origin === undefined) {
+    throw new NonRetryableError(
+      'invalid_config',
+      `the credentials of MCP server ${doc.name} were stored before they were bound to an origin; set its auth again`,
+    );
+  }
+  if (creds.origin !== origin) {
+    throw new NonRetryableError(
+      'invalid_config',
+      `MCP server ${doc.name} moved since this run started: its credentials are for ${creds.origin}, not ${origin}, ` +
+        'and are not sent there; start a new run',
+    );
+  }
+  const headers: Record<string, string> =
+    creds.bearer_token !== undefined ? { authorization: `Bearer ${creds.bearer_token}` } : (creds.headers ?? {});
+  return { headers, secrets: secretForms(Object.values(headers).concat(creds.bearer_token ?? [])) };
 }
 
 /** Runs `fn` with a connected client; the session (and a stdio server's process) ends before this returns. */
@@ -73,7 +102,13 @@ export async function withServerSession<T>(
       fn,
     );
   }
-  const headers = await serverHeaders(deps.db, deps.config.PAYLOAD_CODEC_KEYS, req.owner_id, server.server_id);
+  const { headers, secrets } = await serverAuth(
+    deps.db,
+    deps.config.PAYLOAD_CODEC_KEYS,
+    req.owner_id,
+    server.server_id,
+    server.url,
+  );
   const transport = new StreamableHTTPClientTransport(new URL(server.url), {
     requestInit: { headers },
     fetch: guardedMcpFetch({
@@ -86,7 +121,10 @@ export async function withServerSession<T>(
   const client = new Client(MCP_CLIENT_INFO, { capabilities: {} });
   try {
     await client.connect(transport, { timeout: req.timeout_ms, signal });
-    return await fn(client);
+    // Whatever the server said — a result, a tool list, an error — without its own credentials in it (./redact.ts).
+    return redactDeep(await fn(client), secrets);
+  } catch (err) {
+    throw redactError(err, secrets);
   } finally {
     // Ends the server's session (DELETE) when it keeps one; a failure to do so changes nothing for the caller.
     await transport.terminateSession().catch(() => undefined);

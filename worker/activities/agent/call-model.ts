@@ -14,6 +14,7 @@ import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
 import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/step-states';
 import { appendRunEvents } from '../../../db/run-events';
+import { recordMcpProblems } from '../../../db/step-warnings';
 import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
 import { callUsage, sumUsage } from '../../../domain/usage';
@@ -166,6 +167,9 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       ]);
       if (!live) throw ApplicationFailure.nonRetryable('the run has already ended', 'run_ended');
       if (openingFailure) throw openingFailure.err;
+      // Once the step shows running: its status and event log say which MCP tools the model will not be shown, and why.
+      const mcpProblems = req.setup?.mcp_problems ?? [];
+      if (mcpProblems.length > 0) await recordMcpProblems(deps.db, req.run_id, req.step_id, mcpProblems);
       if (req.repair !== undefined) await put({ kind: 'user', text: buildRepairMessage(req.repair), repair: true });
 
       // A step's first call has just written the whole conversation so far: no need to read it back.
