@@ -99,6 +99,7 @@ it('callback_url: http(s) URLs without credentials, on workflows and run starts'
   const urls = ['https://example.com/hooks/stepwise', 'http://example.com:8080/a?b=c#d', '0'.repeat(300)];
   urls.push('ftp://example.com/', 'https://user:pw@example.com/', 'https://@example.com/', 'https://', 'example.com');
   urls.push('https://1.2.3.4/x', 'https://0.999/', 'https://exa mple.com/', 'https://example.com/a b', 'HTTPS://A.COM');
+  urls.push('http://[::1]:8080/x', 'https://[2001:db8::1]/', 'http:///x', 'http://[1::2::3]/', 'http://0x7f.1/');
   for (const url of urls) {
     const start = { callback_url: url };
     const res = await api.http.post('/api/v1/workflows/wf_unknown/run').set(user.auth).send(start);
