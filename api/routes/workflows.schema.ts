@@ -11,6 +11,7 @@ import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
 import { ON_ERROR, TRIGGERS } from '../../domain/graph';
 import { EXECUTION_ID_PATTERN } from '../../domain/exec-id';
 import { httpUrl } from '../../domain/http-url';
+import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -145,7 +146,7 @@ const stepFields = z.strictObject({
     .meta({ description: 'Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template.' }),
   model: z
     .string()
-    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
     .max(200)
     .optional(),
   egress: egressSettings.optional(),
@@ -256,7 +257,7 @@ export const runIdParams = z.strictObject({ runId: z.string().min(1) });
 export const rerunStepOverride = z.strictObject({
   model: z
     .string()
-    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
     .max(200)
     .meta({ description: "Replaces the step's model (e.g. after the provider it named was found unconfigured)." }),
 });
