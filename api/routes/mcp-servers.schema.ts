@@ -44,7 +44,9 @@ const headerMap = z
         ctx.addIssue({ code: 'custom', path: [name], message: 'set by the transport, not by auth' });
       }
     }
-  });
+  })
+  // The count rule above, as the document states it.
+  .meta({ minProperties: 1, maxProperties: 20 });
 
 export const mcpServerAuth = z
   .discriminatedUnion('type', [

@@ -171,3 +171,15 @@ it("an inbound hook's body: object keys that are data, not MongoDB operators or 
     expectAgreement(`hook ${JSON.stringify(body)}`, bodyValid('post', '/api/v1/hooks/{hookId}', body), res.status);
   }
 });
+
+it('MCP server auth.headers: 1 to 20 headers, on create and change', async () => {
+  const headers = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-H${i}`, 'v']));
+  for (const n of [0, 1, 20, 21]) {
+    const body = { name: `h${n}`, url: 'https://mcp.example.com/mcp', auth: { type: 'headers', headers: headers(n) } };
+    const res = await api.http.post('/api/v1/mcp-servers').set(user.auth).send(body);
+    expectAgreement(`create ${n} headers`, bodyValid('post', '/api/v1/mcp-servers', body), res.status);
+    const patch = { auth: body.auth };
+    const res2 = await api.http.patch('/api/v1/mcp-servers/mcp_unknown').set(user.auth).send(patch);
+    expectAgreement(`change ${n} headers`, bodyValid('patch', '/api/v1/mcp-servers/{id}', patch), res2.status);
+  }
+});
