@@ -1192,10 +1192,7 @@ export interface paths {
                 };
             /** @description Unique per user; tools are shown to models as `<name>__<tool>`. */
             name: string;
-            /**
-             * Format: uri
-             * @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.
-             */
+            /** @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`. Whether its address may be reached is decided when a run uses it (private addresses need HTTP_ALLOWED_HOSTS), not here. */
             url: string;
           };
         };
@@ -1510,10 +1507,7 @@ export interface paths {
               | null;
             /** @description Unique per user; tools are shown to models as `<name>__<tool>`. */
             name?: string;
-            /**
-             * Format: uri
-             * @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.
-             */
+            /** @description The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`. Whether its address may be reached is decided when a run uses it (private addresses need HTTP_ALLOWED_HOSTS), not here. */
             url?: string;
           };
         };

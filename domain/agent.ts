@@ -10,6 +10,14 @@ import type { OutputRef, RunBudget, Usage } from './run';
 /** Turn limit of an agent step when neither its template nor the step sets one. */
 export const DEFAULT_MAX_TURNS = 8;
 
+/**
+ * A model reference, `provider:model`, wherever one is written (templates, workflow steps, rerun overrides): the
+ * name's characters are those of real model ids (`gpt-4o-mini`, `llama3.2:8b`, `org/model@rev`), never a control
+ * character or a space that would end up in a provider request or a log line.
+ */
+export const MODEL_REF_PATTERN = /^(openai|anthropic|compat):[A-Za-z0-9._:/@-]+$/;
+export const MODEL_REF_MESSAGE = 'must be provider:model with provider openai, anthropic or compat';
+
 /** Where the agent step runs: its activities use these to write progress into the run projection (db/step-states.ts). */
 export interface AgentStepContext {
   runId: string;

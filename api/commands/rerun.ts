@@ -69,10 +69,14 @@ export function planRerun(
   const done = (id: string) => byId.get(id)?.status === 'completed' && byId.get(id)?.output_json != null;
   let from = fromStep;
   if (from === undefined) {
-    from = order.find((id) => byId.get(id)?.status === 'failed') ?? order.find((id) => !done(id));
+    // A completed run rerun with overrides runs again from the first overridden step: naming it twice adds nothing.
+    from =
+      order.find((id) => byId.get(id)?.status === 'failed') ??
+      order.find((id) => !done(id)) ??
+      order.find((id) => alsoRerun.includes(id));
     if (from === undefined) {
       throw new BadRequestError(
-        'from_step: every step of this run completed; name the step to run again',
+        'from_step: every step of this run completed; name the step to run again (or override one)',
         'invalid_field',
       );
     }

@@ -3,7 +3,8 @@
  * request authenticates with its own `Authorization: Bearer <api key>` (the /api/v1 auth and rate limits), and any API
  * process answers any request — what a task needs is the run, in MongoDB and Temporal
  * (docs/decisions/0450-mcp-server-sdk-and-transport.md). Errors before the MCP layer (no key, rate limited, a bad
- * body) are JSON-RPC error bodies with the HTTP status that says what happened (401, 429, 413, 400).
+ * body, a browser `Origin` that may not call it) are JSON-RPC error bodies with the HTTP status that says what happened
+ * (401, 403, 429, 413, 400).
  */
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
@@ -14,6 +15,7 @@ import { jsonParser, requireJsonType } from '../middleware/body';
 import { authenticated } from '../route-deps';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';
+import { checkOrigin } from './origin';
 import { createMcpServer } from './server';
 import '../state';
 
@@ -27,7 +29,12 @@ const RPC_CODES: Record<string, number> = { malformed_json: PARSE_ERROR, batch: 
 
 export function mcpRoutes(deps: ApiDeps): Router {
   const router = new Router();
-  const guard = [jsonRpcErrors(deps.config.BODY_LIMIT_BYTES), deps.limits.perIp, ...authenticated(deps)];
+  const guard = [
+    jsonRpcErrors(deps.config.BODY_LIMIT_BYTES),
+    checkOrigin(deps.config),
+    deps.limits.perIp,
+    ...authenticated(deps),
+  ];
   const parse = jsonParser(deps.config.BODY_LIMIT_BYTES);
 
   router.post(MCP_PATH, ...guard, requireJsonType, parse, async (ctx) => {

@@ -3,6 +3,7 @@
  * Shape checks live here; rules that need the registries or the stored template are in agents.rules.ts.
  */
 import { z } from 'zod';
+import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
 import { ACTION_TYPES } from '../../domain/action-types';
 import { TOOL_NAMES } from '../../domain/tools/catalog';
 import { pageQuery } from '../pagination';
@@ -57,10 +58,7 @@ const actionType = z
 const model = z
   .string()
   .max(LIMITS.model)
-  .regex(
-    /^(openai|anthropic|compat):[A-Za-z0-9._:/@-]+$/,
-    'must be provider:model with provider openai, anthropic or compat',
-  )
+  .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
   .nullable()
   .meta({
     description: 'Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.',

@@ -4,6 +4,7 @@
  * never in the URL: a URL is shown by reads, `auth` never is.
  */
 import { z } from 'zod';
+import { httpUrl } from '../../domain/http-url';
 
 /** Header names a server's auth may not set: the transport owns them. */
 const RESERVED_HEADERS = new Set([
@@ -27,15 +28,11 @@ export const mcpServerName = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,31}$/, 'letters, digits, "_" or "-", 1–32, starting with a letter or digit')
   .meta({ description: 'Unique per user; tools are shown to models as `<name>__<tool>`.' });
 
-export const mcpServerUrl = z
-  .url({ protocol: /^https?$/, hostname: z.regexes.hostname })
-  .max(2000)
-  // Refinements run even when the URL check above failed: a value that does not parse is that check's problem.
-  .refine((value) => {
-    const url = URL.canParse(value) ? new URL(value) : null;
-    return url === null || (url.username === '' && url.password === '');
-  }, 'no credentials in the URL: put them in auth')
-  .meta({ description: 'The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`.' });
+export const mcpServerUrl = httpUrl('no credentials in the URL: put them in auth').meta({
+  description:
+    'The Streamable HTTP endpoint (http or https), e.g. `https://mcp.example.com/mcp`. Whether its address may be ' +
+    'reached is decided when a run uses it (private addresses need HTTP_ALLOWED_HOSTS), not here.',
+});
 
 const headerMap = z
   .record(z.string().regex(HEADER_NAME, 'an HTTP header name'), z.string().regex(HEADER_VALUE, 'no line breaks'))
@@ -47,7 +44,9 @@ const headerMap = z
         ctx.addIssue({ code: 'custom', path: [name], message: 'set by the transport, not by auth' });
       }
     }
-  });
+  })
+  // The count rule above, as the document states it.
+  .meta({ minProperties: 1, maxProperties: 20 });
 
 export const mcpServerAuth = z
   .discriminatedUnion('type', [

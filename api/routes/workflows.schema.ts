@@ -10,6 +10,8 @@ import { egressSettings } from './egress.schema';
 import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
 import { ON_ERROR, TRIGGERS } from '../../domain/graph';
 import { EXECUTION_ID_PATTERN } from '../../domain/exec-id';
+import { httpUrl } from '../../domain/http-url';
+import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -144,7 +146,7 @@ const stepFields = z.strictObject({
     .meta({ description: 'Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template.' }),
   model: z
     .string()
-    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
     .max(200)
     .optional(),
   egress: egressSettings.optional(),
@@ -170,46 +172,13 @@ export const workflowStepBody = stepFields.meta({
   },
 });
 
-/** The longest callback URL accepted. */
-export const MAX_CALLBACK_URL_LENGTH = 2048;
-
-/**
- * Shape of a completion webhook URL, all of it in one pattern (so the document states the same rule): http or https,
- * a host name whose last label starts with a letter or a dotted IPv4 address, an optional port, then any printable
- * ASCII after `/`, `?` or `#`; no credentials, no spaces. Whether the host may be reached is checked by
- * api/commands/callback-url.ts.
- */
-const OCTET = '(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])';
-const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
-// A last label starting with a letter is never read as an IPv4 number by URL parsers.
-const NAME = `(?:${LABEL}\\.)*[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?`;
-const PORT = '(?::(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))?';
-function parsesAsUrl(value: string): boolean {
-  try {
-    new URL(value);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-export const CALLBACK_URL_PATTERN = new RegExp(
-  `^[Hh][Tt][Tt][Pp][Ss]?://(?:${NAME}|${OCTET}(?:\\.${OCTET}){3})${PORT}(?:[/?#][!-~]*)?$`,
-);
-
-const callbackUrl = z
-  .string()
-  .max(MAX_CALLBACK_URL_LENGTH)
-  .regex(CALLBACK_URL_PATTERN, 'must be an http or https URL without credentials')
-  // The one rule the pattern leaves out: a host of invalid punycode (`xn--…`) that no URL parser takes.
-  .refine(parsesAsUrl, 'must be an http or https URL without credentials')
-  .meta({
-    description:
-      'Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret ' +
-      '(GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, ' +
-      'and so is a host of invalid punycode (`xn--…`).',
-    example: 'https://example.com/hooks/stepwise',
-  });
+const callbackUrl = httpUrl().meta({
+  description:
+    'Completion webhook: when the run ends, the run status body is POSTed here, signed with your webhook secret ' +
+    '(GET /api/v1/webhooks/secret; docs/webhooks.md). Private, loopback and link-local addresses are refused, ' +
+    'and so is a host of invalid punycode (`xn--…`).',
+  example: 'https://example.com/hooks/stepwise',
+});
 
 const budget = z.strictObject({
   max_tokens: z
@@ -288,7 +257,7 @@ export const runIdParams = z.strictObject({ runId: z.string().min(1) });
 export const rerunStepOverride = z.strictObject({
   model: z
     .string()
-    .regex(/^(openai|anthropic|compat):.+$/, 'must be provider:model')
+    .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
     .max(200)
     .meta({ description: "Replaces the step's model (e.g. after the provider it named was found unconfigured)." }),
 });

@@ -3,6 +3,7 @@
  * the URL's scheme are refused here, at write time and again on the rendered config.
  */
 import { z } from 'zod';
+import { httpUrl } from '../http-url';
 import { jsonValueSchema } from '../json-value';
 import type { ActionDeclaration } from './types';
 
@@ -35,12 +36,9 @@ const headerValue = z
 
 const config = z.strictObject({
   method: z.enum(HTTP_METHODS).default('GET').describe('HTTP method'),
-  url: z
-    .url({ protocol: /^https?$/ })
-    .max(2048)
-    .describe(
-      'http(s) URL; private, loopback and link-local addresses are refused unless allowed by HTTP_ALLOWED_HOSTS',
-    ),
+  url: httpUrl().describe(
+    'http(s) URL; private, loopback and link-local addresses are refused unless allowed by HTTP_ALLOWED_HOSTS',
+  ),
   headers: z.record(headerName, headerValue).optional().describe('Request headers'),
   body: jsonValueSchema
     .optional()

@@ -1,5 +1,6 @@
 /** `http_fetch`: GET a URL through the SSRF guard, with size and time limits; the body comes back as text. */
 import { z } from 'zod';
+import { httpUrl } from '../http-url';
 import type { ToolDeclaration } from './types';
 
 /** Tool output goes back into the model's context: keep it small. */
@@ -11,10 +12,7 @@ export const httpFetchDeclaration = {
     'Fetch a public web page or API over HTTP(S) with GET and return its status, content type and body text ' +
     '(truncated to max_bytes). Private and internal addresses are refused.',
   input: z.strictObject({
-    url: z
-      .url({ protocol: /^https?$/ })
-      .max(2048)
-      .describe('The http(s) URL to fetch'),
+    url: httpUrl().describe('The http(s) URL to fetch'),
     max_bytes: z
       .number()
       .int()

@@ -99,6 +99,7 @@ it('callback_url: http(s) URLs without credentials, on workflows and run starts'
   const urls = ['https://example.com/hooks/stepwise', 'http://example.com:8080/a?b=c#d', '0'.repeat(300)];
   urls.push('ftp://example.com/', 'https://user:pw@example.com/', 'https://@example.com/', 'https://', 'example.com');
   urls.push('https://1.2.3.4/x', 'https://0.999/', 'https://exa mple.com/', 'https://example.com/a b', 'HTTPS://A.COM');
+  urls.push('http://[::1]:8080/x', 'https://[2001:db8::1]/', 'http:///x', 'http://[1::2::3]/', 'http://0x7f.1/');
   for (const url of urls) {
     const start = { callback_url: url };
     const res = await api.http.post('/api/v1/workflows/wf_unknown/run').set(user.auth).send(start);
@@ -168,5 +169,17 @@ it("an inbound hook's body: object keys that are data, not MongoDB operators or 
   for (const body of bodies) {
     const res = await api.http.post('/api/v1/hooks/hook_unknown').send(body as object);
     expectAgreement(`hook ${JSON.stringify(body)}`, bodyValid('post', '/api/v1/hooks/{hookId}', body), res.status);
+  }
+});
+
+it('MCP server auth.headers: 1 to 20 headers, on create and change', async () => {
+  const headers = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`X-H${i}`, 'v']));
+  for (const n of [0, 1, 20, 21]) {
+    const body = { name: `h${n}`, url: 'https://mcp.example.com/mcp', auth: { type: 'headers', headers: headers(n) } };
+    const res = await api.http.post('/api/v1/mcp-servers').set(user.auth).send(body);
+    expectAgreement(`create ${n} headers`, bodyValid('post', '/api/v1/mcp-servers', body), res.status);
+    const patch = { auth: body.auth };
+    const res2 = await api.http.patch('/api/v1/mcp-servers/mcp_unknown').set(user.auth).send(patch);
+    expectAgreement(`change ${n} headers`, bodyValid('patch', '/api/v1/mcp-servers/{id}', patch), res2.status);
   }
 });

@@ -184,6 +184,20 @@ describe('rerun from a failed step', () => {
     const done = await waitForStatus(g.api, g.user, (third.body as { data: RerunBody }).data.run_id, isTerminal);
     expect(done).toMatchObject({ status: 'completed', outputs: { shape: { text: 'Other draft' } } });
 
+    // A completed run with overrides and no from_step runs again from the overridden step.
+    const again = g.llm.script(uniqueId('again-'), [{ text: 'Again draft' }]);
+    const fourth = await rerun((third.body as { data: RerunBody }).data.run_id, {
+      overrides: { draft: { model: `openai:${again.model}` } },
+    });
+    expect(fourth.status).toBe(202);
+    expect((fourth.body as { data: RerunBody }).data).toMatchObject({ from_step: 'draft', reused_steps: [] });
+    const fourthDone = await waitForStatus(g.api, g.user, (fourth.body as { data: RerunBody }).data.run_id, isTerminal);
+    expect(fourthDone).toMatchObject({ status: 'completed', outputs: { shape: { text: 'Again draft' } } });
+    // Without overrides, a completed run still needs the step named.
+    const unnamed = await rerun((fourth.body as { data: RerunBody }).data.run_id, {});
+    expect(unnamed.status).toBe(400);
+    expect(unnamed.body.error).toContain('from_step');
+
     // Overrides name agent steps of the run, with a well-formed model.
     const refused = async (o: unknown) => {
       const r = await rerun(first, { overrides: o });
@@ -194,6 +208,10 @@ describe('rerun from a failed step', () => {
     await refused({ shape: { model: 'openai:x' } });
     await refused({ draft: { model: 'gpt-4o' } });
     await refused({ draft: { temperature: 2 } });
+    // Control characters (tab, ESC, DEL) and spaces are no part of a model name.
+    for (const bad of ['openai:gpt\t4o', 'openai:gpt-4o\u001b[31m', 'openai:gpt\u007f', 'openai:gpt 4o']) {
+      await refused({ draft: { model: bad } });
+    }
   }, 90_000);
 
   it('refuses what cannot be rerun, with the envelope', async () => {

@@ -123,7 +123,7 @@ describe('user schemas through the API', () => {
       .send({
         name: 'x',
         steps: [{ id: 's', template_id: transformId, config: { expression: '1' } }],
-        config: { input_schema: { $ref: 'http://169.254.169.254/' } },
+        config: { input_schema: { $ref: 'http://127.0.0.1:9/latest/meta-data' } },
       });
     expect(remote.status).toBe(400);
     expect(remote.body.error).toMatch(/config\.input_schema: .*must point inside/);

@@ -91,7 +91,7 @@ describe('R10: user JSON Schemas', () => {
 
   it('refuses other dialects, remote and dangling $refs, recursion and exponential expansion', () => {
     expect(userSchemaProblems({ $schema: 'http://json-schema.org/draft-04/schema#' })[0]).toMatch(/2020-12/);
-    expect(userSchemaProblems({ $ref: 'http://169.254.169.254/latest/meta-data' })[0]).toMatch(/must point inside/);
+    expect(userSchemaProblems({ $ref: 'http://127.0.0.1:9/latest/meta-data' })[0]).toMatch(/must point inside/);
     expect(userSchemaProblems({ $ref: '#/$defs/missing' })[0]).toMatch(/must point inside/);
     const recursive: JsonObject = {
       $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' } }, { type: 'string' }] } },

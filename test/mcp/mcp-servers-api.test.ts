@@ -136,6 +136,8 @@ describe('MCP servers API', () => {
       // Values that are no URL at all (Schemathesis found these answered 500).
       [{ name: uniqueId('x'), url: '' }, 'url'],
       [{ name: uniqueId('x'), url: 'x' }, 'url'],
+      // No host: URL parsers read `http:///mcp` as the host `mcp`.
+      [{ name: uniqueId('x'), url: 'http:///mcp' }, 'url: must be an http or https URL'],
       [{ name: uniqueId('x'), url: 'https://user:pw@a.example.com/mcp' }, 'no credentials in the URL'],
       [{ name: 'has space', url: 'https://a.example.com/mcp' }, 'name'],
       [
@@ -155,6 +157,25 @@ describe('MCP servers API', () => {
     const over = await create(user, { name: uniqueId('four'), url: 'https://d.example.com/mcp' });
     expect(over.status).toBe(409);
     expect(over.body.error).toContain('MCP_SERVERS_MAX_PER_USER');
+  });
+
+  it('takes an IPv6 literal host like any other, on create and on change', async () => {
+    // Where it may point is decided when a run uses it (docs/mcp.md), not at registration.
+    const someone = await createTestUser(api.database.db);
+    const v6 = await create(someone, { name: uniqueId('v6'), url: 'http://[::1]:8080/mcp' });
+    oas.check(v6);
+    expect(v6.status).toBe(201);
+    const { id, url } = (v6.body as { data: ServerBody }).data;
+    expect(url).toBe('http://[::1]:8080/mcp');
+    const moved = await api.http
+      .patch(`/api/v1/mcp-servers/${id}`)
+      .set(someone.auth)
+      .send({ url: 'https://[2001:db8::5]/mcp' });
+    oas.check(moved);
+    expect(moved.status).toBe(200);
+    const empty = await api.http.patch(`/api/v1/mcp-servers/${id}`).set(someone.auth).send({ url: 'http:///mcp' });
+    expect(empty.status).toBe(400);
+    expect(empty.body.error).toContain('url: must be an http or https URL');
   });
 
   it('refuses credentials when the service has no key to seal them with', async () => {

@@ -128,7 +128,7 @@ const hostileSchema = fc.constantFrom<Record<string, unknown>>(
     $defs: { node: { anyOf: [{ type: 'array', items: { $ref: '#/$defs/node' } }, { type: 'string' }] } },
     $ref: '#/$defs/node',
   },
-  { $ref: 'http://169.254.169.254/latest/meta-data' },
+  { $ref: 'http://127.0.0.1:9/latest/meta-data' },
   { $schema: 'http://json-schema.org/draft-04/schema#', type: 'object' },
 );
 const forgedReference = fc.constantFrom(
