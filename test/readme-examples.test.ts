@@ -115,11 +115,22 @@ describe.each(FILES)('shell examples of %s', (file, minBlocks) => {
   });
 });
 
+it('the README stays short enough to read in one sitting (at most 250 lines)', () => {
+  expect(fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(250);
+});
+
 describe('the checks themselves', () => {
   it('catch a variable used before it is assigned, and a tool nobody listed', () => {
     const blocks = shellBlocks('```sh\ncurl "$API/x" | grep y\nAPI=http://h\n```\n');
     expect(unassignedVariables('t.md', blocks)).toEqual(['t.md:2 $API']);
     expect([...toolsCalled(blocks)]).toEqual(['curl', 'grep']);
+  });
+
+  it("count neither the examples' own functions, shell words nor a jq filter's words as tools", () => {
+    const blocks = shellBlocks(
+      '```sh\nf() { local x; x=$(curl -s u | jq ".[] | select(.a)") || return; }\nf | sed s\n```\n',
+    );
+    expect([...toolsCalled(blocks)]).toEqual(['curl', 'jq', 'sed']);
   });
 
   it('docs/api.md says how to encode an execution id', () => {
