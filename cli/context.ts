@@ -50,8 +50,10 @@ export function apiClientFor(config: Config, flags: ApiFlags): ApiClient {
   const apiKey = flags.apiKey ?? config.STEPWISE_API_KEY;
   if (!apiKey) {
     throw new CliError(
-      'no API key: pass --api-key <key> or set STEPWISE_API_KEY (an administrator makes one with: ' +
-        'npm run cli -- keys create <user>)',
+      'no API key: pass --api-key <key> or set STEPWISE_API_KEY. On the dev stack, paste the `export` lines ' +
+        '`npm run dev` prints (its demo key is also kept in .stepwise/demo-key: ' +
+        'export STEPWISE_API_KEY=$(cat .stepwise/demo-key)); elsewhere an administrator makes a key with: ' +
+        'npm run cli -- keys create <user>',
     );
   }
   return new ApiClient({ baseUrl, apiKey });

@@ -2,7 +2,8 @@
  * `npm run dev`: one command from a fresh clone to a running stack. Starts (or reuses, when TEMPORAL_ADDRESS /
  * MONGODB_URI are set) Temporal and MongoDB, then the worker and the API; with no model provider configured, runs
  * agents on a local OpenAI-compatible server when one answers on its usual port (./local-llm.ts); prints the URLs,
- * the model setup and the CLI's export lines once every part answers (./banner.ts).
+ * the model setup and the CLI's export lines once every part answers (./banner.ts); then warns about MCP servers
+ * agents would get no tools from (./mcp-watch.ts).
  * Ctrl-C (or SIGTERM/SIGHUP) stops every process it started; a second Ctrl-C kills them at once.
  */
 import path from 'node:path';
@@ -15,6 +16,7 @@ import { bannerLines } from './banner';
 import { ensureCodecSecrets } from './codec-secrets';
 import { ensureDemoKey, DEMO_USER_NAME } from './demo-user';
 import { resolveModelSetup } from './local-llm';
+import { watchMcpServers } from './mcp-watch';
 import { devStatePaths } from './paths';
 import { assertPortsFree, type PortClaim } from './ports';
 import { freePort, startProcess, waitFor, type Managed } from './process';
@@ -188,6 +190,10 @@ async function main(): Promise<void> {
       logs: `${displayPath(paths.logsDir)}/{${logs.join(',')}}.log`,
     });
     for (const line of lines) log(line);
+
+    // Open until the process exits: the warnings about MCP servers agents would get no tools from.
+    const watched = await connectDatabase({ uri: env.MONGODB_URI ?? config.MONGODB_URI, dbName: config.MONGODB_DB });
+    watchMcpServers(watched.db, config.HTTP_ALLOWED_HOSTS, log);
   } catch (err) {
     if (supervisor.isStopping) return;
     log(`failed: ${err instanceof Error ? err.message : String(err)}`);

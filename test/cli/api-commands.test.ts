@@ -178,6 +178,9 @@ describe('errors a person can act on', () => {
     const code = await runCli(['approvals', 'list'], config, { out: () => undefined, err: (l) => err.push(l) });
     expect(code).toBe(1);
     expect(err.join('\n')).toContain('no API key: pass --api-key <key> or set STEPWISE_API_KEY');
+    // Where a newcomer's key comes from: the dev stack's banner and its demo-key file.
+    expect(err.join('\n')).toContain('`export` lines `npm run dev` prints');
+    expect(err.join('\n')).toContain('export STEPWISE_API_KEY=$(cat .stepwise/demo-key)');
     expect(api.requests).toHaveLength(0);
   });
 

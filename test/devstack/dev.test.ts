@@ -2,7 +2,6 @@
  * `npm run dev` smoke tests: the real dev stack as a child process on free ports and a throwaway state folder, checked
  * through the URLs it prints, then stopped with SIGINT (as Ctrl-C would) — and not one process it started survives.
  */
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -15,84 +14,22 @@ import { EncryptionCodec } from '../../shared/codec/encryption-codec';
 import { parseCodecKeys } from '../../domain/codec-keys';
 import { payloadFromJson, payloadToJson, type JsonPayload } from '../../shared/codec/payload-json';
 import { startLlmServer } from '../helpers/llm-server';
-import { processTree, survivors, type ProcInfo } from '../helpers/proc-tree';
-import { repoRoot, runTs } from '../helpers/run-node';
+import {
+  killLeftovers,
+  printed,
+  startDev as startDevStack,
+  stopAndExpectNothingLeft,
+  waitUntilRunning,
+  type DevRun,
+} from '../helpers/dev-stack';
+import type { ProcInfo } from '../helpers/proc-tree';
+import { runTs } from '../helpers/run-node';
 import { uniqueId } from '../helpers/stack';
 
 jest.setTimeout(300_000);
 
-interface DevRun {
-  pid: number;
-  output(): string;
-  exited: Promise<number | null>;
-  /** Every process of the stack seen so far (the dev process, its children and theirs). */
-  seen: ProcInfo[];
-  /** The stack's log folder: its tails go into the error when the stack stops on its own. */
-  logsDir?: string;
-}
-
 const runs: DevRun[] = [];
-
-function startDev(env: Record<string, string>): DevRun {
-  // Its own process group, like a shell job: SIGINT to the group is what Ctrl-C in a terminal sends.
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'devstack', 'dev.ts')], {
-    cwd: repoRoot,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const run: DevRun = {
-    pid: child.pid!,
-    output: () => output,
-    exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
-    seen: [],
-    logsDir: env.DEV_STATE_DIR && path.join(env.DEV_STATE_DIR, 'logs'),
-  };
-  runs.push(run);
-  return run;
-}
-
-async function waitUntilRunning(run: DevRun): Promise<void> {
-  let exitCode: number | null | undefined;
-  void run.exited.then((c) => (exitCode = c));
-  await waitFor(
-    'npm run dev to print its URLs',
-    () => {
-      if (exitCode !== undefined)
-        throw new Error(`dev exited early (code ${exitCode}):\n${run.output()}${logTails(run.logsDir)}`);
-      return run.output().includes('Press Ctrl-C to stop.');
-    },
-    { timeoutMs: 180_000, intervalMs: 200 },
-  );
-  run.seen = processTree(run.pid);
-}
-
-/** The last lines of every log the stack wrote: the test's folder is gone by the time anyone reads CI's output. */
-function logTails(logsDir: string | undefined): string {
-  if (!logsDir || !fs.existsSync(logsDir)) return '';
-  return fs
-    .readdirSync(logsDir)
-    .map((file) => {
-      const lines = fs.readFileSync(path.join(logsDir, file), 'utf8').trimEnd().split('\n');
-      return `\n--- ${file} (last lines) ---\n${lines.slice(-30).join('\n')}`;
-    })
-    .join('');
-}
-
-/** SIGINT to the group, then: exit code 0, and no process of the stack left, by pid or by process group. */
-async function stopAndExpectNothingLeft(run: DevRun): Promise<void> {
-  process.kill(-run.pid, 'SIGINT');
-  expect(await run.exited).toBe(0);
-  expect(run.output()).toContain('[stepwise] stopped');
-  const pids = run.seen.map((p) => p.pid);
-  const groups = [...new Set(run.seen.map((p) => p.pgid))];
-  await waitFor('every process of the stack to be gone', () => survivors(pids, groups).length === 0, {
-    timeoutMs: 10_000,
-  });
-}
+const startDev = (env: Record<string, string>) => startDevStack(env, runs);
 
 function commandLines(procs: ProcInfo[]): string[] {
   return procs.map((p) => {
@@ -104,8 +41,6 @@ function commandLines(procs: ProcInfo[]): string[] {
   });
 }
 
-const printed = (run: DevRun, label: string) => new RegExp(`${label}\\s+(\\S+)`).exec(run.output())?.[1];
-
 describe('npm run dev', () => {
   let dir: string;
 
@@ -113,20 +48,7 @@ describe('npm run dev', () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'stepwise-dev-'));
   });
   afterAll(() => {
-    // Only when an assertion failed half-way: kill whatever these tests started, by pid and process group.
-    for (const run of runs) {
-      const procs = [...run.seen, ...processTree(run.pid)];
-      for (const p of survivors(
-        procs.map((s) => s.pid),
-        [...new Set(procs.map((s) => s.pgid))],
-      )) {
-        try {
-          process.kill(p.pid, 'SIGKILL');
-        } catch {
-          // gone
-        }
-      }
-    }
+    killLeftovers(runs);
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
