@@ -73,8 +73,7 @@ const bareStart = (ctx: BenchContext, steps: number) =>
  */
 const stepwiseHttpRun = async (ctx: BenchContext): Promise<void> =>
   ctx.api.waitForCompletion(await ctx.api.startRun(ctx.httpWorkflow, {}));
-const handHttpRun = async (ctx: BenchContext): Promise<void> =>
-  ctx.hand.waitForCompletion(await ctx.hand.startRun({}));
+const handHttpRun = async (ctx: BenchContext): Promise<void> => ctx.hand.waitForCompletion(await ctx.hand.startRun({}));
 const bareHttpStart = (ctx: BenchContext) =>
   ctx.temporal.workflow.start('bareHttpWorkflow', {
     taskQueue: ctx.stack.bareQueue,
