@@ -23,7 +23,7 @@ export async function bareHttpWorkflow(steps: number, url: string): Promise<unkn
   return value;
 }
 
-/** B9: the same trivial steps as local activities (what Stepwise does for pure steps). */
+/** B4: the same trivial steps as local activities (what Stepwise does for pure steps). */
 export async function bareLocalWorkflow(steps: number, input: Record<string, unknown>): Promise<unknown> {
   let value: unknown = input;
   for (let i = 0; i < steps; i++) value = await local.step(value);

@@ -23,7 +23,7 @@ import { startHttpSink, type HttpSink } from '../test/helpers/http-sink';
 import { b6AgentOverhead, startMockLlm } from './agent-overhead';
 import { c1RunStart, c2StepRoundTrips } from './counted';
 import { b11Growth } from './growth';
-import { b10FanOut, b9PureSteps } from './pure-and-fan-out';
+import { b10FanOut } from './fan-out';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
@@ -41,7 +41,6 @@ const BENCHES: Record<string, Bench> = {
   B5: b5StatusRead,
   B6: (ctx, { llm }) => b6AgentOverhead(ctx, llm),
   B7: b7Reads,
-  B9: b9PureSteps,
   B10: (ctx, { sink }) => b10FanOut(ctx, sink),
   // Counted, not timed (docs/benchmarks.md lists each round trip with its reason).
   C1: c1RunStart,
@@ -84,7 +83,7 @@ async function main(): Promise<void> {
     await sink.close();
   }
   const table = [
-    ['id', 'stepwise', 'bare', 'ratio', 'target', 'ok'],
+    ['id', 'stepwise', 'reference', 'ratio', 'target', 'ok'],
     ...rows.map((r) => [
       r.id,
       r.stepwise,

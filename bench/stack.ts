@@ -1,7 +1,8 @@
 /**
  * The benchmark's own stack, on free loopback ports: Temporal (in memory, headless), the MongoDB server, the Stepwise
- * API and worker as child processes (as in production), and the bare reference processes beside them, all on the same
- * Temporal server so that arms are compared in one server configuration.
+ * API and worker as child processes (as in production), and the reference processes beside them — the bare Temporal
+ * worker, the bare Koa handler, the hand-written service's API and worker (bench/hand-written/) — all on the same
+ * Temporal and MongoDB servers so that arms are compared in one server configuration.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -26,12 +27,22 @@ export interface BenchStack {
   stepwiseQueue: string;
   bareQueue: string;
   bareKoaUrl: string;
+  /** The hand-written service (bench/hand-written/): its API, its task queue and its database on the same server. */
+  handWritten: { url: string; queue: string; dbName: string };
   /** The worker's Stepwise /metrics (its health port). */
   workerMetricsUrl: string;
   database: Database;
   /** The payload codec keys the API and worker run with (PAYLOAD_CODEC_KEYS): a client reading Stepwise runs needs them. */
   codecKeys: string;
-  pids: { api: number; worker: number; bareWorker: number; database: number; temporal: number };
+  pids: {
+    api: number;
+    worker: number;
+    bareWorker: number;
+    handApi: number;
+    handWorker: number;
+    database: number;
+    temporal: number;
+  };
   /**
    * Starts another API process, as the first but on database `dbName` of the same server (B11 reads two data sets
    * side by side); it stops with the stack.
@@ -81,9 +92,12 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     const apiPort = await freePort();
     const healthPort = await freePort();
     const bareKoaPort = await freePort();
+    const handPort = await freePort();
     const codecKeys = generateCodecKey();
     const stepwiseQueue = 'bench-stepwise';
     const bareQueue = 'bench-bare';
+    const handQueue = 'bench-hand-written';
+    const handDb = 'bench_hand_written';
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       NODE_ENV: 'production',
@@ -129,12 +143,17 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
     const api = spawnTs('api', 'api/server.ts', [], true);
     const bareWorker = spawnTs('bare-worker', 'bench/bare-worker.ts', [temporal.address, bareQueue]);
     const bareKoa = spawnTs('bare-koa', 'bench/bare-koa.ts', [mongo.uri, dbName, user._id, String(bareKoaPort)]);
+    const handServer = [mongo.uri, handDb, temporal.address, handQueue];
+    const handWorker = spawnTs('hand-worker', 'bench/hand-written/worker.ts', handServer);
+    const handApi = spawnTs('hand-api', 'bench/hand-written/api.ts', [...handServer, String(handPort)]);
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     await Promise.all([
       waitFor('the API', () => ok(`${apiUrl}/readyz`), { timeoutMs: 90_000, intervalMs: 200 }),
       waitFor('the worker', () => ok(`http://127.0.0.1:${healthPort}/readyz`), { timeoutMs: 90_000, intervalMs: 200 }),
       waitForLog(bareWorker, /ready/, { timeoutMs: 90_000 }),
       waitForLog(bareKoa, /ready/, { timeoutMs: 90_000 }),
+      waitForLog(handWorker, /ready/, { timeoutMs: 90_000 }),
+      waitForLog(handApi, /ready/, { timeoutMs: 90_000 }),
     ]);
     log('stack ready');
     return {
@@ -148,6 +167,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       stepwiseQueue,
       bareQueue,
       bareKoaUrl: `http://127.0.0.1:${bareKoaPort}`,
+      handWritten: { url: `http://127.0.0.1:${handPort}`, queue: handQueue, dbName: handDb },
       workerMetricsUrl: `http://127.0.0.1:${healthPort}/metrics`,
       database,
       codecKeys,
@@ -155,6 +175,8 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
         api: api.pid,
         worker: worker.pid,
         bareWorker: bareWorker.pid,
+        handApi: handApi.pid,
+        handWorker: handWorker.pid,
         database: mongo.process.pid,
         temporal: temporal.process.pid,
       },

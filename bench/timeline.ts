@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/timeline.ts B2|B6|B9 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
+ * `npx tsx bench/timeline.ts B2|B4|B6 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
  * row's Stepwise workflow and its bare arm a few times (the first ones warm up), and prints the last of each from
  * Temporal's history: every event at its offset from the start and the gap before it, the activity or marker named.
  * Workflow task gaps (scheduled → started → completed) are the worker's; activity gaps hold what the activity does.
@@ -92,7 +92,7 @@ function printMedians(label: string, runs: Phases[]): void {
 }
 
 async function main(): Promise<void> {
-  const row = (process.argv[2] ?? 'B9').toUpperCase();
+  const row = (process.argv[2] ?? 'B4').toUpperCase();
   const runs = Math.max(3, Number(process.argv[3] ?? 12));
   const llm = await startMockLlm();
   const sink = await startHttpSink();
@@ -119,7 +119,7 @@ async function main(): Promise<void> {
       workflowId = ctx.httpWorkflow;
       input = {};
       bare = { type: 'bareHttpWorkflow', args: [3, sink.url('/bench')] };
-    } else if (row !== 'B9') throw new Error(`timeline: B2, B6 or B9, not ${row}`);
+    } else if (row !== 'B4') throw new Error(`timeline: B2, B4 or B6, not ${row}`);
 
     // The arms alternate, as in `npm run bench`, so what the machine does at the time falls on both.
     let last = { runId: '', started: 0, ended: 0 };

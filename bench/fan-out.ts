@@ -1,7 +1,4 @@
-/**
- * B9 and B10: what a step costs when it needs no activity round trip (pure steps, run as local activities) and when
- * it needs many (a map of side-effecting HTTP calls, regular activities in both arms).
- */
+/** B10: a map of side-effecting HTTP calls (regular activities in both arms). */
 import type { HttpSink } from '../test/helpers/http-sink';
 import type { BenchContext, Row } from './arms';
 import { cpuMs } from './stack';
@@ -11,26 +8,6 @@ const bareRun = (ctx: BenchContext, type: string, args: unknown[]) =>
   ctx.temporal.workflow
     .start(type, { taskQueue: ctx.stack.bareQueue, workflowId: `bare-${type}-${process.hrtime.bigint()}`, args })
     .then((h) => h.result());
-
-export async function b9PureSteps(ctx: BenchContext): Promise<Row> {
-  const { a, b } = await interleave(
-    40 * ctx.scale,
-    () => timed(async () => ctx.api.waitForCompletion(await ctx.api.startRun(ctx.workflows[3]!, { n: 1 }))),
-    () => timed(() => bareRun(ctx, 'bareLocalWorkflow', [3, { n: 1 }])),
-  );
-  const sa = summarize(a);
-  const sb = summarize(b);
-  return {
-    id: 'B9',
-    what: 'pure steps: 3 transform steps end to end via the API ÷ bare workflow of 3 local activities',
-    stepwise: `p50 ${round(sa.p50, 1)} ms`,
-    bare: `p50 ${round(sb.p50, 1)} ms`,
-    ratio: sa.p50 / sb.p50,
-    target: '≤ 1.5×',
-    pass: sa.p50 / sb.p50 <= 1.5,
-    detail: { stepwise: sa, bare: sb },
-  };
-}
 
 const FAN_OUT_ITEMS = 200;
 const FAN_OUT_CONCURRENCY = 20;
