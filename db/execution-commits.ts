@@ -11,7 +11,7 @@
  */
 import type { Db } from 'mongodb';
 import { removeApproval } from './approvals';
-import { appendRunEvents, fillEventSeqs } from './run-events';
+import { appendRunEvents, fillEventSeqs, grantFrom } from './run-events';
 import { notTerminal, runsCollection } from './runs';
 import { endsExecution, stepChangeEvents, type StepChange } from './step-events';
 import { writeExecutions, type StepExecutionDoc } from './step-executions';
@@ -76,6 +76,7 @@ async function drain(db: Db, runId: string, byRun: Map<string, Waiting[]>, first
 async function commit(db: Db, runId: string, writes: ExecutionWrite[]): Promise<boolean> {
   const events = writes.reduce((n, w) => n + w.changes.length, 0);
   const earliest = new Date(Math.min(...writes.map((w) => w.startedAt.getTime())));
+  const allocatedAt = Date.now();
   const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
     {
@@ -93,11 +94,11 @@ async function commit(db: Db, runId: string, writes: ExecutionWrite[]): Promise<
   // The writes that took effect log their changes at the first seqs; the seqs of the rest (a late write to an
   // execution that had already ended) get skips.
   const logged = writes.filter((_, i) => took[i]);
-  const firstSeq = (before.event_seq ?? 0) + 1;
+  const seqs = grantFrom(before, allocatedAt);
   const toLog = stepChangeEvents(logged.map((w) => ({ execId: w.exec.execId, changes: w.changes })));
   await Promise.all([
-    appendRunEvents(db, runId, toLog, firstSeq),
-    fillEventSeqs(db, runId, firstSeq + toLog.length, events - toLog.length),
+    appendRunEvents(db, runId, toLog, seqs),
+    fillEventSeqs(db, runId, seqs.first + toLog.length, events - toLog.length),
   ]);
   // An approval item that ended leaves the approvals inbox (db/step-writes.ts afterChange does the same for one write).
   const approvals = new Set(before.steps.filter((s) => s.action_type === 'approval').map((s) => s.id));

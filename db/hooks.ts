@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
-import { WEBHOOK_SECRET_PREFIX } from './webhook-secrets';
+import { WEBHOOK_SECRET_PREFIX } from './users';
 
 export interface HookDoc {
   /** `hook_<32 base64url characters>`: unguessable. */

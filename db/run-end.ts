@@ -5,7 +5,15 @@
  */
 import type { Db } from 'mongodb';
 import { removeRunApprovals } from './approvals';
-import { appendRunEnded, type RunEndedData } from './run-events';
+import {
+  appendRunEnded,
+  grantFrom,
+  endLogged,
+  runEndedEvent,
+  runEventId,
+  type LoggedRunEvent,
+  type RunEndedData,
+} from './run-events';
 import { notTerminal, runsCollection, isTerminal, type RunDoc } from './runs';
 import { closeOpenExecutions } from './step-executions';
 import type { RunOutcome, StepError } from '../domain/steps';
@@ -51,6 +59,7 @@ export async function recordRunEnd(
     await closeOpenExecutions(db, runId, executionStopOf(outcome), at);
   }
   // The document as written comes back, so the end is logged from it without reading it again.
+  const allocatedAt = Date.now();
   const ended = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
     { $set: set, $inc: { event_seq: 1 }, ...(Object.keys(max).length > 0 ? { $max: max } : {}) },
@@ -70,7 +79,8 @@ export async function recordRunEnd(
   // run listed goes with it, so the inbox holds only what can still be decided (one delete on index `by_run`).
   await removeRunApprovals(db, runId);
   // The write allocated the end's seq: the counter as it returned.
-  await appendRunEnded(db, runId, runEndedData(ended), (ended as { event_seq?: number }).event_seq ?? 1);
+  const counter = (ended as { event_seq?: number }).event_seq ?? 1;
+  await appendRunEnded(db, runId, runEndedData(ended), grantFrom({ event_seq: counter - 1 }, allocatedAt));
   return ended;
 }
 
@@ -124,6 +134,30 @@ export async function logRunEnded(db: Db, runId: string): Promise<void> {
   const run = await runsCollection(db).findOne({ _id: runId }, { projection: ENDED_PROJECTION });
   if (!run || !isTerminal(run.status)) return;
   await appendRunEnded(db, runId, runEndedData(run));
+}
+
+/**
+ * For readers of the event log (which write nothing): `run.ended` of a terminal run whose end was never logged (its
+ * writer stopped between its two writes and was not retried), as the writer would have logged it, at `seq` (the seq
+ * after the run's counter: a writer that logs it later takes that very seq). Null when the run is not terminal or
+ * its end is logged.
+ */
+export async function unloggedRunEnd(db: Db, runId: string, seq: number): Promise<LoggedRunEvent | null> {
+  const [run, logged] = await Promise.all([
+    runsCollection(db).findOne({ _id: runId }, { projection: ENDED_PROJECTION }),
+    endLogged(db, runId),
+  ]);
+  if (!run || !isTerminal(run.status) || logged) return null;
+  const event = runEndedEvent(runEndedData(run));
+  return {
+    _id: runEventId(runId, seq),
+    run_id: runId,
+    seq,
+    key: `${runId}/${event.key}`,
+    type: 'run.ended',
+    at: run.completed_at ?? new Date(),
+    data_json: JSON.stringify(event.data),
+  };
 }
 
 function runEndedData(run: Pick<RunDoc, 'status' | 'error' | 'steps'>): RunEndedData {

@@ -10,9 +10,11 @@
  *   all (the happening was logged before). Readers deliver only a gap-free prefix 1..n in seq order and resume after
  *   the last id delivered (`Last-Event-ID`): nothing is skipped that appears later, nothing repeated. Concurrent
  *   writers (a map's items) never collide: each has its own seqs.
- * - **A writer that stopped between the two** (a crash) leaves a hole. A reader that has waited GAP_FILL_MS at a hole
- *   fills it with a `skip` (unique `_id`: if the event arrives first, the reader sees it instead); a writer that finds
- *   its seq filled allocates another. So a hole delays readers, never stops them.
+ * - **A writer that stopped between the two** (a crash) leaves a hole. Readers write nothing (every GET is
+ *   read-only): a reader steps over a hole once it is HOLE_MS old, and a writer never inserts at a seq it allocated
+ *   WRITE_WINDOW_MS ago or more — it puts a `skip` there itself and allocates another. A writer late for its seqs
+ *   thus logs its event after every hole a reader may have stepped over, so nothing is skipped that appears later,
+ *   and a hole delays readers, never stops them.
  * - **Idempotence.** Every event has a key naming what happened (`emails[3]:completed`, `draft:started:2`), unique
  *   per run, so a retried activity or a replayed projection write logs its event once.
  * - **Waking readers.** A reader polls the counter (a lookup of the run by `_id`) and fetches up to it by ids.
@@ -20,8 +22,11 @@
  *   appends after it is never shown to anyone (all readers agree), and the run document already has the truth.
  * - **Live text expires.** An agent's live text (`agent.text.delta`, `agent.text.void`: db/text-deltas.ts) is logged
  *   like any event, with an `expires_at` that only those carry: a TTL index removes them after
- *   STREAM_DELTAS_RETENTION_HOURS, leaving holes. A hole with a later event written GAP_FILL_MS ago is at least that
- *   old (its seq was allocated first), so readers fill it at once instead of waiting there (readRunEventWindow).
+ *   STREAM_DELTAS_RETENTION_HOURS, leaving holes. A hole with a later event written HOLE_MS ago is at least that
+ *   old (its seq was allocated first), so readers step over it at once instead of waiting there (readRunEventWindow).
+ * - **An end never logged.** A run whose terminal write happened but whose `run.ended` insert did not (the writer
+ *   stopped between the two, and its retry never came) is ended for readers all the same: they deliver `run.ended`
+ *   built from the run's document (endedEventOf), as the writer would have.
  */
 import type { Db } from 'mongodb';
 import type { JsonObject } from '../domain/json';
@@ -47,7 +52,7 @@ export const RUN_EVENT_TYPES = [
 ] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
-/** A seq that holds no event (nothing to log after all, or a hole a reader filled): never delivered. */
+/** A seq that holds no event (nothing to log after all, or its writer came too late for it): never delivered. */
 export const SKIP = 'skip';
 
 export interface RunEventDoc {
@@ -88,10 +93,30 @@ export function runEventId(runId: string, seq: number): string {
 }
 
 const END_KEY = 'run.ended';
-/** How long a reader waits at a hole before filling it (a writer needs milliseconds between allocating and inserting). */
-export const GAP_FILL_MS = 10_000;
-/** A writer whose seq a reader filled allocates again; this bounds how often (each time it waited GAP_FILL_MS). */
+/** How old a hole is when readers step over it (a writer needs milliseconds between allocating and inserting). */
+export const HOLE_MS = 10_000;
+/**
+ * A writer inserts at seqs it allocated less than this long ago, else it skips them and allocates again: half of
+ * HOLE_MS, so a writer's clock running a little behind a reader's, or a pause between the check and the insert,
+ * still lands before any reader steps over the seq.
+ */
+export const WRITE_WINDOW_MS = HOLE_MS / 2;
+/** A writer whose seqs were taken or went stale allocates again; this bounds how often. */
 const MAX_REALLOCATIONS = 5;
+
+/**
+ * Seqs a writer allocated (in its own write, or allocateEventSeqs): the first, and when, by the writer's clock taken
+ * before the allocating write was sent (so never later than the allocation).
+ */
+export interface SeqGrant {
+  first: number;
+  at: number;
+}
+
+/** The grant of `count` seqs from a write that `$inc`-ed the counter and returned the document as it was before. */
+export function grantFrom(before: { event_seq?: number }, at: number): SeqGrant {
+  return { first: (before.event_seq ?? 0) + 1, at };
+}
 
 export interface NewRunEvent {
   type: RunEventType;
@@ -102,14 +127,20 @@ export interface NewRunEvent {
   expiresAt?: Date;
 }
 
-/** Allocates `count` seqs of the run's log; returns the first. */
-export async function allocateEventSeqs(db: Db, runId: string, count: number): Promise<number> {
-  const after = await runsCollection(db).findOneAndUpdate(
+/** Allocates `count` seqs of the run's log. */
+export async function allocateEventSeqs(db: Db, runId: string, count: number): Promise<SeqGrant> {
+  const at = Date.now();
+  const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId },
     { $inc: { event_seq: count } },
-    { returnDocument: 'after', projection: { event_seq: 1 } },
+    { returnDocument: 'before', projection: { event_seq: 1 } },
   );
-  return (after?.event_seq ?? count) - count + 1;
+  return grantFrom(before ?? {}, at);
+}
+
+/** Whether seqs of this grant may still be written (WRITE_WINDOW_MS). */
+function fresh(grant: SeqGrant): boolean {
+  return Date.now() - grant.at < WRITE_WINDOW_MS;
 }
 
 /**
@@ -122,26 +153,32 @@ export async function appendRunEvent(db: Db, runId: string, event: NewRunEvent):
 }
 
 /**
- * Appends events in order at seqs `firstSeq`, `firstSeq + 1`, … when the caller allocated them (in its own write),
- * else at seqs allocated here. Each seq gets its event, or a `skip` when the event was logged before (null then).
+ * Appends events in order at the seqs of `grant` when the caller allocated them (in its own write), else at seqs
+ * allocated here. Each seq gets its event, or a `skip` when the event was logged before (null then). Seqs granted
+ * too long ago (WRITE_WINDOW_MS) get skips, and the events go to new ones.
  */
 export async function appendRunEvents(
   db: Db,
   runId: string,
   batch: NewRunEvent[],
-  firstSeq?: number,
+  grant?: SeqGrant,
 ): Promise<(number | null)[]> {
   if (batch.length === 0) return [];
-  const first = firstSeq ?? (await allocateEventSeqs(db, runId, batch.length));
-  if (batch.length === 1) return [await insertEvent(db, runId, batch[0]!, first)];
+  let seqs = grant ?? (await allocateEventSeqs(db, runId, batch.length));
+  if (!fresh(seqs)) {
+    await fillEventSeqs(db, runId, seqs.first, batch.length);
+    seqs = await allocateEventSeqs(db, runId, batch.length);
+  }
+  const first = seqs.first;
+  if (batch.length === 1) return [await insertEvent(db, runId, batch[0]!, seqs)];
   // Several events (a step's start and completion at once): one round trip in the usual case, where every seq and
   // key is free; an event that collided goes the one-by-one way, which tells a repeat from a filled seq.
   const collided = await insertAll(db, runId, batch, first);
-  const seqs: (number | null)[] = [];
+  const out: (number | null)[] = [];
   for (const [i, event] of batch.entries()) {
-    seqs.push(collided.has(i) ? await insertEvent(db, runId, event, first + i) : first + i);
+    out.push(collided.has(i) ? await insertEvent(db, runId, event, { first: first + i, at: seqs.at }) : first + i);
   }
-  return seqs;
+  return out;
 }
 
 /** Inserts the batch at its seqs, unordered; the indexes of the events that hit a duplicate key. */
@@ -185,7 +222,7 @@ function skipDoc(runId: string, seq: number, at: Date): RunEventDoc {
   };
 }
 
-/** Puts a `skip` at `seq` unless something is there; true when this call filled it. */
+/** Puts a `skip` at `seq` unless something is there (a seq its writer had nothing for); true when this call filled it. */
 export async function fillEventSeq(db: Db, runId: string, seq: number): Promise<boolean> {
   try {
     await runEventsCollection(db).insertOne(skipDoc(runId, seq, new Date()));
@@ -207,29 +244,34 @@ export async function fillEventSeqs(db: Db, runId: string, from: number, count: 
   try {
     await runEventsCollection(db).insertMany(docs, { ordered: false });
   } catch (err) {
-    // A seq a reader filled first already holds its skip.
+    // A seq filled before (a retried writer) already holds its skip.
     if (!duplicateKeyIndexes(err)) throw err;
   }
 }
 
-async function insertEvent(db: Db, runId: string, event: NewRunEvent, allocated: number): Promise<number | null> {
+async function insertEvent(db: Db, runId: string, event: NewRunEvent, granted: SeqGrant): Promise<number | null> {
   const events = runEventsCollection(db);
   const key = `${runId}/${event.key}`;
-  let seq = allocated;
+  let seq = granted;
   for (let tries = 0; ; tries++) {
-    try {
-      await events.insertOne(eventDoc(runId, seq, event, new Date()));
-      return seq;
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err;
-    }
-    // Either the key is taken (logged before: this seq gets a skip) or the seq is (a reader filled it: take another).
-    if (await events.findOne({ key }, { projection: { _id: 1 } })) {
-      await fillEventSeq(db, runId, seq);
-      return null;
+    if (fresh(seq)) {
+      try {
+        await events.insertOne(eventDoc(runId, seq.first, event, new Date()));
+        return seq.first;
+      } catch (err) {
+        if (!isDuplicateKey(err)) throw err;
+      }
+      // Either the key is taken (logged before: this seq gets a skip) or the seq is (filled: take another).
+      if (await events.findOne({ key }, { projection: { _id: 1 } })) {
+        await fillEventSeq(db, runId, seq.first);
+        return null;
+      }
+    } else {
+      // Too late for this seq: readers may have stepped over it already.
+      await fillEventSeq(db, runId, seq.first);
     }
     if (tries >= MAX_REALLOCATIONS) {
-      throw new Error(`could not append an event to run ${runId}: its seqs were filled ${tries + 1} times`);
+      throw new Error(`could not append an event to run ${runId}: ${tries + 1} seqs were taken or stale`);
     }
     seq = await allocateEventSeqs(db, runId, 1);
   }
@@ -240,9 +282,14 @@ export async function appendRunEnded(
   db: Db,
   runId: string,
   data: RunEndedData,
-  firstSeq?: number,
+  grant?: SeqGrant,
 ): Promise<number | null> {
-  return (await appendRunEvents(db, runId, [runEndedEvent(data)], firstSeq))[0] ?? null;
+  return (await appendRunEvents(db, runId, [runEndedEvent(data)], grant))[0] ?? null;
+}
+
+/** Whether the run's `run.ended` is in its log (one lookup on the unique key). */
+export async function endLogged(db: Db, runId: string): Promise<boolean> {
+  return (await runEventsCollection(db).findOne({ key: `${runId}/${END_KEY}` }, { projection: { _id: 1 } })) !== null;
 }
 
 /** The run's `run.ended` event (for a writer that appends it with others). */

@@ -7,7 +7,7 @@ import { parseExecutionId } from '../domain/exec-id';
 import type { JsonObject, JsonValue } from '../domain/json';
 import { isOutputRef, type OutputRef, type Usage } from '../domain/run';
 import type { StepError } from '../domain/steps';
-import { appendRunEvent, appendRunEvents, type NewRunEvent } from './run-events';
+import { appendRunEvent, appendRunEvents, type NewRunEvent, type SeqGrant } from './run-events';
 
 /**
  * The tool call an agent step waits for (a destructive MCP tool's, decision 0410): the `index`th call of the model
@@ -101,19 +101,19 @@ export function endsExecution(change: StepChange): boolean {
 
 /**
  * Logs state changes of one execution (a step, a map item, a loop iteration), in order, in one write, after the
- * events in `before` (an agent's model call, logged with the step write it led to). `firstSeq`: where the seqs the
- * caller's own write allocated for them start (db/run-events.ts), if it did.
+ * events in `before` (an agent's model call, logged with the step write it led to). `seqs`: the seqs the caller's
+ * own write allocated for them (db/run-events.ts), if it did.
  */
 export async function logStepChange(
   db: Db,
   runId: string,
   execId: string,
   change: StepChange | StepChange[],
-  firstSeq?: number,
+  seqs?: SeqGrant,
   before: NewRunEvent[] = [],
 ): Promise<void> {
   const changes = Array.isArray(change) ? change : [change];
-  await appendRunEvents(db, runId, [...before, ...stepChangeEvents([{ execId, changes }])], firstSeq);
+  await appendRunEvents(db, runId, [...before, ...stepChangeEvents([{ execId, changes }])], seqs);
 }
 
 /** The events of executions' state changes, in the order given (for a writer that appends them with others). */

@@ -260,7 +260,7 @@ export async function setStepProgress(
     { $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage } },
     announce.length,
   );
-  await appendRunEvents(db, runId, announce, write.firstSeq);
+  await appendRunEvents(db, runId, announce, write.seqs);
   return write.wrote;
 }
 

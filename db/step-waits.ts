@@ -5,6 +5,7 @@
  */
 import type { Db } from 'mongodb';
 import { putApproval, removeApproval } from './approvals';
+import { grantFrom } from './run-events';
 import { notTerminal, runsCollection } from './runs';
 import { waitedCallKey, type StepChange, type WaitedToolCall } from './step-events';
 import { innerExecution, logged, updateExecution, updateStep, type StepWrite } from './step-writes';
@@ -111,6 +112,7 @@ export async function markAgentResumed(
     const set = { status: 'running' as const, waiting_call: null };
     return updateExecution(db, runId, inner, set, { change, where: { waiting_call: waitsForIt } });
   }
+  const allocatedAt = Date.now();
   const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal, steps: { $elemMatch: { id: stepId, waiting_call: waitsForIt } } },
     {
@@ -121,6 +123,5 @@ export async function markAgentResumed(
     { returnDocument: 'before', projection: { event_seq: 1 }, arrayFilters: [{ 's.id': stepId }] },
   );
   if (!before) return false;
-  const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
-  return logged(db, runId, stepId, change, { wrote: true, firstSeq, mayWait: true });
+  return logged(db, runId, stepId, change, { wrote: true, seqs: grantFrom(before, allocatedAt), mayWait: true });
 }

@@ -6,7 +6,7 @@
  * model call, after the step is marked running.
  */
 import type { Db } from 'mongodb';
-import { appendRunEvents } from './run-events';
+import { appendRunEvents, grantFrom } from './run-events';
 import { notTerminal, runsCollection } from './runs';
 import { stepOf } from './step-events';
 
@@ -20,6 +20,7 @@ export const MCP_PROBLEMS_SHOWN = 20;
 export async function recordMcpProblems(db: Db, runId: string, execId: string, problems: string[]): Promise<void> {
   if (problems.length === 0) return;
   const stepId = stepOf(execId);
+  const allocatedAt = Date.now();
   const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal, 'steps.id': stepId },
     {
@@ -39,5 +40,5 @@ export async function recordMcpProblems(db: Db, runId: string, execId: string, p
     key: `${execId}:step.warning:mcp_tools`,
     data: { exec_id: execId, step_id: stepId, source: 'mcp_tools', problems },
   };
-  await appendRunEvents(db, runId, [event], (before.event_seq ?? 0) + 1);
+  await appendRunEvents(db, runId, [event], grantFrom(before, allocatedAt));
 }

@@ -6,20 +6,20 @@
  */
 import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { removeApproval } from './approvals';
-import { fillEventSeq, type NewRunEvent } from './run-events';
+import { fillEventSeqs, grantFrom, type NewRunEvent, type SeqGrant } from './run-events';
 import { notTerminal, runsCollection, type RunDoc } from './runs';
 import { endsExecution, logStepChange, type StepChange } from './step-events';
 import { writeExecution, type StepExecutionDoc } from './step-executions';
 import { parseExecutionId } from '../domain/exec-id';
 
 /**
- * What a step write found: whether it took effect (the run had not ended); the first of the event seqs it allocated
- * for the change (db/run-events.ts: logging it then costs only the insert); and, from the document as it was before,
+ * What a step write found: whether it took effect (the run had not ended); the event seqs it allocated for the
+ * change (db/run-events.ts: logging it then costs only the insert); and, from the document as it was before,
  * whether the step could be in the approvals inbox (it was waiting, or it is an approval step).
  */
 export interface StepWrite {
   wrote: boolean;
-  firstSeq?: number;
+  seqs?: SeqGrant;
   mayWait?: boolean;
 }
 
@@ -32,6 +32,7 @@ export async function updateStep(
   events = 0,
 ): Promise<StepWrite> {
   const filter: Filter<RunDoc> = { _id: runId, status: notTerminal, 'steps.id': stepId };
+  const allocatedAt = Date.now();
   const before = await runsCollection(db).findOneAndUpdate(
     filter,
     events > 0 ? { ...update, $inc: { event_seq: events } } : update,
@@ -40,7 +41,7 @@ export async function updateStep(
   if (!before) return { wrote: false };
   return {
     wrote: true,
-    ...(events > 0 ? { firstSeq: ((before as { event_seq?: number }).event_seq ?? 0) + 1 } : {}),
+    ...(events > 0 ? { seqs: grantFrom(before, allocatedAt) } : {}),
     mayWait: before.steps.some((s) => s.id === stepId && s.status === 'waiting'),
   };
 }
@@ -78,6 +79,7 @@ export async function updateExecution(
     ? { $set: { status: 'running', updated_at: now }, $min: { started_at: opts.startedAt } }
     : { $set: { updated_at: now } };
   const events = opts.change === undefined ? 0 : Array.isArray(opts.change) ? opts.change.length : 1;
+  const allocatedAt = Date.now();
   const before = await runsCollection(db).findOneAndUpdate(
     { _id: runId, status: notTerminal },
     events > 0 ? { ...update, $inc: { event_seq: events } } : update,
@@ -89,12 +91,12 @@ export async function updateExecution(
     ...(opts.where ? { where: opts.where } : {}),
   });
   if (opts.change) {
-    const firstSeq = ((before as { event_seq?: number }).event_seq ?? 0) + 1;
+    const seqs = grantFrom(before, allocatedAt);
     // The seqs allocated with the run's write hold the changes, or nothing when the execution did not take them.
-    if (!changed) for (let i = 0; i < events; i++) await fillEventSeq(db, runId, firstSeq + i);
+    if (!changed) await fillEventSeqs(db, runId, seqs.first, events);
     else {
       const mayWait = before.steps.some((s) => s.id === exec.stepId && s.action_type === 'approval');
-      await afterChange(db, runId, exec.execId, opts.change, { wrote: true, firstSeq, mayWait });
+      await afterChange(db, runId, exec.execId, opts.change, { wrote: true, seqs, mayWait });
     }
   }
   return true;
@@ -127,5 +129,5 @@ async function afterChange(
 ): Promise<void> {
   const ends = (Array.isArray(change) ? change : [change]).some(endsExecution);
   if (ends && found.mayWait !== false) await removeApproval(db, runId, execId);
-  await logStepChange(db, runId, execId, change, found.firstSeq, before);
+  await logStepChange(db, runId, execId, change, found.seqs, before);
 }

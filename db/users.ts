@@ -7,8 +7,20 @@ export interface UserDoc {
   _id: string;
   name: string;
   created_at: Date;
-  /** Signs the user's completion webhooks (db/webhook-secrets.ts); created on first use. */
-  webhook_secret?: { secret: string; created_at: Date };
+  /** Signs the user's completion webhooks (db/webhook-secrets.ts); made with the user. */
+  webhook_secret?: WebhookSecret;
+}
+
+export const WEBHOOK_SECRET_PREFIX = 'whsec_';
+
+export interface WebhookSecret {
+  secret: string;
+  created_at: Date;
+}
+
+/** A new webhook signing secret, in the Standard Webhooks form `whsec_<base64 of 32 random bytes>`. */
+export function newWebhookSecret(): WebhookSecret {
+  return { secret: `${WEBHOOK_SECRET_PREFIX}${randomBytes(32).toString('base64')}`, created_at: new Date() };
 }
 
 export interface ApiKeyDoc {
@@ -40,7 +52,7 @@ export function apiKeysCollection(db: Db) {
 }
 
 export async function createUser(db: Db, name: string): Promise<UserDoc> {
-  const user: UserDoc = { _id: newId('usr'), name, created_at: new Date() };
+  const user: UserDoc = { _id: newId('usr'), name, created_at: new Date(), webhook_secret: newWebhookSecret() };
   await usersCollection(db).insertOne(user);
   return user;
 }

@@ -3,7 +3,7 @@
  * key is the secret's bytes (the base64 after `whsec_`), and the header value is `v1,<base64 HMAC-SHA256>`.
  */
 import { createHmac } from 'node:crypto';
-import { WEBHOOK_SECRET_PREFIX } from '../db/webhook-secrets';
+import { WEBHOOK_SECRET_PREFIX } from '../db/users';
 
 export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
   const key = Buffer.from(

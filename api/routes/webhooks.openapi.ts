@@ -9,12 +9,12 @@ export const webhooksPaths: ZodOpenApiPathsObject = {
   '/api/v1/webhooks/secret': {
     get: {
       tags,
-      summary: 'Your webhook signing secret (created on first use)',
+      summary: 'Your webhook signing secret (made with your user)',
       description:
         'Completion webhooks (`callback_url` on a run start or in a workflow config) are signed with it in the ' +
         'Standard Webhooks form: `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`.',
       security: BEARER,
-      responses: { ...ok(200, 'The secret', webhookSecretView), ...errors(401) },
+      responses: { ...ok(200, 'The secret', webhookSecretView), ...errors(401, 404) },
     },
   },
   '/api/v1/webhooks/secret/rotate': {

@@ -1,11 +1,12 @@
 /**
- * The caller's webhook signing secret: GET returns it (created on first use), POST …/rotate replaces it. Each route
+ * The caller's webhook signing secret: GET returns it (made with the user), POST …/rotate replaces it. Each route
  * acts on the authenticated user only, so there is no id another user could name.
  */
 import Router from '@koa/router';
 import { userId } from '../caller';
-import { ensureWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
+import { readWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
 import { respond } from '../envelope';
+import { NotFoundError } from '../errors';
 import { presentWebhookSecret } from '../presenters/webhook-secret';
 import { authenticated } from '../route-deps';
 import type { ApiDeps } from '../deps';
@@ -21,7 +22,9 @@ export function webhookRoutes(deps: ApiDeps): Router {
   const auth = authenticated(deps);
 
   router.get('/secret', ...auth, async (ctx) => {
-    const secret = existing(await ensureWebhookSecret(deps.db, userId(ctx)));
+    const secret = await readWebhookSecret(deps.db, userId(ctx));
+    // Every user is made with one; a user document made by hand without one gets it from a rotation.
+    if (!secret) throw new NotFoundError('no webhook secret yet: POST /api/v1/webhooks/secret/rotate makes one');
     ctx.set('Cache-Control', 'no-store');
     respond(ctx, 200, presentWebhookSecret(secret));
   });

@@ -1,6 +1,7 @@
 /**
  * The run event log against the real MongoDB wire server: concurrent writers of one run get a gap-free sequence,
- * a repeated happening is logged once, readers see a prefix and stop at the end, and a hole a writer left is filled.
+ * a repeated happening is logged once, readers see a prefix and stop at the end, and readers step over a hole a writer
+ * left without writing anything, while a writer late for its seq takes a new one.
  */
 import { followRunEvents } from '../../api/commands/run-events/follow';
 import {
@@ -9,12 +10,14 @@ import {
   appendRunEvents,
   fillEventSeq,
   isLoggedEvent,
+  WRITE_WINDOW_MS,
   readEventCounter,
   runEventsCollection,
   type LoggedRunEvent,
 } from '../../db/run-events';
 import { markStepCompleted, markStepRunning } from '../../db/step-states';
 import { recordRunOutcome } from '../../db/run-end';
+import { runsCollection } from '../../db/runs';
 import { readRunEvents } from '../helpers/run-events';
 import { actionStep, insertTestRun } from '../helpers/snapshots';
 import { uniqueId, useTestDb } from '../helpers/stack';
@@ -52,7 +55,7 @@ describe('run event log', () => {
     for (let i = 1; i <= 5; i++)
       await appendRunEvent(database.db, runId, { type: 'step.started', key: `k${i}`, data: {} });
     // Seq 6 allocated but never written (a writer that stopped), and an event at 7 behind the hole.
-    expect(await allocateEventSeqs(database.db, runId, 1)).toBe(6);
+    expect((await allocateEventSeqs(database.db, runId, 1)).first).toBe(6);
     expect(await appendRunEvent(database.db, runId, { type: 'step.started', key: 'k7', data: {} })).toBe(7);
     const range = (afterSeq: number, counter: number) =>
       readRunEvents(database.db, runId, { afterSeq, counter, limit: 100 }).then((es) => es.map((e) => e.seq));
@@ -61,7 +64,7 @@ describe('run event log', () => {
     expect(await range(5, 7)).toEqual([]);
   });
 
-  it('a reader fills a hole it has waited at, and delivers what lies behind it; a late writer takes a new seq', async () => {
+  it('a reader steps over a hole it has waited at, writing nothing, and delivers what lies behind it; a late writer takes a new seq', async () => {
     const runId = await newRun();
     await appendRunEvent(database.db, runId, { type: 'step.started', key: 'a:step.started:1', data: {} });
     const hole = await allocateEventSeqs(database.db, runId, 1); // its writer "crashed" here
@@ -84,7 +87,7 @@ describe('run event log', () => {
         heartbeatMs: 60_000,
         deadline: Date.now() + 60_000,
         signal: controller.signal,
-        gapFillMs: 200,
+        holeMs: 200,
       },
     );
     expect(await following).toBe('closed');
@@ -92,18 +95,20 @@ describe('run event log', () => {
       [1, 'step.started'],
       [3, 'step.completed'],
     ]);
-    // The writer of the hole comes back: its seq is taken, so its event goes after everything else.
+    // The reader wrote nothing at the hole.
+    const holeId = `${runId}/${String(hole.first).padStart(9, '0')}`;
     const runsEvents = runEventsCollection(database.db);
-    expect(await runsEvents.findOne({ _id: `${runId}/${String(hole).padStart(9, '0')}` })).toMatchObject({
-      type: 'skip',
-    });
+    expect(await runsEvents.findOne({ _id: holeId })).toBeNull();
+    // The writer of the hole comes back past its window: readers may have stepped over its seq, so it puts a skip
+    // there and logs its event after everything else.
     const [late] = await appendRunEvents(
       database.db,
       runId,
       [{ type: 'step.completed', key: 'late:step.completed', data: {} }],
-      hole,
+      { first: hole.first, at: Date.now() - WRITE_WINDOW_MS },
     );
     expect(late).toBe(4);
+    expect(await runsEvents.findOne({ _id: holeId })).toMatchObject({ type: 'skip' });
   });
 
   it('appends a batch in one go; an event of it logged before gets a skip, one whose seq was filled goes last', async () => {
@@ -113,9 +118,9 @@ describe('run event log', () => {
       { type: 'step.completed', key: 'a:step.completed', data: {} },
     ]);
     expect(fresh).toEqual([1, 2]);
-    // The same two again (a retried write), beside a new one whose seq a reader filled meanwhile.
+    // The same two again (a retried write), beside a new one whose seq was filled meanwhile.
     const first = await allocateEventSeqs(database.db, runId, 3);
-    await fillEventSeq(database.db, runId, first + 2);
+    await fillEventSeq(database.db, runId, first.first + 2);
     const again = await appendRunEvents(
       database.db,
       runId,
@@ -126,7 +131,7 @@ describe('run event log', () => {
       ],
       first,
     );
-    expect(again).toEqual([null, null, first + 3]);
+    expect(again).toEqual([null, null, first.first + 3]);
     const all = await readAll(runId);
     expect(all.map((e) => [e.seq, e.type])).toEqual([
       [1, 'step.started'],
@@ -176,5 +181,44 @@ describe('run event log', () => {
       usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0 },
       steps: [{ id: 'a', status: 'completed' }],
     });
+  });
+  it('delivers the end a writer never logged from the run document, writing nothing; a resumed client gets it once', async () => {
+    const runId = await newRun();
+    await markStepRunning(database.db, runId, 'a', 1);
+    await markStepCompleted(database.db, runId, 'a', { n: 1 });
+    await recordRunOutcome(database.db, runId, { status: 'completed', error: null });
+    // The writer stopped between its terminal write and the end's insert: the end's seq is a hole.
+    await runEventsCollection(database.db).deleteOne({ key: `${runId}/run.ended` });
+    const stored = await runEventsCollection(database.db).countDocuments({ run_id: runId });
+    const follow = async (afterSeq: number) => {
+      const delivered: LoggedRunEvent[] = [];
+      const end = await followRunEvents(
+        database.db,
+        runId,
+        { event: async (doc) => void delivered.push(doc), comment: async () => undefined },
+        {
+          afterSeq,
+          pollMs: 20,
+          heartbeatMs: 60_000,
+          deadline: Date.now() + 60_000,
+          signal: new AbortController().signal,
+          holeMs: 200,
+        },
+      );
+      return { end, delivered };
+    };
+    const first = await follow(0);
+    const counter = (await runsCollection(database.db).findOne({ _id: runId }))!.event_seq!;
+    expect(first.end).toBe('ended');
+    expect(first.delivered.map((e) => [e.seq, e.type])).toEqual([
+      [1, 'step.started'],
+      [2, 'step.completed'],
+      [counter + 1, 'run.ended'],
+    ]);
+    expect(JSON.parse(first.delivered[2]!.data_json)).toMatchObject({ status: 'completed' });
+    expect(await runEventsCollection(database.db).countDocuments({ run_id: runId })).toBe(stored);
+    // Resumed after the end it was given: nothing more. Resumed just before it: the end again.
+    expect((await follow(counter + 1)).delivered).toEqual([]);
+    expect((await follow(counter)).delivered.map((e) => e.type)).toEqual(['run.ended']);
   });
 });

@@ -4,7 +4,7 @@
  * text, and a reader steps over a long stretch of expired text at once instead of waiting at each hole.
  */
 import { followRunEvents } from '../../api/commands/run-events/follow';
-import { appendRunEvent, readEventCounter, runEventsCollection } from '../../db/run-events';
+import { appendRunEvent, runEventsCollection } from '../../db/run-events';
 import {
   appendLiveText,
   earlierAttemptStreamed,
@@ -100,14 +100,13 @@ describe('live text in the run event log', () => {
         deadline: Date.now() + 3_600_000,
         signal: controller.signal,
         // A reader that waited at a hole would wait an hour: the test's timeout would end it first.
-        gapFillMs: 3_600_000,
+        holeMs: 3_600_000,
       },
     );
     expect(await following).toBe('closed');
     expect(delivered).toEqual(['step.started', 'step.completed']);
-    const counter = (await readEventCounter(database.db, runId))!.counter;
-    const docs = await readRunEvents(database.db, runId, { afterSeq: 0, counter, limit: 1_000 });
-    expect(docs).toHaveLength(252);
-    expect(docs.slice(1, 251).every((d) => d.type === 'skip')).toBe(true);
+    const docs = await runEventsCollection(database.db).find({ run_id: runId }).sort({ _id: 1 }).toArray();
+    // Stepped over, not filled: a reader writes nothing.
+    expect(docs.map((d) => d.type)).toEqual(['step.started', 'step.completed']);
   }, 30_000);
 });
