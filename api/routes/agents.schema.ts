@@ -55,15 +55,10 @@ const actionType = z
   .enum(ACTION_TYPES)
   .nullable()
   .meta({ description: 'Required for, and only for, `step_type: action`.' });
-const model = z
-  .string()
-  .max(LIMITS.model)
-  .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
-  .nullable()
-  .meta({
-    description: 'Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.',
-    example: 'openai:gpt-4o-mini',
-  });
+const model = z.string().max(LIMITS.model).regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE).nullable().meta({
+  description: 'Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.',
+  example: 'openai:gpt-4o-mini',
+});
 const config = jsonDataObject.meta({
   description:
     'Action: defaults checked by the action type (see GET /api/v1/agents/actions); `{{…}}` references allowed. Agent: `temperature`, `max_output_tokens`.',

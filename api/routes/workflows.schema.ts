@@ -144,11 +144,7 @@ const stepFields = z.strictObject({
   output_schema: jsonSchemaObject
     .optional()
     .meta({ description: 'Agent steps: JSON Schema (2020-12) the final answer must satisfy; overrides the template.' }),
-  model: z
-    .string()
-    .regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE)
-    .max(200)
-    .optional(),
+  model: z.string().regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE).max(200).optional(),
   egress: egressSettings.optional(),
   mcp_tools: mcpToolSelections.optional().meta({ description: 'Agent steps: overrides the template’s mcp_tools.' }),
   config: jsonDataObject
