@@ -20,6 +20,7 @@ import { webhooksPaths } from './routes/webhooks.openapi';
 import { mcpPaths } from './mcp/openapi';
 import { mcpServersPaths } from './routes/mcp-servers.openapi';
 import { mcpStdioServersPaths } from './routes/mcp-stdio-servers.openapi';
+import { runEventView } from './presenters/run-event';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [
@@ -76,6 +77,8 @@ export function buildOpenApiDocument(config: Pick<Config, 'PUBLIC_URL'>): oas31.
     },
     ...(config.PUBLIC_URL ? { servers: [{ url: config.PUBLIC_URL }] } : {}),
     components: {
+      // The event stream's items carry a RunEvent as text (run-events.openapi.ts); clients type events with it.
+      schemas: { RunEvent: runEventView },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created with the CLI (`sw_…`).' },
       },

@@ -2709,7 +2709,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * Your webhook signing secret (created on first use)
+     * Your webhook signing secret (made with your user)
      * @description Completion webhooks (`callback_url` on a run start or in a workflow config) are signed with it in the Standard Webhooks form: `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">`.
      */
     get: {
@@ -2735,6 +2735,15 @@ export interface paths {
         };
         /** @description Missing, malformed, unknown or revoked API key. */
         401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
           headers: {
             [name: string]: unknown;
           };
@@ -3056,7 +3065,7 @@ export interface paths {
               template_id?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
-              tools?: string[];
+              tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
               /**
                * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
                * @enum {string}
@@ -3171,7 +3180,7 @@ export interface paths {
                   template_id?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
-                  tools?: string[];
+                  tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
                   /**
                    * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
                    * @enum {string}
@@ -3299,7 +3308,7 @@ export interface paths {
                   template_id?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
-                  tools?: string[];
+                  tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
                   /**
                    * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
                    * @enum {string}
@@ -3665,7 +3674,7 @@ export interface paths {
               template_id?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
-              tools?: string[];
+              tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
               /**
                * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
                * @enum {string}
@@ -3782,7 +3791,7 @@ export interface paths {
                   template_id?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
-                  tools?: string[];
+                  tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
                   /**
                    * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
                    * @enum {string}
@@ -5296,7 +5305,7 @@ export interface paths {
             [name: string]: unknown;
           };
           content: {
-            'text/event-stream': components['schemas']['RunEvent'];
+            'text/event-stream': components['schemas']['RunEventItem'];
           };
         };
         /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
@@ -6346,7 +6355,7 @@ export interface components {
        *       "http_fetch"
        *     ]
        */
-      default_tools: string[];
+      default_tools: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
       /** @default {} */
       egress: components['schemas']['EgressPolicy'];
       /**
@@ -6916,6 +6925,31 @@ export interface components {
         } & {
           [key: string]: unknown;
         });
+    RunEventItem: {
+      /** @description The event as JSON (RunEvent). */
+      data: string;
+      /**
+       * @description The event's `type`.
+       * @enum {string}
+       */
+      event:
+        | 'step.started'
+        | 'step.retrying'
+        | 'step.waiting'
+        | 'step.resumed'
+        | 'step.completed'
+        | 'step.failed'
+        | 'step.skipped'
+        | 'step.child_run'
+        | 'step.warning'
+        | 'agent.model_call'
+        | 'agent.tool_call'
+        | 'agent.text.delta'
+        | 'agent.text.void'
+        | 'run.ended';
+      /** @description The event's `seq`: resume after it with `Last-Event-ID`. */
+      id: string;
+    };
     RunSearchItem: {
       completed_at: string | null;
       /**
@@ -7696,7 +7730,7 @@ export interface components {
        *       "http_fetch"
        *     ]
        */
-      default_tools?: string[];
+      default_tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
       egress?: components['schemas']['EgressPolicy'];
       /** @description Agents only: turn limit of the agent loop (null → 8). */
       max_turns?: number | null;
@@ -7853,7 +7887,7 @@ export interface components {
         template_id?: string;
         timeout_seconds?: number;
         /** @description Agent steps: overrides default_tools. */
-        tools?: string[];
+        tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
         /**
          * @description `any_ran` (default): skipped when every dependency was skipped; `all_ran`: skipped when any was; `all_done`: runs once its dependencies finished, whatever happened to them.
          * @enum {string}

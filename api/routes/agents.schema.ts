@@ -35,8 +35,17 @@ const defaultPrompt = z
   .min(1)
   .refine((s) => utf8Bytes(s) <= LIMITS.promptBytes, { message: `too long (max ${LIMITS.promptBytes / 1024} KiB)` })
   .meta({ description: 'System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8.' });
+/**
+ * A built-in tool's name. The document states the catalog's names (an `enum`); the server's check is
+ * agents.rules.ts / check-workflow.ts, whose message names the field and points to GET /api/v1/agents/tools.
+ */
+export const builtInToolName = z
+  .string()
+  .min(1)
+  .max(64)
+  .meta({ enum: [...TOOL_NAMES] });
 const defaultTools = z
-  .array(z.string().min(1).max(64))
+  .array(builtInToolName)
   .max(LIMITS.listItems)
   .meta({ description: 'Tool names from GET /api/v1/agents/tools (agents only).', example: ['http_fetch'] });
 const defaultTasks = z.array(z.string().min(1).max(LIMITS.task)).max(LIMITS.listItems);
@@ -109,7 +118,17 @@ export const createTemplateBody = z
     egress: fields.egress.default({}),
     mcp_tools: fields.mcp_tools.optional(),
   })
-  .meta({ id: 'CreateAgentTemplate' });
+  // agents.rules.ts's step_type rule on action_type, as the document states it (step_type defaults to `agent`):
+  // `not` of the two ways to break it, so a generated client keeps one object type.
+  .meta({
+    id: 'CreateAgentTemplate',
+    not: {
+      anyOf: [
+        { required: ['action_type'], properties: { step_type: { const: 'agent' }, action_type: { type: 'string' } } },
+        { required: ['step_type'], properties: { step_type: { const: 'action' }, action_type: { type: 'null' } } },
+      ],
+    },
+  });
 
 /** PATCH /api/v1/agents/:id: any subset of the fields (null clears a nullable one); at least one. */
 export const updateTemplateBody = z
@@ -130,8 +149,19 @@ export const updateTemplateBody = z
     mcp_tools: fields.mcp_tools.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
-  // The refinement above, as the document states it.
-  .meta({ id: 'UpdateAgentTemplate', minProperties: 1 });
+  // The refinement above, and the step_type rule on action_type where the change names both (the rest is checked
+  // merged with the stored template, agents.rules.ts), as the document states them.
+  .meta({
+    id: 'UpdateAgentTemplate',
+    minProperties: 1,
+    not: {
+      required: ['step_type', 'action_type'],
+      anyOf: [
+        { properties: { step_type: { const: 'agent' }, action_type: { type: 'string' } } },
+        { properties: { step_type: { const: 'action' }, action_type: { type: 'null' } } },
+      ],
+    },
+  });
 
 /** GET /api/v1/agents. */
 export const listTemplatesQuery = pageQuery.extend({

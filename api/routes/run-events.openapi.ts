@@ -2,8 +2,28 @@
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors } from '../openapi-kit';
-import { runEventView } from '../presenters/run-event';
+import { RUN_EVENT_TYPES } from '../../db/run-events';
 import { lastEventIdHeader, runEventsParams, runEventsQuery } from './run-events.schema';
+
+/**
+ * One item of the stream as an SSE parser reads it (the shape OpenAPI 3.2 calls `itemSchema`; in this 3.1 document
+ * the media type's `schema` describes each item). `data` is text whose content is a RunEvent as JSON, stated the JSON
+ * Schema way (`contentMediaType` + `contentSchema`) so a checker parses and validates it.
+ */
+const runEventItem = z
+  .strictObject({
+    event: z.enum(RUN_EVENT_TYPES).meta({ description: "The event's `type`." }),
+    id: z
+      .string()
+      .regex(/^[0-9]+$/)
+      .meta({ description: "The event's `seq`: resume after it with `Last-Event-ID`." }),
+    data: z.string().meta({
+      description: 'The event as JSON (RunEvent).',
+      contentMediaType: 'application/json',
+      contentSchema: { $ref: '#/components/schemas/RunEvent' },
+    }),
+  })
+  .meta({ id: 'RunEventItem' });
 
 export const runEventPaths: ZodOpenApiPathsObject = {
   '/api/v1/workflows/runs/{runId}/events': {
@@ -28,7 +48,7 @@ export const runEventPaths: ZodOpenApiPathsObject = {
       responses: {
         200: {
           description: 'The event stream',
-          content: { 'text/event-stream': { schema: runEventView } },
+          content: { 'text/event-stream': { schema: runEventItem } },
         },
         ...errors(400, 401, 404),
       },

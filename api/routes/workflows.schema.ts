@@ -12,6 +12,7 @@ import { ON_ERROR, TRIGGERS } from '../../domain/graph';
 import { EXECUTION_ID_PATTERN } from '../../domain/exec-id';
 import { httpUrl } from '../../domain/http-url';
 import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
+import { builtInToolName } from './agents.schema';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;
@@ -134,11 +135,7 @@ const stepFields = z.strictObject({
   map: mapSettings.optional().meta({ description: 'Run the step once per item of a list.' }),
   loop: loopSettings.optional().meta({ description: 'Repeat the step until a condition holds.' }),
   prompt: z.string().min(1).max(32_000).optional().meta({ description: 'Agent steps: overrides default_prompt.' }),
-  tools: z
-    .array(z.string().min(1).max(64))
-    .max(32)
-    .optional()
-    .meta({ description: 'Agent steps: overrides default_tools.' }),
+  tools: z.array(builtInToolName).max(32).optional().meta({ description: 'Agent steps: overrides default_tools.' }),
   tasks: z.array(z.string().min(1).max(2_000)).max(50).optional(),
   max_turns: z.number().int().min(1).max(50).optional().meta({ description: 'Agent steps: overrides max_turns.' }),
   output_schema: jsonSchemaObject
@@ -158,13 +155,19 @@ const stepFields = z.strictObject({
 /**
  * A step's kind, as the document states it (api/commands/check-workflow.ts and template-names.ts check it): a template
  * (by id, by name, or both as a fetched definition has them) or a sub-workflow, never both or neither, and a
- * sub-workflow step takes none of the agent and action fields.
+ * sub-workflow step takes none of the agent and action fields; and no step has both `map` and `loop`.
  */
 export const workflowStepBody = stepFields.meta({
   anyOf: [{ required: ['template_id'] }, { required: ['template'] }, { required: ['workflow_id'] }],
   not: {
-    required: ['workflow_id'],
-    anyOf: ['template', 'template_id', ...NOT_ON_WORKFLOW_STEPS].map((field) => ({ required: [field] })),
+    anyOf: [
+      {
+        required: ['workflow_id'],
+        anyOf: ['template', 'template_id', ...NOT_ON_WORKFLOW_STEPS].map((field) => ({ required: [field] })),
+      },
+      // api/commands/check-graph.ts: map and loop are never combined on one step.
+      { required: ['map', 'loop'] },
+    ],
   },
 });
 

@@ -8,7 +8,8 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { SYSTEM_TEMPLATES } from '../../db/system-templates';
 import { buildOpenApiDocument } from '../../api/openapi';
-import { agentBody } from '../helpers/api';
+import { TOOL_NAMES } from '../../domain/tools/catalog';
+import { actionBody, agentBody } from '../helpers/api';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 
@@ -182,4 +183,92 @@ it('MCP server auth.headers: 1 to 20 headers, on create and change', async () =>
     const res2 = await api.http.patch('/api/v1/mcp-servers/mcp_unknown').set(user.auth).send(patch);
     expectAgreement(`change ${n} headers`, bodyValid('patch', '/api/v1/mcp-servers/{id}', patch), res2.status);
   }
+});
+
+it('action_type: only with step_type "action" (and required there), on create and on a change naming both', async () => {
+  const created = await api.http.post('/api/v1/agents').set(user.auth).send(agentBody());
+  expect(created.status).toBe(201);
+  const id = (created.body as { data: { id: string } }).data.id;
+  const cases: Record<string, unknown>[] = [
+    {},
+    { action_type: null },
+    { action_type: 'delay' },
+    { step_type: 'agent', action_type: 'delay' },
+    { step_type: 'agent', action_type: null },
+    { step_type: 'action' },
+    { step_type: 'action', action_type: null },
+  ];
+  for (const fields of cases) {
+    const label = JSON.stringify(fields);
+    const body = agentBody(fields);
+    const res = await api.http.post('/api/v1/agents?dry_run=true').set(user.auth).send(body);
+    expectAgreement(`create ${label}`, bodyValid('post', '/api/v1/agents', body), res.status);
+    if (!('step_type' in fields)) continue;
+    // A change naming both fields is judged by them alone; the stored template is an agent with no action config.
+    const patch = { ...fields, action_type: fields.action_type ?? null };
+    const res2 = await api.http.patch(`/api/v1/agents/${id}?dry_run=true`).set(user.auth).send(patch);
+    expectAgreement(`change ${JSON.stringify(patch)}`, bodyValid('patch', '/api/v1/agents/{id}', patch), res2.status);
+  }
+  // An action with its action type and a valid config is valid to both.
+  const action = actionBody();
+  const res = await api.http.post('/api/v1/agents?dry_run=true').set(user.auth).send(action);
+  expectAgreement('create an action', bodyValid('post', '/api/v1/agents', action), res.status);
+});
+
+it('map and loop: never on one step, on create and change of a workflow', async () => {
+  const template = SYSTEM_TEMPLATES[0]!.content.name;
+  const map = { over: '{{input.xs}}' };
+  const loop = { until: 'true', max_iterations: 2 };
+  const created = await api.http
+    .post('/api/v1/workflows')
+    .set(user.auth)
+    .send({ name: 'Map or loop', steps: [{ id: 'a', template }] });
+  expect(created.status).toBe(201);
+  const id = (created.body as { data: { id: string } }).data.id;
+  for (const settings of [{ map }, { loop }, { map, loop }]) {
+    const steps = [{ id: 'a', template, ...settings }];
+    const label = Object.keys(settings).join('+');
+    const body = { name: 'W', steps };
+    const res = await api.http.post('/api/v1/workflows?dry_run=true').set(user.auth).send(body);
+    expectAgreement(`create ${label}`, bodyValid('post', '/api/v1/workflows', body), res.status);
+    const res2 = await api.http.patch(`/api/v1/workflows/${id}?dry_run=true`).set(user.auth).send({ steps });
+    expectAgreement(`change ${label}`, bodyValid('patch', '/api/v1/workflows/{id}', { steps }), res2.status);
+    if (label === 'map+loop') expect(res.text).toContain('map and loop cannot be combined on one step');
+  }
+});
+
+it('built-in tool names: the tool catalog, in default_tools and in a step’s tools', async () => {
+  const template = SYSTEM_TEMPLATES.find((t) => t.content.step_type === 'agent')!.content.name;
+  for (const tools of [[...TOOL_NAMES], ['rm_rf'], ['http_fetch', 'HTTP_FETCH'], ['']]) {
+    const body = agentBody({ default_tools: tools });
+    const res = await api.http.post('/api/v1/agents?dry_run=true').set(user.auth).send(body);
+    expectAgreement(`default_tools ${tools.join()}`, bodyValid('post', '/api/v1/agents', body), res.status);
+    const workflow = { name: 'W', steps: [{ id: 'a', template, tools }] };
+    const res2 = await api.http.post('/api/v1/workflows?dry_run=true').set(user.auth).send(workflow);
+    expectAgreement(`step tools ${tools.join()}`, bodyValid('post', '/api/v1/workflows', workflow), res2.status);
+  }
+  // The document names exactly the catalog's tools.
+  const listed = await api.http.get('/api/v1/agents/tools').set(user.auth);
+  const names = (listed.body as { data: { name: string }[] }).data.map((t) => t.name);
+  for (const name of names)
+    expect(bodyValid('post', '/api/v1/agents', agentBody({ default_tools: [name] }))).toBe(true);
+});
+
+it('the run event stream: each SSE item is event, id and data, the data a RunEvent as JSON', () => {
+  const media = (
+    doc.paths?.['/api/v1/workflows/runs/{runId}/events']?.get?.responses?.['200'] as {
+      content: Record<string, { schema: object }>;
+    }
+  ).content['text/event-stream']!;
+  const item = { event: 'run.ended', id: '7', data: '{}' };
+  expect(validates(media.schema, item)).toBe(true);
+  expect(validates(media.schema, { ...item, id: 'x' })).toBe(false);
+  expect(validates(media.schema, { ...item, event: 'nope' })).toBe(false);
+  expect(validates(media.schema, { ...item, data: {} })).toBe(false);
+  const data = (doc.components?.schemas?.RunEventItem as { properties: { data: Record<string, unknown> } }).properties
+    .data;
+  expect(data).toMatchObject({
+    contentMediaType: 'application/json',
+    contentSchema: { $ref: '#/components/schemas/RunEvent' },
+  });
 });

@@ -26,12 +26,16 @@ const HOOKS = path.join(__dirname, 'schemathesis-hooks.py');
  * runs everywhere with every check.
  */
 const EXCEPTIONS: { path: string; method: string; check: string }[] = [
-  // Rules over stored data that no request schema can state: a template PATCH is checked merged with the stored
-  // template; a template's step_type decides which fields and which action config it takes, and its output_schema
-  // must compile; a workflow's steps name stored templates and workflows and reference each other.
+  // Rules over stored data or the registries that no request schema can state (the ones it can, such as action_type
+  // only with step_type "action", map and loop never on one step, the built-in tool names, are in the document).
+  // A template's step_type decides which other fields and which action config it takes; its output_schema must
+  // compile.
   { path: '/api/v1/agents', method: 'POST', check: 'positive_data_acceptance' },
+  // As above, checked merged with the stored template.
   { path: '/api/v1/agents/{id}', method: 'PATCH', check: 'positive_data_acceptance' },
+  // A workflow's steps name stored templates and workflows and reference each other.
   { path: '/api/v1/workflows', method: 'POST', check: 'positive_data_acceptance' },
+  // As above, for the changed definition.
   { path: '/api/v1/workflows/{id}', method: 'PATCH', check: 'positive_data_acceptance' },
 ];
 
