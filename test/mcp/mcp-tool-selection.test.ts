@@ -4,6 +4,7 @@
  * it; the run's snapshot carries the server's id, name, URL and the selection — never its credentials — and a server
  * deleted since the workflow was written stops the start.
  */
+import { mcpServersCollection } from '../../db/mcp-servers';
 import { findWorkflow } from '../../db/workflows';
 import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import { buildSnapshot } from '../../shared/runs/snapshot';
@@ -113,7 +114,11 @@ describe('MCP tool selection on templates and steps', () => {
     expect(JSON.stringify(snapshot)).not.toContain(TOKEN);
     expect(JSON.stringify(snapshot)).not.toContain('credentials');
 
-    await api.http.delete(`/api/v1/mcp-servers/${mine.id}`).set(user.auth);
+    // A server a definition names is not deleted (409, naming it); one gone anyway (a definition written between
+    // the check and the delete) fails the start, as a deleted template does.
+    const refused = await api.http.delete(`/api/v1/mcp-servers/${mine.id}`).set(user.auth);
+    expect(refused.status).toBe(409);
+    await mcpServersCollection(api.database.db).deleteOne({ _id: mine.id });
     const start = await api.http.post(`/api/v1/workflows/${wfId}/run`).set(user.auth).send({});
     // As for a template deleted since the write: the definition no longer runs.
     expect(start.status).toBe(422);

@@ -28,7 +28,7 @@ function firstRun(): { template: string; workflow: string; input: string; shown:
   const section = readme.slice(readme.indexOf('## A first run'), readme.indexOf('## How it runs'));
   const template = /<<'JSON'\n([\s\S]*?)\nJSON\n/.exec(section)?.[1];
   const workflow = /<<JSON\n([\s\S]*?)\nJSON\n/.exec(section)?.[1];
-  const input = /\/run" \\\n\s*--data '([^']*)'/.exec(section)?.[1];
+  const input = /sw POST "\/workflows\/\$WF\/run" \S+ '([^']*)'/.exec(section)?.[1];
   const shown = /\n# (\{"status"[^\n]*)/.exec(section)?.[1];
   if (!template || !workflow || !input || !shown) throw new Error('README: the first run example was not found');
   return { template, workflow, input, shown };
