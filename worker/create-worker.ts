@@ -52,5 +52,9 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
     // tasks to the queue and the other workers.
     maxEagerActivityReservationsPerWorkflowTask: deps.config.WORKER_EAGER_ACTIVITIES,
     shutdownGraceTime: `${deps.config.WORKER_SHUTDOWN_GRACE_SECONDS} seconds`,
+    // The SDK sends at most one heartbeat per 80 % of the heartbeat timeout: 8 of our 10 s, leaving 2 s for a busy
+    // event loop and the server's timer, and a 100 000-character stream under a loaded CI machine lost its activity
+    // to a heartbeat timeout. Activities beat every 2 s; sending each within 3 s leaves 7 s of the 10.
+    maxHeartbeatThrottleInterval: '3 seconds',
   });
 }
