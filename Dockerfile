@@ -24,7 +24,7 @@ RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
 COPY tsconfig.json config.ts ./
 COPY domain ./domain
 COPY shared ./shared
-COPY worker ./worker
+COPY temporal ./temporal
 COPY api ./api
 COPY db ./db
 COPY cli ./cli

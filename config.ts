@@ -133,14 +133,14 @@ export const configSchema = z.object({
   /** A non-terminal run whose projection has not changed for this long is checked against Temporal on a status read. */
   RUN_STATUS_CHECK_AFTER_SECONDS: z.coerce.number().int().min(1).default(10),
   /**
-   * How often each worker's reconciler (worker/reconciler.ts) looks for runs Temporal has closed behind the
+   * How often each worker's reconciler (temporal/reconciler.ts) looks for runs Temporal has closed behind the
    * projection's back; 0 turns it off. Every write it makes is conditional, so several workers may run it at once.
    */
   RECONCILE_INTERVAL_SECONDS: z.coerce.number().min(0).default(30),
   WORKER_SHUTDOWN_GRACE_SECONDS: z.coerce.number().int().min(0).default(10),
   /**
    * Activity tasks a worker may take straight back from Temporal when it completes a workflow task that scheduled
-   * them (eager dispatch, worker/create-worker.ts), skipping the task queue; 0 turns it off.
+   * them (eager dispatch, temporal/create-worker.ts), skipping the task queue; 0 turns it off.
    */
   WORKER_EAGER_ACTIVITIES: z.coerce.number().int().min(0).max(1000).default(20),
   /**
@@ -150,7 +150,7 @@ export const configSchema = z.object({
    */
   METRICS_ROUND_TRIPS: bool.default(false),
   WORKER_HEALTH_PORT: port.optional(),
-  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (worker/telemetry-runtime.ts). */
+  /** The Temporal SDK's worker metrics (Prometheus, /metrics) on this port; off when unset (temporal/telemetry-runtime.ts). */
   WORKER_TEMPORAL_METRICS_PORT: port.optional(),
   // Tracing (OpenTelemetry, the standard variables): off unless an OTLP endpoint is set (shared/tracing.ts).
   /** OTLP/HTTP base URL (`…:4318`); traces go to `<it>/v1/traces`. */

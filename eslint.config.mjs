@@ -1,13 +1,13 @@
 // Type-aware lint. The boundary rules keep the layers in order (see the zones below and
 // docs/decisions/0140-layered-tree.md) and the workflow sandbox deterministic: no Node builtins, no database driver,
-// no activity *values* (types only) inside worker/workflows. `import-x/no-cycle` refuses an import circle anywhere.
+// no activity *values* (types only) inside temporal/workflows. `import-x/no-cycle` refuses an import circle anywhere.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import importX, { createNodeResolver } from 'eslint-plugin-import-x';
 
 const TOOLING = ['./devstack', './bench', './test'];
 const CLIENTS_AND_TOOLING = ['./cli', './client', './console', ...TOOLING];
-const ABOVE_SHARED = ['./api', './worker', ...CLIENTS_AND_TOOLING];
+const ABOVE_SHARED = ['./api', './temporal', ...CLIENTS_AND_TOOLING];
 const ABOVE_DB = ['./shared', ...ABOVE_SHARED];
 const ABOVE_CONFIG = ['./db', ...ABOVE_DB];
 const ABOVE_DOMAIN = ['./config.ts', ...ABOVE_CONFIG];
@@ -53,9 +53,9 @@ export default tseslint.config(
     rules: { 'no-restricted-syntax': 'off' },
   },
   {
-    // A cancelled local activity can fail every workflow task of its run: worker/workflows/local-activities.ts says why.
-    files: ['worker/workflows/**'],
-    ignores: ['worker/workflows/local-activities.ts'],
+    // A cancelled local activity can fail every workflow task of its run: temporal/workflows/local-activities.ts says why.
+    files: ['temporal/workflows/**'],
+    ignores: ['temporal/workflows/local-activities.ts'],
     rules: {
       'no-restricted-syntax': [
         'error',
@@ -84,9 +84,9 @@ export default tseslint.config(
   },
   {
     // Layers, by resolved path (a relative specifier cannot dodge them). Imports flow one way:
-    //   domain ← config.ts ← db ← shared ← (api | worker) ← clients (cli, client, console);
+    //   domain ← config.ts ← db ← shared ← (api | temporal) ← clients (cli, client, console);
     //   devstack/, bench/ and test/ are tooling above everything (test/ may import any layer).
-    // api/ and worker/ never import each other: what both need lives in shared/ or domain/.
+    // api/ and temporal/ never import each other: what both need lives in shared/ or domain/.
     files: ['**/*.ts', '**/*.tsx'],
     rules: {
       'import-x/no-restricted-paths': [
@@ -97,15 +97,15 @@ export default tseslint.config(
             zone('./config.ts', ABOVE_CONFIG, 'config.ts imports no layer but the domain.'),
             zone('./db', ABOVE_DB, 'db/ may import only domain/ and config.ts.'),
             zone('./shared', ABOVE_SHARED, 'shared/ may import only db/, domain/ and config.ts.'),
-            zone('./api', ['./worker'], 'api/ does not import the worker process: move what both need down.'),
+            zone('./api', ['./temporal'], 'api/ does not import the worker process: move what both need down.'),
             zone('./api', CLIENTS_AND_TOOLING, 'api/ does not import clients or tooling.'),
-            zone('./worker', ['./api'], 'worker/ does not import the API process: move what both need down.'),
-            zone('./worker', CLIENTS_AND_TOOLING, 'worker/ does not import clients or tooling.'),
-            zone('./cli', ['./api', './worker', './shared', ...TOOLING], 'cli/ talks to the API through client/.'),
-            zone('./client', ['./worker', './db', './shared', './cli', './console', ...TOOLING], CLIENT_MESSAGE),
+            zone('./temporal', ['./api'], 'temporal/ does not import the API process: move what both need down.'),
+            zone('./temporal', CLIENTS_AND_TOOLING, 'temporal/ does not import clients or tooling.'),
+            zone('./cli', ['./api', './temporal', './shared', ...TOOLING], 'cli/ talks to the API through client/.'),
+            zone('./client', ['./temporal', './db', './shared', './cli', './console', ...TOOLING], CLIENT_MESSAGE),
             zone(
               './console',
-              ['./api', './worker', './db', './shared', './cli', './config.ts', ...TOOLING],
+              ['./api', './temporal', './db', './shared', './cli', './config.ts', ...TOOLING],
               CLIENT_MESSAGE,
             ),
             zone(
@@ -116,7 +116,7 @@ export default tseslint.config(
             zone('./bench', ['./cli', './console'], 'bench/ drives the API over HTTP, not the clients.'),
             zone(
               './types',
-              ['./domain', './config.ts', './db', './shared', './api', './worker', ...CLIENTS_AND_TOOLING],
+              ['./domain', './config.ts', './db', './shared', './api', './temporal', ...CLIENTS_AND_TOOLING],
               'types/ holds only ambient declarations.',
             ),
           ],
@@ -126,7 +126,7 @@ export default tseslint.config(
   },
   {
     // Below the processes: no web framework.
-    files: ['domain/**', 'db/**', 'shared/**', 'worker/**'],
+    files: ['domain/**', 'db/**', 'shared/**', 'temporal/**'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ group: ['koa', '@koa/*'], message: 'Only api/ uses Koa.' }] }],
     },
@@ -134,7 +134,7 @@ export default tseslint.config(
   {
     // The workflow sandbox is deterministic: no Node builtins, no I/O libraries, activities as types only. domain/
     // holds what the sandbox shares with the rest, so the same rule applies to it.
-    files: ['worker/workflows/**', 'domain/**'],
+    files: ['temporal/workflows/**', 'domain/**'],
     rules: {
       'no-restricted-imports': [
         'error',

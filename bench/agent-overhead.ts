@@ -6,7 +6,7 @@
  * reported beside it: Temporal alone costs some 1.06–1.09× of it, so it has no target.
  */
 import { startLlmServer, type LlmServer } from '../test/helpers/llm-server';
-import { createLlmProvider } from '../worker/llm/provider';
+import { createLlmProvider } from '../temporal/llm/provider';
 import type { BenchContext, Row } from './arms';
 import { interleaveArms, round, summarize, timed } from './stats';
 

@@ -1,4 +1,4 @@
-import { createLlmProvider } from '../worker/llm/provider';
+import { createLlmProvider } from '../temporal/llm/provider';
 
 /** The bare arm's activity: returns its input wrapped, like a trivial transform step. */
 export async function step(value: unknown): Promise<unknown> {

@@ -13,7 +13,7 @@ import { createApiKey, createUser } from '../db/users';
 import { repoRoot } from '../devstack/paths';
 import { freePort, startProcess, waitFor, waitForLog, type Managed } from '../devstack/process';
 import { startMongo, startTemporal } from '../devstack/servers';
-import { ensureWorkflowBundle } from '../worker/bundle';
+import { ensureWorkflowBundle } from '../temporal/bundle';
 import { generateCodecKey } from '../shared/codec/keys';
 
 export interface BenchStack {
@@ -139,7 +139,7 @@ export async function startBenchStack(opts: BenchStackOptions = {}): Promise<Ben
       started.push(proc);
       return proc;
     };
-    const worker = spawnTs('worker', 'worker/main.ts', [], true);
+    const worker = spawnTs('worker', 'temporal/main.ts', [], true);
     const api = spawnTs('api', 'api/server.ts', [], true);
     const bareWorker = spawnTs('bare-worker', 'bench/bare-worker.ts', [temporal.address, bareQueue]);
     const bareKoa = spawnTs('bare-koa', 'bench/bare-koa.ts', [mongo.uri, dbName, user._id, String(bareKoaPort)]);

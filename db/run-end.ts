@@ -120,7 +120,7 @@ const ENDED_PROJECTION = {
   'steps.action_type': 1,
   'steps.kind': 1,
   // The step attempts of `delay` and `approval` are counted from these when the run ends
-  // (worker/activities/projection.ts).
+  // (temporal/activities/projection.ts).
   'steps.started_at': 1,
   'steps.completed_at': 1,
   'steps.reused_from_run_id': 1,

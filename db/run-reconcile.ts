@@ -1,5 +1,5 @@
 /**
- * The reconciler's reads of the `runs` projection (worker/reconciler.ts): bounded pages in (updated_at, _id)
+ * The reconciler's reads of the `runs` projection (temporal/reconciler.ts): bounded pages in (updated_at, _id)
  * order over the index `by_status_updated`, resumed from where the last page stopped, so a pass costs one indexed
  * read of at most `limit` runs however many there are, and runs that stay quiet for long (an approval waiting for
  * days) cannot keep the others from their turn.

@@ -2,7 +2,7 @@
  * The `runs` collection: one document per run — its shape, its creation by the API (and by a sub-workflow step for a
  * child run) and the reads by id and by owner. What changes a run after its creation is written by the worker,
  * through the workflow's activities only: step and execution states (./step-states.ts) and the run's end
- * (./run-end.ts); the worker's reconciler (worker/reconciler.ts) writes what the workflow could not. The API
+ * (./run-end.ts); the worker's reconciler (temporal/reconciler.ts) writes what the workflow could not. The API
  * never writes a run after creating it. Every later write is conditional on the run not being terminal, so a late or
  * retried write never turns a finished run back into a running one.
  */
@@ -121,7 +121,7 @@ export interface RunDoc {
   /** The run's budget (a copy of snapshot.budget for the status view, which leaves the snapshot out); absent in older runs. */
   budget?: RunBudget | null;
   /**
-   * Whether the run announces its end to a callback URL (worker/workflows/webhook.ts), so a status read of a run
+   * Whether the run announces its end to a callback URL (temporal/workflows/webhook.ts), so a status read of a run
    * without one looks up no deliveries; absent in older runs, whose deliveries are looked up.
    */
   webhook?: boolean;

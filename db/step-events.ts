@@ -131,7 +131,7 @@ export type AgentTurnEvent =
   | {
       type: 'agent.model_call';
       turn: number;
-      /** `estimated`: the provider reported no usage (worker/llm/usage-estimate.ts). */
+      /** `estimated`: the provider reported no usage (temporal/llm/usage-estimate.ts). */
       usage: { input_tokens: number; output_tokens: number; estimated?: true };
       tool_calls: number;
       final: boolean;

@@ -125,7 +125,7 @@ export async function markStepCompleted(
 
 /**
  * An attempt that started and finished before its start was written (a pure step; an action quicker than
- * START_WRITE_DELAY_MS, worker/activities/action-step.ts): its start, input and completion in one write and its two
+ * START_WRITE_DELAY_MS, temporal/activities/action-step.ts): its start, input and completion in one write and its two
  * events in one append. A map item or loop iteration the same, on its execution document, grouped with the run's
  * other items that end at the same moment (./execution-commits.ts).
  */

@@ -9,7 +9,7 @@
 import path from 'node:path';
 import { isSet, loadConfigOrExit, type Config } from '../config';
 import { connectDatabase } from '../db/client';
-import { ensureWorkflowBundle } from '../worker/bundle';
+import { ensureWorkflowBundle } from '../temporal/bundle';
 import { ensureConsoleBuild } from './console-build';
 import { configuredProviders } from '../shared/llm-providers';
 import { bannerLines } from './banner';
@@ -141,7 +141,7 @@ async function main(): Promise<void> {
 
     const tsx = (file: string) => ['--import', 'tsx', path.resolve(__dirname, '..', file)];
     for (const [name, file] of [
-      ['worker', 'worker/main.ts'],
+      ['worker', 'temporal/main.ts'],
       ['api', 'api/server.ts'],
     ] as const) {
       track(

@@ -3,7 +3,7 @@
  * chromium and promtool and builds the workflow bundle and the web console, printing each step, so the suite itself
  * starts with everything cached.
  */
-import { ensureWorkflowBundle } from '../worker/bundle';
+import { ensureWorkflowBundle } from '../temporal/bundle';
 import { ensureChromium } from './chromium';
 import { ensureConsoleBuild } from './console-build';
 import { ensureMongoServer, ensureSchemathesis, ensureTemporalCli } from './install';

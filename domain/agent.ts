@@ -1,6 +1,6 @@
 /**
  * The contract between the run workflow and the agent step: the run workflow's `case 'agent'` calls
- * `runAgentStep(step, input, ctx)` from worker/workflows/agent-step.ts and records the outcome like any other step.
+ * `runAgentStep(step, input, ctx)` from temporal/workflows/agent-step.ts and records the outcome like any other step.
  * Workflow-safe: types and constants only.
  */
 import type { ApprovalDecision } from './messages';
@@ -28,12 +28,12 @@ export interface AgentStepContext {
   spend: RunSpend;
   /** Called with each answered call's usage: the run counts every step's calls, also of steps that fail. */
   onCall?: (usage: Usage) => void;
-  /** In a sub-workflow's run: each call is reserved at the top-level run too (worker/workflows/budget-share.ts). */
+  /** In a sub-workflow's run: each call is reserved at the top-level run too (temporal/workflows/budget-share.ts). */
   shared?: SharedBudget;
   /** The model call activity records the step's start and completion (CallModelInput.project). */
   projectInActivity?: boolean;
   /**
-   * Waits for the owner's decision on one tool call of this execution (worker/workflows/approvals.ts): `announce`
+   * Waits for the owner's decision on one tool call of this execution (temporal/workflows/approvals.ts): `announce`
    * lists the approval in the inbox once the run accepts a decision for it. One decision at a time per execution.
    */
   awaitDecision?: (announce: () => Promise<unknown>) => Promise<ApprovalDecision>;

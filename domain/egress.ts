@@ -1,7 +1,7 @@
 /**
  * Where an agent's side effects may go (its e-mail recipients and the hosts `http_fetch` may reach). A page the agent
  * reads can tell the model to mail or fetch anything, so the owner — not the model — decides the destinations.
- * Workflow-safe: types and pure constants only; matching lives in worker/tools/egress.ts.
+ * Workflow-safe: types and pure constants only; matching lives in temporal/tools/egress.ts.
  */
 
 /** What a template (or a workflow step, field by field) declares; an absent field means the default. */

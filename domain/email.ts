@@ -1,6 +1,6 @@
 /**
  * The e-mail shared by the send_email action and tool: its fields, its result and the run-mode body rule. Pure
- * schemas, so the API validates and publishes them without the worker's SMTP code (worker/mail/message.ts sends).
+ * schemas, so the API validates and publishes them without the worker's SMTP code (temporal/mail/message.ts sends).
  */
 import { z } from 'zod';
 

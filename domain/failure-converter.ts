@@ -5,7 +5,7 @@
  * (through the codec endpoint) restore the original.
  *
  * One module for the three places that convert failures, because they must agree: the workflow bundle
- * (worker/bundle.ts, failureConverterPath), the worker's activities (worker/create-worker.ts) and the API's client.
+ * (temporal/bundle.ts, failureConverterPath), the worker's activities (temporal/create-worker.ts) and the API's client.
  * It lives in domain/ because the sandbox loads it.
  */
 import { DefaultFailureConverter } from '@temporalio/common';

@@ -7,7 +7,7 @@
  * as the host `x`), no odd IPv4 spellings (`0x7f.1`, `2130706433`).
  *
  * The shape decides nothing about *where* a URL may point: the SSRF guard does, on the resolved address of every
- * request (domain/address-policy.ts, worker/net/guarded-fetch.ts), and for a literal address at a run's start
+ * request (domain/address-policy.ts, temporal/net/guarded-fetch.ts), and for a literal address at a run's start
  * (api/commands/callback-url.ts).
  */
 import { z } from 'zod';

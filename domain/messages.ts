@@ -1,7 +1,7 @@
 /**
  * Messages of the run workflow: the approval update sent by `POST /workflows/runs/:runId/approve` and a progress
  * query for operators, and the budget signals between a sub-workflow's run and the top-level run whose budget it spends
- * (worker/workflows/budget-share.ts). Cancellation uses Temporal's own workflow cancellation. Workflow-safe: definitions only.
+ * (temporal/workflows/budget-share.ts). Cancellation uses Temporal's own workflow cancellation. Workflow-safe: definitions only.
  */
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { RunStatus, StepStatus } from './run';

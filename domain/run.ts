@@ -140,11 +140,11 @@ export interface RunSnapshot {
   parent?: { run_id: string; exec_id: string; depth: number };
   /**
    * Set on a sub-workflow's run: the top-level run whose budget it spends. Each of its model calls is reserved there
-   * first (worker/workflows/budget-share.ts). Absent in children started before shared budgets: they spend a slice.
+   * first (temporal/workflows/budget-share.ts). Absent in children started before shared budgets: they spend a slice.
    */
   budget_root?: string;
   /**
-   * Where the run's completion webhook goes (worker/workflows/webhook.ts). Null or absent (snapshots from before
+   * Where the run's completion webhook goes (temporal/workflows/webhook.ts). Null or absent (snapshots from before
    * webhooks, sub-workflow runs): no webhook.
    */
   callback_url?: string | null;
@@ -152,7 +152,7 @@ export interface RunSnapshot {
   rerun?: RerunOrigin;
   /**
    * When the run times out (ISO-8601; its `timeout_seconds` from when it was recorded), raced by a workflow timer
-   * (worker/workflows/deadline.ts). Added by the Temporal start only (api/commands/start-execution.ts), never stored
+   * (temporal/workflows/deadline.ts). Added by the Temporal start only (api/commands/start-execution.ts), never stored
    * with the run's snapshot. Absent: no time limit, or a run started before the timer existed.
    */
   deadline_at?: string;

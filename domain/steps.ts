@@ -30,7 +30,7 @@ export interface ActionStepResult {
 }
 
 /**
- * A line of pure steps for one local activity (worker/activities/pure-step.ts, runPureLine): each step's config and
+ * A line of pure steps for one local activity (temporal/activities/pure-step.ts, runPureLine): each step's config and
  * input still hold their `{{…}}` references, rendered in the activity against `ctx` plus the outputs of the steps
  * before it in the line.
  */
@@ -118,7 +118,7 @@ export interface OutcomeRequest {
 /** ApplicationFailure type the run workflow fails with; its first detail is the RunError. */
 export const RUN_FAILED_FAILURE_TYPE = 'run_failed';
 
-/** Sent before a sub-workflow starts (worker/activities/projection.ts prepareChildRun). */
+/** Sent before a sub-workflow starts (temporal/activities/projection.ts prepareChildRun). */
 export interface ChildRunRequest {
   snapshot: RunSnapshot;
   input_schema?: JsonObject;

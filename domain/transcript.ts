@@ -1,6 +1,6 @@
 /**
  * The provider-neutral messages of an agent step, as the transcript stores them (db/transcripts.ts) and the agent
- * activities rebuild each turn (worker/llm). Types only.
+ * activities rebuild each turn (temporal/llm). Types only.
  */
 import type { JsonValue } from './json';
 
@@ -28,6 +28,6 @@ export type LlmMessage =
 export interface TokenUsage {
   input_tokens: number;
   output_tokens: number;
-  /** The provider reported no usage: the counts are Stepwise's estimate (worker/llm/usage-estimate.ts). */
+  /** The provider reported no usage: the counts are Stepwise's estimate (temporal/llm/usage-estimate.ts). */
   estimated?: true;
 }

@@ -1,7 +1,7 @@
 /**
  * Which model providers the configuration reaches, and the setting each needs: the API warns on a write naming an
  * unconfigured one (api/commands/model-warnings.ts) and `npm run dev` says which is configured; the worker refuses a
- * call to one on the same settings (worker/llm/provider.ts). Pure: it reads the parsed Config, never the environment.
+ * call to one on the same settings (temporal/llm/provider.ts). Pure: it reads the parsed Config, never the environment.
  */
 import type { Config } from '../config';
 

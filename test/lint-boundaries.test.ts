@@ -20,10 +20,10 @@ const PROBES = {
   upward: withImport('db/ids.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
   acrossProcesses: withImport(
     'api/commands/budget.ts',
-    "import { NonRetryableError } from '../../worker/failures';",
+    "import { NonRetryableError } from '../../temporal/failures';",
     'NonRetryableError',
   ),
-  workerToApi: withImport('worker/failures.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
+  workerToApi: withImport('temporal/failures.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
   down: withImport(
     'api/commands/budget.ts',
     "import { findRun } from '../../db/runs';\nimport { TERMINAL_RUN_STATUSES } from '../../domain/run';",

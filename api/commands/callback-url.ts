@@ -1,7 +1,7 @@
 /**
  * The start-time check of a completion webhook URL: a literal IP address the SSRF policy refuses (loopback, private,
  * link-local, metadata…) is a 400 now rather than a delivery that can only fail. Host names are not resolved here:
- * DNS answers change, so the worker checks the resolved address at every attempt (worker/net/guarded-fetch.ts).
+ * DNS answers change, so the worker checks the resolved address at every attempt (temporal/net/guarded-fetch.ts).
  * HTTP_ALLOWED_HOSTS exempts hosts exactly as it does for HTTP steps.
  */
 import { isIP } from 'node:net';

@@ -2,7 +2,7 @@
  * POST …/runs/:runId/rerun: a new run of the same snapshot (not the workflow as edited since) that takes the recorded
  * outputs of the source run's completed steps as finished and runs the rest — the chosen step and everything that
  * depends on it, plus whatever had not completed. No model call, e-mail or HTTP request of a reused step is made
- * again: the workflow never schedules them (worker/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
+ * again: the workflow never schedules them (temporal/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
  * Temporal's reset.
  */
 import type { Db } from 'mongodb';

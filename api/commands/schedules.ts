@@ -1,6 +1,6 @@
 /**
  * Schedules on Temporal's side: each Stepwise schedule is a Temporal Schedule of the same id whose action starts
- * `scheduledRunWorkflow` (worker/workflows/scheduled-run.ts). Temporal holds the timing, the pause state and the
+ * `scheduledRunWorkflow` (temporal/workflows/scheduled-run.ts). Temporal holds the timing, the pause state and the
  * recent actions; MongoDB (db/schedules.ts) holds ownership. Errors are mapped here: Temporal unreachable → 503, a
  * spec Temporal refuses → 400 naming the field, a Schedule missing on Temporal's side → 404.
  */

@@ -36,7 +36,7 @@ async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): 
       client.workflow.start(RUN_WORKFLOW_TYPE, {
         workflowId: doc._id,
         taskQueue: doc.temporal.task_queue,
-        // The run's deadline is the workflow's own timer (worker/workflows/deadline.ts); Temporal's execution
+        // The run's deadline is the workflow's own timer (temporal/workflows/deadline.ts); Temporal's execution
         // timeout is only the backstop for a run whose code never runs (no worker for the whole grace period).
         args: [doc.deadline_at ? { ...snapshot, deadline_at: doc.deadline_at.toISOString() } : snapshot],
         ...(doc.deadline_at ? { workflowExecutionTimeout: remainingMs(doc.deadline_at) + DEADLINE_BACKSTOP_MS } : {}),

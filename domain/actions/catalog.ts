@@ -1,7 +1,7 @@
 /**
  * The catalog of action types: one declaration per ActionType (a missing or extra key is a compile error), and
  * `validateActionConfig`, how the API (template mode) and the worker's activities (run mode) check a config. The
- * worker binds the same names to code in worker/actions/registry.ts.
+ * worker binds the same names to code in temporal/actions/registry.ts.
  */
 import { z } from 'zod';
 import { ACTION_TYPES, type ActionType } from '../action-types';

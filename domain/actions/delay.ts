@@ -13,7 +13,7 @@ const output = z.object({
 export const delayDeclaration = {
   name: 'delay',
   description: 'Pause the run durably for `seconds`, or until an ISO 8601 instant `until` (at most 30 days).',
-  // The schema and rule the workflow parses the rendered config with (worker/workflows/builtin-steps.ts).
+  // The schema and rule the workflow parses the rendered config with (temporal/workflows/builtin-steps.ts).
   config: delayConfig,
   refine: delayRule,
   output,

@@ -1,5 +1,5 @@
 /**
- * `http_request`'s config and output (the request itself is worker/actions/http-request.ts). Reserved headers and
+ * `http_request`'s config and output (the request itself is temporal/actions/http-request.ts). Reserved headers and
  * the URL's scheme are refused here, at write time and again on the rendered config.
  */
 import { z } from 'zod';

@@ -1,6 +1,6 @@
 /**
  * What the API and the worker both know of an action type: its name, description, config and output schemas and
- * cross-field rule. The worker adds `execute` (worker/actions/types.ts); the API publishes and validates these.
+ * cross-field rule. The worker adds `execute` (temporal/actions/types.ts); the API publishes and validates these.
  */
 import type { z } from 'zod';
 import type { ActionType } from '../action-types';

@@ -1,4 +1,4 @@
-/** `calculator`: safe arithmetic through a small recursive-descent parser (worker/tools/calc-parser.ts) — no eval. */
+/** `calculator`: safe arithmetic through a small recursive-descent parser (temporal/tools/calc-parser.ts) — no eval. */
 import { z } from 'zod';
 import type { ToolDeclaration } from './types';
 

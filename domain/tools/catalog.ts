@@ -1,6 +1,6 @@
 /**
  * The catalog of built-in agent tools: one declaration per name, in the order GET /api/v1/agents/tools lists them.
- * The worker binds the same names to code in worker/tools/registry.ts.
+ * The worker binds the same names to code in temporal/tools/registry.ts.
  */
 import { z } from 'zod';
 import { calculatorDeclaration } from './calculator';

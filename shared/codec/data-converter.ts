@@ -5,7 +5,7 @@ import type { CodecKey } from '../../domain/codec-keys';
 
 /**
  * domain/failure-converter.ts, by path: the SDK loads failure converters so, into the workflow bundle
- * (worker/bundle.ts) and in the worker's and the client's process.
+ * (temporal/bundle.ts) and in the worker's and the client's process.
  */
 export const FAILURE_CONVERTER_PATH = require.resolve('../../domain/failure-converter');
 

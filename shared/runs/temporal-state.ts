@@ -1,7 +1,7 @@
 /**
  * What Temporal knows of a run that its projection may not: whether the execution is open and progressing, how a
  * closed one ended, and the outputs of a completed one. Pure reads of Temporal, shared by the status read (which
- * answers them, api/commands/run-status) and the worker's reconciler (which writes them, ../../worker/reconciler.ts).
+ * answers them, api/commands/run-status) and the worker's reconciler (which writes them, ../../temporal/reconciler.ts).
  */
 import {
   WorkflowFailedError,
@@ -162,7 +162,7 @@ export async function closedOutcome(
       return deriveOutcome(steps, { kind: 'terminated' });
     case 'FAILED': {
       const error = await failureOf(temporal, run._id);
-      // The run's own deadline (worker/workflows/deadline.ts) fails the execution with a `timeout` error.
+      // The run's own deadline (temporal/workflows/deadline.ts) fails the execution with a `timeout` error.
       if (error?.reason === 'timeout') return deriveOutcome(steps, { kind: 'timed_out' });
       if (error) return deriveOutcome(steps, { kind: 'failed', error });
       return deriveOutcome(steps, { kind: 'internal', message: 'the run failed' });

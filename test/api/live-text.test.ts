@@ -13,7 +13,7 @@ import { testCodec, uniqueId } from '../helpers/stack';
 import { createTestUser } from '../helpers/users';
 import { createWorkflow, insertTemplate, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import { getTranscript } from '../helpers/agent-runs';
-import { LIVE_TEXT_BATCH_CHARS } from '../../worker/activities/agent/live-text';
+import { LIVE_TEXT_BATCH_CHARS } from '../../temporal/activities/agent/live-text';
 
 type Reply = Parameters<GraphStack['llm']['script']>[1];
 

@@ -8,7 +8,7 @@ import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
 import { runsCollection } from '../../db/runs';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 import type { WorkflowStepSnapshot } from '../../domain/run';
 
 describe('workflow graphs: definitions', () => {

@@ -8,7 +8,7 @@ import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, insertTemplate } from '../helpers/workflows';
 import { runsCollection } from '../../db/runs';
 import type { TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 
 describe('workflows API', () => {
   let api: TestApi;

@@ -223,7 +223,7 @@ describe('docker-compose.yml', () => {
     const worker = compose.services.worker!;
     expect(config.WORKER_HEALTH_PORT).toEqual(expect.any(Number));
     expect(worker.healthcheck?.test.join(' ')).toContain(`:${config.WORKER_HEALTH_PORT}/readyz`);
-    expect(worker.command?.join(' ')).toContain('worker/main.ts');
+    expect(worker.command?.join(' ')).toContain('temporal/main.ts');
     expect(compose.services.worker!.depends_on?.[serviceByImage('axllent/mailpit:')[0]]?.condition).toBe(
       'service_healthy',
     );
@@ -246,8 +246,8 @@ describe('Dockerfile and .dockerignore', () => {
     const dockerfile = fs.readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
     const copied = [...dockerfile.matchAll(/^COPY (.+) \S+$/gm)].flatMap((m) => m[1]!.split(' '));
     expect(copied).toEqual(expect.arrayContaining(['package.json', 'package-lock.json']));
-    const needed = topLevelSources(['api/server.ts', 'worker/main.ts', 'worker/build-bundle.ts', 'cli/index.ts']);
-    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'domain', 'shared', 'worker']));
+    const needed = topLevelSources(['api/server.ts', 'temporal/main.ts', 'temporal/build-bundle.ts', 'cli/index.ts']);
+    expect(needed).toEqual(expect.arrayContaining(['api', 'config.ts', 'db', 'domain', 'shared', 'temporal']));
     expect(needed.filter((d) => !copied.includes(d))).toEqual([]);
   });
 });

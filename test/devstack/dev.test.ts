@@ -152,7 +152,7 @@ describe('npm run dev', () => {
 
     // Everything it started, as seen while running: temporal, mongodb, worker, api (each in its own group) and helpers.
     const names = commandLines(run.seen);
-    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'worker/main.ts']) {
+    for (const part of ['server start-dev', 'Launcher', 'api/server.ts', 'temporal/main.ts']) {
       expect(names.filter((n) => n.includes(part))).toHaveLength(1);
     }
 
@@ -218,7 +218,7 @@ describe('npm run dev', () => {
     expect(
       names.filter((n) => n.includes('server start-dev') || n.includes('Launcher') || n.includes('mongod')),
     ).toEqual([]);
-    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('worker/main.ts'))).toHaveLength(2);
+    expect(names.filter((n) => n.includes('api/server.ts') || n.includes('temporal/main.ts'))).toHaveLength(2);
     expect(await isPortOpen(unusedTemporal)).toBe(false);
     expect(await isPortOpen(unusedMongo)).toBe(false);
 

@@ -1,6 +1,6 @@
 /**
  * The SSRF address policy's verdicts as pure functions, for every range: nothing here opens a socket, so the suite can
- * name any address. Code that connects is only ever handed loopback addresses (test/worker/net/guarded-fetch.test.ts),
+ * name any address. Code that connects is only ever handed loopback addresses (test/temporal/net/guarded-fetch.test.ts),
  * and proves there that every hop goes through these verdicts before a connection is made.
  */
 import { isAllowedHost, normalHost, refusedRange } from '../../domain/address-policy';

@@ -3,7 +3,7 @@
  * patterns run on RE2, uniqueItems is linear, $refs are local and their expansion bounded — and the ordinary
  * `$` keywords (`$schema`, `$defs`, `$ref`, `$anchor`, `$comment`) work.
  */
-import { createOutputChecker } from '../../worker/activities/agent/final-answer';
+import { createOutputChecker } from '../../temporal/activities/agent/final-answer';
 import type { JsonObject } from '../../domain/json';
 import { costRatio } from '../helpers/cost-ratio';
 import { compileUserSchema, MAX_EXPANDED_NODES, userSchemaProblems, UserSchemaError } from '../../domain/user-schema';

@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import { loadConfig, type Config } from '../../config';
 import { DEFAULT_EGRESS } from '../../domain/egress';
-import type { ActionContext } from '../../worker/actions/types';
-import { createMailer, type Mailer } from '../../worker/mail/mailer';
-import type { ToolContext } from '../../worker/tools/types';
+import type { ActionContext } from '../../temporal/actions/types';
+import { createMailer, type Mailer } from '../../temporal/mail/mailer';
+import type { ToolContext } from '../../temporal/tools/types';
 import { noExpressions } from './expressions';
 
 export interface EffectsEnv {

@@ -1,6 +1,6 @@
 /** Real expression evaluators for tests (separate processes, as in the worker), with small limits when asked. */
-import { createExpressionEvaluator, type ExpressionEvaluator } from '../../worker/expressions/evaluator';
-import { DEFAULT_LIMITS, type EvaluatorOptions } from '../../worker/expressions/limits';
+import { createExpressionEvaluator, type ExpressionEvaluator } from '../../temporal/expressions/evaluator';
+import { DEFAULT_LIMITS, type EvaluatorOptions } from '../../temporal/expressions/limits';
 
 export function testEvaluator(options: Partial<EvaluatorOptions> = {}): ExpressionEvaluator {
   return createExpressionEvaluator({

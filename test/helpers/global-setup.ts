@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { freePort } from '../../devstack/process';
 import { startMongo, startTemporal } from '../../devstack/servers';
-import { ensureWorkflowBundle } from '../../worker/bundle';
+import { ensureWorkflowBundle } from '../../temporal/bundle';
 
 const log = (m: string) => process.stdout.write(`[test-stack] ${m}\n`);
 

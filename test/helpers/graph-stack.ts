@@ -3,7 +3,7 @@
  * the action templates — started once per test file and stopped with it.
  */
 import type { TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 import { startHttpSink, type HttpSink } from './http-sink';
 import { startLlmServer, type LlmServer } from './llm-server';
 import { startTestSmtp, type TestSmtp } from './smtp';

@@ -15,8 +15,8 @@ import { ensureIndexes } from '../../db/indexes';
 import { seedSystemTemplates } from '../../db/system-templates';
 import { createApp } from '../../api/app';
 import { createTemporalClient } from '../../shared/temporal-client';
-import { createWorker } from '../../worker/create-worker';
-import { composeWorker } from '../../worker/compose-worker';
+import { createWorker } from '../../temporal/create-worker';
+import { composeWorker } from '../../temporal/compose-worker';
 import { createDataConverter } from '../../shared/codec/data-converter';
 import { EncryptionCodec } from '../../shared/codec/encryption-codec';
 import { parseCodecKeys } from '../../domain/codec-keys';
@@ -160,7 +160,7 @@ export interface TestWorker {
 
 /**
  * A real Worker on the suite's Temporal server, polling `config.TEMPORAL_TASK_QUEUE`, composed as the worker process
- * composes itself (worker/compose-worker.ts); `metrics`: the registry a test scrapes (a private one otherwise).
+ * composes itself (temporal/compose-worker.ts); `metrics`: the registry a test scrapes (a private one otherwise).
  */
 export async function startTestWorker(
   config: Config,

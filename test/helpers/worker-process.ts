@@ -1,5 +1,5 @@
 /**
- * The real worker entrypoint (`node --import tsx worker/main.ts`) as a child process, so that a test can SIGKILL
+ * The real worker entrypoint (`node --import tsx temporal/main.ts`) as a child process, so that a test can SIGKILL
  * it mid-run and start another one. Only the process this helper started is ever signalled, by its pid.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -37,7 +37,7 @@ export function spawnWorker(config: Config, extraEnv: Record<string, string> = {
     ...(process.env.STEPWISE_TEST_BUNDLE ? { WORKFLOW_BUNDLE_PATH: process.env.STEPWISE_TEST_BUNDLE } : {}),
     ...extraEnv,
   };
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'temporal/main.ts'], {
     cwd: ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import { newId } from '../../db/ids';
 import { bumpTemplateVersion } from '../../db/template-versions';
 import { templatesCollection, type TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 import type { JsonObject } from '../../domain/json';
 import type { TestApi } from './stack';
 import type { TestUser } from './users';

@@ -9,9 +9,9 @@ import { Registry } from 'prom-client';
 import type { Database } from '../../db/client';
 import { insertMcpServer, newMcpServerId } from '../../db/mcp-servers';
 import { putTranscriptEntry } from '../../db/transcripts';
-import { createWorkerMetrics } from '../../worker/metrics';
-import { createMcpToolActivities } from '../../worker/activities/agent/mcp-tools';
-import type { CallMcpToolInput } from '../../worker/activities/agent/types';
+import { createWorkerMetrics } from '../../temporal/metrics';
+import { createMcpToolActivities } from '../../temporal/activities/agent/mcp-tools';
+import type { CallMcpToolInput } from '../../temporal/activities/agent/types';
 import { openTestDb, silentLogger, testConfig, uniqueId } from '../helpers/stack';
 import { startFailureServer, type FailureServer } from './mcp-test-servers';
 

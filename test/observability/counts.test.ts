@@ -11,7 +11,7 @@ import { startTestApi, startTestWorker, testConfig, uniqueId, type TestApi, type
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 
 describe('counts that agree', () => {
   let api: TestApi;

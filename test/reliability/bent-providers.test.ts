@@ -6,7 +6,7 @@
  *
  * A stream whose connection drops mid-answer is also retried with its partial live text voided: test/api/live-text.test.ts
  * ("a call broken mid-stream and retried"). The provider layer's own cases (Anthropic included) are in
- * test/worker/llm/provider.test.ts.
+ * test/temporal/llm/provider.test.ts.
  */
 import { getTranscript, insertAgentTemplate, type TranscriptBody } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer, type ModelScript, type Script } from '../helpers/llm-server';

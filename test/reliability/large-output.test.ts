@@ -8,7 +8,7 @@ import { startTestApi, startTestWorker, testConfig, type TestApi, type TestWorke
 import { createTestUser, type TestUser } from '../helpers/users';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import type { TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../worker/actions/types';
+import type { ActionType } from '../../temporal/actions/types';
 
 const MB3 = 3 * 1024 * 1024;
 /** The bound: a run with a large output ends (either way) within this. */

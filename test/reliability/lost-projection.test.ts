@@ -2,12 +2,12 @@
  * R4, the long-outage case: when MongoDB stays down longer than the workflow retries its projection writes, a
  * completed step's output never reaches the projection. The run still ends `completed` (its outcome is written when
  * the database is back), so nothing would ever fix the step. The status read answers the outputs from Temporal's
- * result without writing them; the worker's reconciler (worker/reconciler.ts) writes them back. The lost writes
+ * result without writing them; the worker's reconciler (temporal/reconciler.ts) writes them back. The lost writes
  * are reproduced here by clearing the outputs in the projection of a finished run (waiting out a real outage of
  * several minutes is too slow for the suite).
  */
 import { runsCollection } from '../../db/runs';
-import { Reconciler } from '../../worker/reconciler';
+import { Reconciler } from '../../temporal/reconciler';
 import {
   silentLogger,
   startTestApi,

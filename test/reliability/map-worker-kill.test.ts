@@ -11,7 +11,7 @@ import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { spawnWorker, type WorkerProcess } from '../helpers/worker-process';
 import { actionTemplates, createWorkflow, isTerminal, startRun, waitForStatus } from '../helpers/workflows';
-import { messageIdFor } from '../../worker/mail/message';
+import { messageIdFor } from '../../temporal/mail/message';
 
 describe('R2: a map across a worker kill -9', () => {
   let smtp: TestSmtp;

@@ -10,7 +10,7 @@ import type { TestApi } from '../helpers/stack';
 import type { TestUser } from '../helpers/users';
 import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, waitForStatus } from '../helpers/workflows';
-import { messageIdFor } from '../../worker/mail/message';
+import { messageIdFor } from '../../temporal/mail/message';
 import { outageWorkflowBody } from './outage-workflow';
 import { startTemporalOutageStack } from './outage-stack';
 

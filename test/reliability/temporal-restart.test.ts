@@ -12,7 +12,7 @@ import type { TestApi } from '../helpers/stack';
 import type { TestUser } from '../helpers/users';
 import type { WorkerProcess } from '../helpers/worker-process';
 import { createWorkflow, isTerminal, temporalFinalStatus, waitForStatus, type StatusBody } from '../helpers/workflows';
-import { messageIdFor } from '../../worker/mail/message';
+import { messageIdFor } from '../../temporal/mail/message';
 import { OUTAGE_STEPS, outageWorkflowBody } from './outage-workflow';
 import { startTemporalOutageStack } from './outage-stack';
 

@@ -18,7 +18,7 @@ import {
   type StatusBody,
 } from '../helpers/workflows';
 import type { JsonValue } from '../../domain/json';
-import { messageIdFor } from '../../worker/mail/message';
+import { messageIdFor } from '../../temporal/mail/message';
 
 export interface KillPlan {
   runs: number;

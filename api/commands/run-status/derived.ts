@@ -1,6 +1,6 @@
 /**
  * The status a read answers for a run whose projection is behind Temporal, computed and never written: the
- * worker's reconciler (worker/reconciler.ts) writes the same outcome, built by the same deriveOutcome.
+ * worker's reconciler (temporal/reconciler.ts) writes the same outcome, built by the same deriveOutcome.
  */
 import type { RunOutcome } from '../../../db/runs';
 import type { JsonValue } from '../../../domain/json';

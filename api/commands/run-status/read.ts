@@ -1,6 +1,6 @@
 /**
  * Endpoint 8's read path. It only reads: the workflow (through its activities) is the one writer of a run's state,
- * and the worker's reconciler (worker/reconciler.ts) repairs what a lost write or an operator's terminate leaves
+ * and the worker's reconciler (temporal/reconciler.ts) repairs what a lost write or an operator's terminate leaves
  * behind. The common case is one MongoDB read of the `runs` projection. Only when the projection is non-terminal and
  * has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it ask Temporal, with one
  * describe: a run Temporal has closed is answered with the status derived from the projection's steps and Temporal's

@@ -1,7 +1,7 @@
 /** Endpoints 1–4 and the template lifecycle, every response checked against the OpenAPI document. */
 import { SYSTEM_TEMPLATES } from '../../../db/system-templates';
-import { TOOLS } from '../../../worker/tools/registry';
-import { ACTION_TYPES } from '../../../worker/actions/types';
+import { TOOLS } from '../../../temporal/tools/registry';
+import { ACTION_TYPES } from '../../../temporal/actions/types';
 import { actionBody, agentBody, expectEnvelope, expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';
 import { startTestApi, type TestApi } from '../../helpers/stack';

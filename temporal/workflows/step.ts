@@ -1,0 +1,99 @@
+/**
+ * One execution of one step (a plain step, a map item or a loop iteration — `execId` says which): renders its
+ * fields and performs it by kind. Every side effect is an activity keyed by the execution id, so two items of one map
+ * never share an idempotency key, a Message-ID, a transcript or a blob.
+ */
+import { patched, proxyActivities } from '@temporalio/workflow';
+import { uncancelledLocalActivities } from './local-activities';
+import type { Activities } from '../activities';
+import type { JsonValue } from '../../domain/json';
+import { render, type RenderContext } from '../../domain/render';
+import type { StepSnapshot } from '../../domain/run';
+import { runAgentStep } from './agent-step';
+import { budgetAllowsCall } from './budget';
+import { performApproval, performDelay } from './builtin-steps';
+import { AGENT_PROJECTIONS, PURE_STEPS_LOCAL } from './patches';
+import type { RunEnv, StepResult } from './run-env';
+import { runSubWorkflow } from './sub-workflow';
+
+export async function runOnce(
+  step: StepSnapshot,
+  execId: string,
+  ctx: RenderContext,
+  env: RunEnv,
+): Promise<StepResult> {
+  switch (step.kind) {
+    case 'agent': {
+      const input = render(step.input, ctx);
+      // The model call activity records the step's start (with its input) and its completion: two local activities
+      // fewer per step. A step whose first call the budget refuses never reaches it, so it is recorded here as before.
+      const inActivity = patched(AGENT_PROJECTIONS) && budgetAllowsCall(env.spend);
+      if (!inActivity) await env.project(execId, { kind: 'running', input });
+      const done = await runAgentStep(step, input, {
+        runId: env.runId,
+        stepId: execId,
+        ownerId: env.snapshot.owner_id,
+        spend: env.spend,
+        onCall: (used) => env.tally(execId, used),
+        ...(env.shared ? { shared: env.shared } : {}),
+        ...(inActivity ? { projectInActivity: true } : {}),
+        awaitDecision: (announce) => env.approvals.awaitDecision(execId, announce),
+      });
+      if (!done.projected) {
+        await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });
+      }
+      return { output: done.output, usage: done.usage, ...(done.ended ? { ended: true } : {}) };
+    }
+    case 'workflow':
+      return runSubWorkflow(step, execId, ctx, env);
+    case 'action':
+      switch (step.action_type) {
+        case 'delay':
+          return { output: await performDelay(step, execId, render(step.config, ctx), env) };
+        case 'approval':
+          return { output: await performApproval(step, execId, render(step.config, ctx), env) };
+        case 'send_email':
+        case 'http_request':
+        case 'transform': {
+          const config = render(step.config, ctx);
+          const input = render(step.input, ctx);
+          const retry = {
+            maximumAttempts: step.retry.max_attempts,
+            initialInterval: '500 ms',
+            backoffCoefficient: 2,
+            maximumInterval: '30 seconds',
+          };
+          // What the Temporal Web UI shows for the activity: which action, for which execution.
+          const summary = `${step.action_type} ${execId}`;
+          const request = {
+            run_id: env.runId,
+            step_id: execId,
+            action_type: step.action_type,
+            config: config as Record<string, JsonValue>,
+            input,
+            max_attempts: step.retry.max_attempts,
+          };
+          // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why). Runs recorded
+          // before this change scheduled a regular activity, and replay the same way.
+          const result =
+            step.action_type === 'transform' && patched(PURE_STEPS_LOCAL)
+              ? await uncancelledLocalActivities({
+                  summary,
+                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
+                  retry,
+                }).runPureStep(request)
+              : await proxyActivities<Activities>({
+                  summary,
+                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
+                  // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
+                  heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
+                  retry,
+                }).runActionStep(request);
+          // Only when the activity's own completion write failed (older histories never carry the flag, so they
+          // replay unchanged): a step that completed during a database outage must not lose its output.
+          if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });
+          return { output: result.output };
+        }
+      }
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * The callModel activity and the user's daily token budget, in MockActivityEnvironment against the real database and
+ * the scripted OpenAI-compatible HTTP server: a retried attempt of the same model call (same run, step and seq) is
+ * counted once, distinct calls add up, and a call at the limit is refused before the model is asked.
+ */
+import type { Database } from '../../../db/client';
+import { tokensUsedOn, usageCollection } from '../../../db/usage';
+import type { CallModelInput } from '../../../temporal/activities/agent/types';
+import type { LlmServer, ModelScript } from '../../helpers/llm-server';
+import { uniqueId } from '../../helpers/stack';
+import { firstCall, newAgentRun, startCallModelHarness, type CallModelHarness } from './call-model-fixtures';
+
+const LIMIT = 100;
+
+describe('callModel and the daily token budget', () => {
+  let harness: CallModelHarness;
+  let llm: LlmServer;
+  let database: Database;
+
+  beforeAll(async () => {
+    harness = await startCallModelHarness({ USER_MAX_TOKENS_PER_DAY: String(LIMIT) });
+    ({ llm, database } = harness);
+  });
+  afterAll(async () => {
+    await harness?.close();
+  });
+
+  const newRun = (ownerId: string, script: ModelScript) => newAgentRun(database.db, ownerId, script);
+  const attempt = (n: number, req: CallModelInput) => harness.attempt(n, req);
+
+  it('counts a retried attempt of the same call once, and distinct calls each', async () => {
+    const owner = uniqueId('usr_');
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 20, output: 10 } }]);
+    const runId = await newRun(owner, script);
+    const req = firstCall(runId, owner, script);
+
+    await attempt(1, req);
+    // Temporal retries the same call (e.g. the first attempt's result was lost): the model is asked again ...
+    await attempt(2, req);
+    expect(script.requests).toHaveLength(2);
+    // ... but the user's day counts the call once.
+    expect(await tokensUsedOn(database.db, owner, new Date())).toBe(30);
+
+    // Another run's call is another key.
+    const other = await newRun(owner, script);
+    await attempt(1, firstCall(other, owner, script));
+    expect(await tokensUsedOn(database.db, owner, new Date())).toBe(60);
+  });
+
+  it('refuses a call once the day is spent, non-retryable, without asking the model', async () => {
+    const owner = uniqueId('usr_');
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
+    await attempt(1, firstCall(await newRun(owner, script), owner, script));
+    expect(await tokensUsedOn(database.db, owner, new Date())).toBe(120);
+
+    const refused = attempt(1, firstCall(await newRun(owner, script), owner, script));
+    await expect(refused).rejects.toMatchObject({ type: 'budget_exceeded', nonRetryable: true });
+    expect(script.requests).toHaveLength(1);
+    const day = await usageCollection(database.db).findOne({ owner_id: owner });
+    expect(day).toMatchObject({ day: new Date().toISOString().slice(0, 10), tokens: 120 });
+  });
+
+  it('a call without an owner (histories from before budgets) is not checked or counted', async () => {
+    const owner = uniqueId('usr_');
+    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
+    const { owner_id: _dropped, ...legacy } = firstCall(await newRun(owner, script), owner, script);
+    await attempt(1, legacy);
+    expect(await tokensUsedOn(database.db, owner, new Date())).toBe(0);
+  });
+});
