@@ -5,7 +5,7 @@
  * body limit) → CORS → JSON body → the fixed-word guard → routes.
  */
 import Koa, { type Middleware } from 'koa';
-import './state';
+import './http/state';
 import type { ApiDeps } from './deps';
 import { jsonBody } from './middleware/body';
 import { errorMiddleware } from './middleware/errors';

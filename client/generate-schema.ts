@@ -6,7 +6,7 @@
  */
 import openapiTS, { astToString, UNKNOWN, type SchemaObject } from 'openapi-typescript';
 import { format, resolveConfig } from 'prettier';
-import { buildOpenApiDocument } from '../api/openapi';
+import { buildOpenApiDocument } from '../api/openapi/document';
 import { typesOnly } from './types-only';
 
 /** Where the generated types live, relative to the repository root. */

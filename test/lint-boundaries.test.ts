@@ -17,13 +17,17 @@ function withImport(file: string, importLine: string, used: string): { path: str
 }
 
 const PROBES = {
-  upward: withImport('db/ids.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
+  upward: withImport('db/ids.ts', "import { NotFoundError } from '../api/http/errors';", 'NotFoundError'),
   acrossProcesses: withImport(
     'api/commands/budget.ts',
     "import { NonRetryableError } from '../../temporal/failures';",
     'NonRetryableError',
   ),
-  workerToApi: withImport('temporal/failures.ts', "import { NotFoundError } from '../api/errors';", 'NotFoundError'),
+  workerToApi: withImport(
+    'temporal/failures.ts',
+    "import { NotFoundError } from '../api/http/errors';",
+    'NotFoundError',
+  ),
   down: withImport(
     'api/commands/budget.ts',
     "import { findRun } from '../../db/runs';\nimport { TERMINAL_RUN_STATUSES } from '../../domain/run';",

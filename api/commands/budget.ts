@@ -5,7 +5,7 @@
  */
 import type { BudgetConfig } from '../../shared/runs/budget';
 import type { WorkflowConfigDoc } from '../../db/workflows';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../http/errors';
 
 /** Throws 400 naming the field when `config.budget` asks for more than the server allows. */
 export function checkWorkflowBudget(config: BudgetConfig, workflowConfig: WorkflowConfigDoc): void {

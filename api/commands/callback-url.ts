@@ -6,7 +6,7 @@
  */
 import { isIP } from 'node:net';
 import { isAllowedHost, normalHost, refusedRange } from '../../domain/address-policy';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../http/errors';
 
 export function checkCallbackUrl(value: string | undefined, allowedHosts: readonly string[], field: string): void {
   if (value === undefined) return;

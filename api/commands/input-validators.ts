@@ -5,7 +5,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { WorkflowDoc } from '../../db/workflows';
 import type { JsonObject } from '../../domain/json';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../http/errors';
 import { compileUserSchema, describeInputErrors } from '../../domain/user-schema';
 
 const MAX_ENTRIES = 500;

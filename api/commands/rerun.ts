@@ -20,7 +20,7 @@ import { logStepChange } from '../../db/step-events';
 import { descendantsOf, resolveDependencies, topologicalOrder } from '../../domain/graph';
 import type { JsonValue } from '../../domain/json';
 import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../domain/run';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
 
 /** Reused outputs above this ride in the new run's snapshot by reference (the snapshot has a size limit). */

@@ -11,8 +11,8 @@ import { findRun, isTerminal } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../domain/exec-id';
 import { approveUpdate, type ApprovalAccepted } from '../../domain/messages';
-import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../errors';
-import { isTemporalUnavailable } from '../infra-errors';
+import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../http/errors';
+import { isTemporalUnavailable } from '../http/infra-errors';
 
 export interface RunControlDeps {
   db: Db;

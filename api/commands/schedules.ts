@@ -26,8 +26,8 @@ import {
 } from '../../db/schedules';
 import { SCHEDULED_RUN_WORKFLOW_TYPE, scheduledRunIdBase, type ScheduledRunArgs } from '../../domain/schedule';
 import { ownerIdKey, workflowIdKey } from '../../domain/search-attributes';
-import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../errors';
-import { isTemporalUnavailable } from '../infra-errors';
+import { BadRequestError, NotFoundError, ServiceUnavailableError } from '../http/errors';
+import { isTemporalUnavailable } from '../http/infra-errors';
 
 /** How long Temporal gets to answer a schedule call before the API answers 503. */
 const CALL_DEADLINE_MS = 10_000;

@@ -22,9 +22,9 @@ import {
   NotFoundError,
   ServiceUnavailableError,
   UnprocessableError,
-} from '../errors';
-import { statusUrlOf } from '../caller';
-import { isTemporalUnavailable } from '../infra-errors';
+} from '../http/errors';
+import { statusUrlOf } from '../http/caller';
+import { isTemporalUnavailable } from '../http/infra-errors';
 import { checkCallbackUrl } from './callback-url';
 import type { InputValidators } from './input-validators';
 import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../shared/runs/snapshot';

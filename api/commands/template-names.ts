@@ -12,7 +12,7 @@
 import type { Db } from 'mongodb';
 import { findOwnTemplateIdByName, findVisibleTemplatesByName } from '../../db/templates';
 import type { WorkflowStepDoc } from '../../db/workflows';
-import { BadRequestError, ConflictError } from '../errors';
+import { BadRequestError, ConflictError } from '../http/errors';
 import { isDuplicateKey } from '../../db/duplicate-key';
 
 function nameTaken(name: string, holder: string): ConflictError {

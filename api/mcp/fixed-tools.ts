@@ -10,7 +10,7 @@ import { isId } from '../../db/ids';
 import { workflowsCollection } from '../../db/workflows';
 import type { JsonObject } from '../../domain/json';
 import { approveStep, cancelRun } from '../commands/run-control';
-import { NotFoundError } from '../errors';
+import { NotFoundError } from '../http/errors';
 import { presentApproval } from '../presenters/approval';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';

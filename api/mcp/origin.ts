@@ -11,7 +11,7 @@
 import { isIP } from 'node:net';
 import type { Middleware } from 'koa';
 import type { Config } from '../../config';
-import { ForbiddenError } from '../errors';
+import { ForbiddenError } from '../http/errors';
 
 export interface OriginPolicy {
   PUBLIC_URL?: string | undefined;

@@ -5,7 +5,7 @@
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Logger } from 'pino';
-import { ApiError } from '../errors';
+import { ApiError } from '../http/errors';
 
 /** A JSON value as the tool's text and as its structured content. */
 export function jsonResult(value: Record<string, unknown>): CallToolResult {

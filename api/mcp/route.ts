@@ -9,15 +9,15 @@
 import Router from '@koa/router';
 import type { Context, Middleware } from 'koa';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { baseUrlOf } from '../caller';
-import { ApiError, BadRequestError, PayloadTooLargeError } from '../errors';
+import { baseUrlOf } from '../http/caller';
+import { ApiError, BadRequestError, PayloadTooLargeError } from '../http/errors';
 import { jsonParser, requireJsonType } from '../middleware/body';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';
 import { checkOrigin } from './origin';
 import { createMcpServer } from './server';
-import '../state';
+import '../http/state';
 
 export const MCP_PATH = '/mcp';
 

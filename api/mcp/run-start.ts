@@ -7,7 +7,7 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { isId } from '../../db/ids';
 import type { JsonObject } from '../../domain/json';
 import { startRun, type StartedRun } from '../commands/start-run';
-import { BadRequestError, NotFoundError } from '../errors';
+import { BadRequestError, NotFoundError } from '../http/errors';
 import { findOperatorKey } from '../middleware/body';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';

@@ -7,7 +7,7 @@ import { approvalsCollection } from '../../db/approvals';
 import { buildRunView } from '../../shared/run-view/build';
 import type { RunView } from '../../shared/run-view/view';
 import { TERMINAL_RUN_STATUSES } from '../../domain/run';
-import { statusUrlOf } from '../caller';
+import { statusUrlOf } from '../http/caller';
 import { getRunStatus, type StatusWait } from '../commands/run-status/read';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';

@@ -9,7 +9,7 @@ import { ErrorCode, McpError, type CallToolResult, type Task } from '@modelconte
 import { isId } from '../../db/ids';
 import type { RunStatus } from '../../domain/run';
 import { cancelRun } from '../commands/run-control';
-import { ApiError, ConflictError, NotFoundError } from '../errors';
+import { ApiError, ConflictError, NotFoundError } from '../http/errors';
 import type { ApiDeps } from '../deps';
 import type { McpCaller } from './context';
 import { endedRunResult, readRun, runEnded, type McpRun } from './runs';

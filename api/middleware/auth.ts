@@ -1,9 +1,9 @@
 /** Deny by default: every route behind this middleware needs `Authorization: Bearer <api key>`. */
 import type { Middleware } from 'koa';
 import { hashKey } from '../../db/users';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../http/errors';
 import type { KeyCache } from './key-cache';
-import '../state';
+import '../http/state';
 
 export function requireUser(keys: KeyCache): Middleware {
   return async (ctx, next) => {

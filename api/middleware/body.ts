@@ -7,7 +7,7 @@
  */
 import { bodyParser } from '@koa/bodyparser';
 import type { Middleware } from 'koa';
-import { BadRequestError, UnsupportedMediaTypeError } from '../errors';
+import { BadRequestError, UnsupportedMediaTypeError } from '../http/errors';
 
 const METHODS_WITH_BODY = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 

@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Context, Middleware } from 'koa';
-import { UnauthorizedError } from '../errors';
+import { UnauthorizedError } from '../http/errors';
 
 const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
 

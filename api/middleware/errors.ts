@@ -1,4 +1,4 @@
-import '../state';
+import '../http/state';
 /**
  * First in the chain: maps every thrown error and every unrouted request to the envelope with the right status.
  * Infrastructure failures (MongoDB or Temporal unreachable) become 503; anything unexpected a bare 500.
@@ -12,9 +12,9 @@ import {
   PayloadTooLargeError,
   ServiceUnavailableError,
   BadRequestError,
-} from '../errors';
-import { respond, respondError } from '../envelope';
-import { classifyInfraError } from '../infra-errors';
+} from '../http/errors';
+import { respond, respondError } from '../http/envelope';
+import { classifyInfraError } from '../http/infra-errors';
 import { redactPath } from './request-context';
 
 export function errorMiddleware(logger: Logger, bodyLimitBytes: number): Middleware {

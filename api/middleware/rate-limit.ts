@@ -15,9 +15,9 @@ import type { Context, Middleware } from 'koa';
 import type { Db } from 'mongodb';
 import { RateLimiterMemory, RateLimiterMongo, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config';
-import { TooManyRequestsError } from '../errors';
+import { TooManyRequestsError } from '../http/errors';
 import { LeasedLimiter } from './leased-limiter';
-import '../state';
+import '../http/state';
 
 /** The collection holding the counters (TTL and unique indexes are created by db/indexes.ts). */
 export const RATE_LIMIT_COLLECTION = 'rate_limits';

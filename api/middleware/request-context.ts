@@ -1,4 +1,4 @@
-import '../state';
+import '../http/state';
 /**
  * Gives every request an id (echoed as X-Request-Id) and a child logger, and logs one line when it ends. The child is
  * made on first use: most requests never log anything but that line, which the base logger writes with the same

@@ -3,7 +3,7 @@
  * them per API process (EVENTS_MAX_STREAMS) and per user (EVENTS_MAX_STREAMS_PER_USER); past either, 429 before any
  * stream starts. Counted in memory: a slot belongs to this process's sockets and ends with them.
  */
-import { TooManyStreamsError } from '../errors';
+import { TooManyStreamsError } from '../http/errors';
 
 export class StreamSlots {
   private total = 0;

@@ -13,7 +13,7 @@
  */
 import type { Context, Middleware } from 'koa';
 import type { z } from 'zod';
-import { BadRequestError } from '../errors';
+import { BadRequestError } from '../http/errors';
 
 /** The parts of a request that can be validated; each is optional. */
 export interface InputSchemas {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { ScheduleDoc } from '../../db/schedules';
 import type { RunDoc } from '../../db/runs';
 import { runStatusSchema } from '../../domain/run-status';
-import { OVERLAP_POLICIES } from '../routes/schedules.schema';
+import { OVERLAP_POLICIES } from '../schemas/schedules';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 
 const recentRunView = z.strictObject({

@@ -6,8 +6,8 @@
 import { z } from 'zod';
 import type { TemplateDoc } from '../../db/templates';
 import { ACTION_TYPES } from '../../domain/action-types';
-import { egressSettings } from '../routes/egress.schema';
-import { mcpToolSelections } from '../routes/mcp-tools.schema';
+import { egressSettings } from '../schemas/egress';
+import { mcpToolSelections } from '../schemas/mcp-tools';
 import { iso, isoTimestamp, jsonObjectView } from './common';
 
 export const templateView = z

@@ -1,7 +1,7 @@
 /** Workflow → JSON: `_id` becomes `id`, dates ISO strings; the owner stays inside (it is always the caller). */
 import { z } from 'zod';
 import type { WorkflowDoc } from '../../db/workflows';
-import { workflowConfigBody, workflowStepBody } from '../routes/workflows.schema';
+import { workflowConfigBody, workflowStepBody } from '../schemas/workflows';
 import { iso, isoTimestamp } from './common';
 
 export const workflowView = z

@@ -4,7 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { isId, newId } from '../../db/ids';
 import {
   createTemplate,
@@ -18,16 +18,16 @@ import {
 import { ACTION_CATALOG, actionConfigJsonSchema } from '../../domain/actions/catalog';
 import { TOOL_DECLARATIONS, toolParametersSchema } from '../../domain/tools/catalog';
 import { templateWarnings, withWarnings } from '../commands/model-warnings';
-import { respond } from '../envelope';
-import { BadRequestError, ForbiddenError, NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { BadRequestError, ForbiddenError, NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
-import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
-import { pageOrBadRequest, setNextLink } from '../pagination';
+import { dryRunQuery, isDryRun, withoutId } from '../schemas/dry-run';
+import { pageOrBadRequest, setNextLink } from '../http/pagination';
 import { presentTemplate } from '../presenters/template';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from './agents.schema';
-import { templateRuleProblems } from './agents.rules';
+import { createTemplateBody, listTemplatesQuery, templateIdParams, updateTemplateBody } from '../schemas/agents';
+import { templateRuleProblems } from '../schemas/agent-rules';
 import { mcpToolProblems } from '../commands/check-mcp-tools';
 import { assertTemplateNameFree, writeWithTemplateName } from '../commands/template-names';
 import type { ActionType } from '../../domain/action-types';

@@ -3,13 +3,13 @@
  * oldest first. Deciding one (POST …/runs/:runId/approve) removes it.
  */
 import Router from '@koa/router';
-import { baseUrlOf, userId } from '../caller';
+import { baseUrlOf, userId } from '../http/caller';
 import { approvalsCollection } from '../../db/approvals';
-import { respond } from '../envelope';
+import { respond } from '../http/envelope';
 import { validate } from '../middleware/validate';
-import { paginate, pageQuery } from '../pagination';
+import { paginate, pageQuery } from '../http/pagination';
 import { presentApproval } from '../presenters/approval';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 
 const list = validate({ query: pageQuery });

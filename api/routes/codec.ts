@@ -17,8 +17,8 @@ import { payloadFromJson, payloadToJson } from '../../shared/codec/payload-json'
 import { jsonParser, requireJsonType } from '../middleware/body';
 import { requireCodecToken } from '../middleware/codec-auth';
 import { validate } from '../middleware/validate';
-import { UnprocessableError } from '../errors';
-import { codecBody, codecOperation } from './codec.schema';
+import { UnprocessableError } from '../http/errors';
+import { codecBody, codecOperation } from '../schemas/codec';
 
 /** Temporal refuses payloads over 2 MiB by default; base64 and the protocol's JSON add about a third. */
 export const CODEC_BODY_LIMIT_BYTES = 4 * 1024 * 1024;

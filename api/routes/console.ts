@@ -10,7 +10,7 @@ import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { respondError } from '../envelope';
+import { respondError } from '../http/envelope';
 
 const CONSOLE_DIST = path.resolve(__dirname, '..', '..', 'console', 'dist');
 

@@ -5,7 +5,7 @@ import type { Client } from '@temporalio/client';
 import { pingDatabase } from '../../db/client';
 import { pingTemporal } from '../../shared/temporal-client';
 import type { ApiDeps } from '../deps';
-import { respond, respondError } from '../envelope';
+import { respond, respondError } from '../http/envelope';
 
 /**
  * /readyz is public and unauthenticated: its answer is reused for this long, and concurrent calls share one check, so

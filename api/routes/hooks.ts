@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { baseUrlOf, userId } from '../caller';
+import { baseUrlOf, userId } from '../http/caller';
 import {
   deleteOwnHook,
   findHook,
@@ -24,15 +24,21 @@ import {
 } from '../../db/hooks';
 import { verifyHookSignature } from '../commands/hook-signature';
 import { startRun } from '../commands/start-run';
-import { respond } from '../envelope';
-import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../errors';
+import { respond } from '../http/envelope';
+import { BadRequestError, ConflictError, NotFoundError, UnauthorizedError } from '../http/errors';
 import { consumeOrRefuse } from '../middleware/rate-limit';
 import { validate } from '../middleware/validate';
-import { pageQuery, paginate } from '../pagination';
+import { pageQuery, paginate } from '../http/pagination';
 import { presentHook } from '../presenters/hook';
-import { authenticated, ownWorkflow } from '../route-deps';
+import { authenticated, ownWorkflow } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import { createHookBody, hookIdParams, updateHookBody, workflowHookParams, workflowHooksParams } from './hooks.schema';
+import {
+  createHookBody,
+  hookIdParams,
+  updateHookBody,
+  workflowHookParams,
+  workflowHooksParams,
+} from '../schemas/hooks';
 
 export const listHooks = validate({ params: workflowHooksParams, query: pageQuery });
 export const createHook = validate({ params: workflowHooksParams, body: createHookBody });

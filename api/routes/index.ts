@@ -2,7 +2,7 @@
 import { METHODS } from 'node:http';
 import Router from '@koa/router';
 import type { ApiDeps } from '../deps';
-import { buildOpenApiDocument } from '../openapi';
+import { buildOpenApiDocument } from '../openapi/document';
 import { mcpRoutes } from '../mcp/route';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';

@@ -2,7 +2,7 @@
  * MCP servers, a resource of the user: register, list, read, change, delete. Credentials are sealed with the payload
  * codec's keys on write and never come back out of this API (docs/mcp.md, decision 0400).
  */
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import Router from '@koa/router';
 import type { Context } from 'koa';
 import {
@@ -21,19 +21,19 @@ import {
 import { isId } from '../../db/ids';
 import { findMcpServerUses } from '../../db/mcp-server-uses';
 import { NoSealingKeyError, sealJson, type SealedJson } from '../../shared/codec/sealed-json';
-import { respond } from '../envelope';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
-import { pageQuery, paginate } from '../pagination';
+import { pageQuery, paginate } from '../http/pagination';
 import { presentMcpServer } from '../presenters/mcp-server';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 import {
   createMcpServerBody,
   mcpServerIdParams,
   updateMcpServerBody,
   type McpServerAuthInput,
-} from './mcp-servers.schema';
+} from '../schemas/mcp-servers';
 
 export const listMcpServers = validate({ query: pageQuery });
 export const createMcpServer = validate({ body: createMcpServerBody });

@@ -3,9 +3,9 @@
  * may select in `mcp_tools` as `{"stdio": "<name>"}`. The same for every user; empty when the feature is off.
  */
 import Router from '@koa/router';
-import { respond } from '../envelope';
+import { respond } from '../http/envelope';
 import { presentMcpStdioServers } from '../presenters/mcp-stdio-server';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 
 export function mcpStdioServerRoutes(deps: ApiDeps): Router {

@@ -8,16 +8,16 @@ import { PassThrough } from 'node:stream';
 import { once } from 'node:events';
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { isId } from '../../db/ids';
 import { findRun } from '../../db/runs';
 import { followRunEvents, type EventSink } from '../commands/run-events/follow';
-import { BadRequestError, NotFoundError } from '../errors';
+import { BadRequestError, NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
 import { presentRunEvent } from '../presenters/run-event';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import { lastEventIdHeader, runEventsParams, runEventsQuery } from './run-events.schema';
+import { lastEventIdHeader, runEventsParams, runEventsQuery } from '../schemas/run-events';
 
 const stream = validate({ params: runEventsParams, query: runEventsQuery });
 

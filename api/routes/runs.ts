@@ -3,16 +3,16 @@
  * workflow, creation time and workflow name; paged like every list. The query is db/run-search.ts.
  */
 import Router from '@koa/router';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { runSearchFilter } from '../../db/run-search';
 import { runsCollection, STATUS_PROJECTION, type RunDoc } from '../../db/runs';
-import { respond } from '../envelope';
+import { respond } from '../http/envelope';
 import { validate } from '../middleware/validate';
-import { paginate } from '../pagination';
+import { paginate } from '../http/pagination';
 import { presentRunSearchItem } from '../presenters/run-search';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import { runSearchQuery } from './runs.schema';
+import { runSearchQuery } from '../schemas/runs';
 
 const search = validate({ query: runSearchQuery });
 

@@ -6,7 +6,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { isId, newId } from '../../db/ids';
 import { runsCollection } from '../../db/runs';
 import {
@@ -31,12 +31,12 @@ import {
   type ScheduleCommandDeps,
 } from '../commands/schedules';
 import { tooFrequent } from '../commands/schedule-gaps';
-import { respond } from '../envelope';
-import { BadRequestError, ConflictError, NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
-import { pageQuery, paginate } from '../pagination';
+import { pageQuery, paginate } from '../http/pagination';
 import { presentSchedule, recentRunIds, type RecentRunDocs, type ScheduleView } from '../presenters/schedule';
-import { authenticated, ownWorkflow } from '../route-deps';
+import { authenticated, ownWorkflow } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 import {
   backfillScheduleBody,
@@ -47,7 +47,7 @@ import {
   updateScheduleBody,
   workflowSchedulesParams,
   type ScheduleSpecInput,
-} from './schedules.schema';
+} from '../schemas/schedules';
 
 export const listSchedules = validate({ params: workflowSchedulesParams, query: pageQuery });
 export const createSchedule = validate({ params: workflowSchedulesParams, body: createScheduleBody });

@@ -4,19 +4,19 @@
  * user's run, an unknown step and a step that is not an agent step all answer 404.
  */
 import Router from '@koa/router';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { findRun } from '../../db/runs';
 import { findExecution } from '../../db/step-executions';
 import { parseExecutionId } from '../../domain/exec-id';
 import { findFinalEntry, getTranscriptEntry, transcriptsCollection } from '../../db/transcripts';
-import { respond } from '../envelope';
-import { NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
-import { paginate } from '../pagination';
+import { paginate } from '../http/pagination';
 import { presentTranscript } from '../presenters/transcript';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import { transcriptParams, transcriptQuery } from './transcripts.schema';
+import { transcriptParams, transcriptQuery } from '../schemas/transcripts';
 
 const show = validate({ params: transcriptParams, query: transcriptQuery });
 

@@ -3,12 +3,12 @@
  * acts on the authenticated user only, so there is no id another user could name.
  */
 import Router from '@koa/router';
-import { userId } from '../caller';
+import { userId } from '../http/caller';
 import { readWebhookSecret, rotateWebhookSecret } from '../../db/webhook-secrets';
-import { respond } from '../envelope';
-import { NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { NotFoundError } from '../http/errors';
 import { presentWebhookSecret } from '../presenters/webhook-secret';
-import { authenticated } from '../route-deps';
+import { authenticated } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
 
 /** A live key always names an existing user (users are never deleted, db/users.ts), so null is a broken invariant. */

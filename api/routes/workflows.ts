@@ -5,7 +5,7 @@
  */
 import Router from '@koa/router';
 import type { Context } from 'koa';
-import { baseUrlOf, userId } from '../caller';
+import { baseUrlOf, userId } from '../http/caller';
 import { disableWorkflowHooks } from '../../db/hooks';
 import { deleteWorkflowSchedules } from '../commands/schedules';
 import { isId, newId } from '../../db/ids';
@@ -30,16 +30,16 @@ import { stepExecutionsCollection } from '../../db/step-executions';
 import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
-import { respond } from '../envelope';
-import { BadRequestError, NotFoundError } from '../errors';
+import { respond } from '../http/envelope';
+import { BadRequestError, NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
-import { dryRunQuery, isDryRun, withoutId } from './dry-run.schema';
-import { pageQuery, paginate } from '../pagination';
+import { dryRunQuery, isDryRun, withoutId } from '../schemas/dry-run';
+import { pageQuery, paginate } from '../http/pagination';
 import { presentWorkflow } from '../presenters/workflow';
 import { presentExecution, presentRunSummary } from '../../shared/run-view/view';
-import { authenticated, ownWorkflow } from '../route-deps';
+import { authenticated, ownWorkflow } from '../http/route-deps';
 import type { ApiDeps } from '../deps';
-import '../state';
+import '../http/state';
 import {
   approveBody,
   createWorkflowBody,
@@ -50,7 +50,7 @@ import {
   stepExecutionsParams,
   updateWorkflowBody,
   workflowIdParams,
-} from './workflows.schema';
+} from '../schemas/workflows';
 
 export const listWorkflows = validate({ query: pageQuery });
 export const createWorkflow = validate({ query: dryRunQuery, body: createWorkflowBody });

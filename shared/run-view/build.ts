@@ -5,8 +5,8 @@
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
-import { resolveOutputs } from '../../db/run-view/outputs';
-import { readRunExecutions, readRunWebhooks } from '../../db/run-view/reads';
+import { resolveOutputs } from './outputs';
+import { readRunExecutions, readRunWebhooks } from './reads';
 import type { RunDoc } from '../../db/runs';
 import { EXECUTIONS_SHOWN, presentRun, type RunView } from './view';
 

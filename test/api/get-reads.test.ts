@@ -12,7 +12,7 @@ import { Registry } from 'prom-client';
 import request from 'supertest';
 import { createApp } from '../../api/app';
 import { composeApi } from '../../api/compose';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 import { createTemporalClient } from '../../shared/temporal-client';
 import { insertAgentTemplate } from '../helpers/agent-runs';
 import { startLlmServer, type LlmServer } from '../helpers/llm-server';

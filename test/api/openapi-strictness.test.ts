@@ -7,7 +7,7 @@
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { SYSTEM_TEMPLATES } from '../../db/system-templates';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 import { TOOL_NAMES } from '../../domain/tools/catalog';
 import { actionBody, agentBody } from '../helpers/api';
 import { startTestApi, testConfig, type TestApi } from '../helpers/stack';

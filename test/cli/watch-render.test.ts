@@ -1,7 +1,7 @@
 /* eslint-disable no-control-regex -- these tests read the ANSI escape codes of the live view */
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 import type { RunEvent } from '../../cli/api-client';
 import { eventLine, formatDuration, progressBar, redraw, renderFrame } from '../../cli/watch/render';
 import { applyEvent, displayStatus, initialWatchState, progress, type WatchState } from '../../cli/watch/state';

@@ -1,6 +1,6 @@
 /** Seeding of system templates: valid by the API's own rules, idempotent, safe when API processes start together. */
-import { templateRuleProblems } from '../../api/routes/agents.rules';
-import { createTemplateBody } from '../../api/routes/agents.schema';
+import { templateRuleProblems } from '../../api/schemas/agent-rules';
+import { createTemplateBody } from '../../api/schemas/agents';
 import type { Database } from '../../db/client';
 import { seedSystemTemplates, SYSTEM_TEMPLATES } from '../../db/system-templates';
 import { templatesCollection } from '../../db/templates';

@@ -5,7 +5,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Response } from 'supertest';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 
 type Doc = ReturnType<typeof buildOpenApiDocument>;
 

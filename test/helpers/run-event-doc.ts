@@ -4,7 +4,7 @@
  */
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
-import { buildOpenApiDocument } from '../../api/openapi';
+import { buildOpenApiDocument } from '../../api/openapi/document';
 import type { Schemas } from '../../client';
 
 const document = buildOpenApiDocument({ PUBLIC_URL: undefined });

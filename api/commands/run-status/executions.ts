@@ -4,7 +4,7 @@
  */
 import type { Db } from 'mongodb';
 import { findRun } from '../../../db/runs';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '../../http/errors';
 
 /** The run (the owner's) and its map or loop step, or 404. */
 export async function findRepeatedStep(db: Db, ownerId: string, runId: string, stepId: string) {

@@ -23,7 +23,7 @@ import {
   lostOutputs,
   workflowTaskRetrying,
 } from '../../../shared/runs/temporal-state';
-import { NotFoundError } from '../../errors';
+import { NotFoundError } from '../../http/errors';
 import { withOutcome, withOutputs } from './derived';
 import { waitForChange, type CloseWatches, type WaitUntil } from './long-poll';
 import type { RunView } from './types';

@@ -2,7 +2,7 @@
 import type Router from '@koa/router';
 import { Registry } from 'prom-client';
 import type { Response } from 'supertest';
-import { buildOpenApiDocument } from '../../../api/openapi';
+import { buildOpenApiDocument } from '../../../api/openapi/document';
 import { rootRouter } from '../../../api/routes';
 import { expectError } from '../../helpers/api';
 import { openApiChecker } from '../../helpers/openapi';

@@ -2,8 +2,8 @@
 import type { Db } from 'mongodb';
 import type { JsonValue } from '../../domain/json';
 import { isOutputRef } from '../../domain/run';
-import { readBlob } from '../blobs';
-import type { RunDoc } from '../runs';
+import { readBlob } from '../../db/blobs';
+import type { RunDoc } from '../../db/runs';
 
 /** A step output as the status view shows it: the value, and its size when it was stored by reference. */
 export interface ResolvedOutput {

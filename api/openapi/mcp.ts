@@ -5,8 +5,8 @@
  */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errorEnvelopeSchema, jsonRequest } from '../openapi-kit';
-import { MCP_PATH } from './route';
+import { BEARER, errorEnvelopeSchema, jsonRequest } from './kit';
+import { MCP_PATH } from '../mcp/route';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 const requestId = z.union([z.string(), z.int().min(-MAX_SAFE).max(MAX_SAFE)]);

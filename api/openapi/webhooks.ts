@@ -1,6 +1,6 @@
 /** OpenAPI paths of the webhook signing secret. */
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, ok } from '../openapi-kit';
+import { BEARER, errors, ok } from './kit';
 import { webhookSecretView } from '../presenters/webhook-secret';
 
 const tags = ['webhooks'];

@@ -4,9 +4,9 @@
  */
 import Koa from 'koa';
 import request from 'supertest';
-import { userId } from '../../api/caller';
-import { errorMiddleware } from '../../api/middleware/errors';
-import { silentLogger } from '../helpers/stack';
+import { userId } from '../../../api/http/caller';
+import { errorMiddleware } from '../../../api/middleware/errors';
+import { silentLogger } from '../../helpers/stack';
 
 function appWith(user: { id: string } | undefined): Koa {
   const app = new Koa();

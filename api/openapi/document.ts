@@ -5,22 +5,22 @@
  */
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
 import type { oas31 } from 'zod-openapi';
-import type { Config } from '../config';
-import { COMMON_API_ERRORS, errorResponse } from './openapi-kit';
-import { agentsPaths } from './routes/agents.openapi';
-import { metaPaths } from './routes/meta.openapi';
-import { workflowsPaths } from './routes/workflows.openapi';
-import { transcriptPaths } from './routes/transcripts.openapi';
-import { runEventPaths } from './routes/run-events.openapi';
-import { approvalPaths } from './routes/approvals.openapi';
-import { runsPaths } from './routes/runs.openapi';
-import { hooksPaths } from './routes/hooks.openapi';
-import { schedulesPaths } from './routes/schedules.openapi';
-import { webhooksPaths } from './routes/webhooks.openapi';
-import { mcpPaths } from './mcp/openapi';
-import { mcpServersPaths } from './routes/mcp-servers.openapi';
-import { mcpStdioServersPaths } from './routes/mcp-stdio-servers.openapi';
-import { runEventView } from './presenters/run-event';
+import type { Config } from '../../config';
+import { COMMON_API_ERRORS, errorResponse } from './kit';
+import { agentsPaths } from './agents';
+import { metaPaths } from './meta';
+import { workflowsPaths } from './workflows';
+import { transcriptPaths } from './transcripts';
+import { runEventPaths } from './run-events';
+import { approvalPaths } from './approvals';
+import { runsPaths } from './runs';
+import { hooksPaths } from './hooks';
+import { schedulesPaths } from './schedules';
+import { webhooksPaths } from './webhooks';
+import { mcpPaths } from './mcp';
+import { mcpServersPaths } from './mcp-servers';
+import { mcpStdioServersPaths } from './mcp-stdio-servers';
+import { runEventView } from '../presenters/run-event';
 
 /** Every resource's paths; one line per resource router. */
 const PATH_GROUPS: ZodOpenApiPathsObject[] = [

@@ -1,12 +1,12 @@
 /** OpenAPI paths of /api/v1/workflows and their runs, from the schemas the routes validate with. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { dryRunQuery } from './dry-run.schema';
+import { dryRunQuery } from '../schemas/dry-run';
 import { warningsField } from '../commands/model-warnings';
-import { BEARER, errorResponse, errors, jsonRequest, ok } from '../openapi-kit';
+import { BEARER, errorResponse, errors, jsonRequest, ok } from './kit';
 import { executionView, runSummaryView, runView } from '../../shared/run-view/view';
 import { workflowView } from '../presenters/workflow';
-import { pageQuery } from '../pagination';
+import { pageQuery } from '../http/pagination';
 import {
   approveBody,
   createWorkflowBody,
@@ -18,7 +18,7 @@ import {
   stepExecutionsParams,
   updateWorkflowBody,
   workflowIdParams,
-} from './workflows.schema';
+} from '../schemas/workflows';
 
 const tags = ['workflows'];
 /** A written workflow: the stored view, with warnings when it will not run as it stands. */

@@ -1,9 +1,9 @@
 /** OpenAPI path of the run search. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, ok } from '../openapi-kit';
+import { BEARER, errors, ok } from './kit';
 import { runSearchItemView } from '../presenters/run-search';
-import { runSearchQuery } from './runs.schema';
+import { runSearchQuery } from '../schemas/runs';
 
 export const runsPaths: ZodOpenApiPathsObject = {
   '/api/v1/runs': {

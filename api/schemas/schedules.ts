@@ -1,7 +1,7 @@
 /** Request schemas of schedules (Temporal Schedules that start runs of a workflow). */
 import { z } from 'zod';
 import { TIME_ZONES } from './time-zones';
-import { jsonDataObject } from './json.schema';
+import { jsonDataObject } from './json';
 
 export const OVERLAP_POLICIES = ['skip', 'buffer_one', 'allow_all', 'cancel_other'] as const;
 

@@ -1,11 +1,17 @@
 /** OpenAPI paths of inbound webhooks (hooks). */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { BEARER, errors, jsonRequest, ok } from './kit';
 import { hookView } from '../presenters/hook';
-import { pageQuery } from '../pagination';
-import { createHookBody, hookIdParams, updateHookBody, workflowHookParams, workflowHooksParams } from './hooks.schema';
-import { jsonDataObject } from './json.schema';
+import { pageQuery } from '../http/pagination';
+import {
+  createHookBody,
+  hookIdParams,
+  updateHookBody,
+  workflowHookParams,
+  workflowHooksParams,
+} from '../schemas/hooks';
+import { jsonDataObject } from '../schemas/json';
 
 const tags = ['hooks'];
 const signedHeaders = z.strictObject({

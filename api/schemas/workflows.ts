@@ -4,15 +4,15 @@
  * api/commands/check-workflow.ts.
  */
 import { z } from 'zod';
-import { queryInteger } from '../query-integer';
-import { mcpToolSelections } from './mcp-tools.schema';
-import { egressSettings } from './egress.schema';
-import { jsonData, jsonDataObject, jsonSchemaObject } from './json.schema';
+import { queryInteger } from '../http/query-integer';
+import { mcpToolSelections } from './mcp-tools';
+import { egressSettings } from './egress';
+import { jsonData, jsonDataObject, jsonSchemaObject } from './json';
 import { ON_ERROR, TRIGGERS } from '../../domain/graph';
 import { EXECUTION_ID_PATTERN } from '../../domain/exec-id';
 import { httpUrl } from '../../domain/http-url';
 import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
-import { builtInToolName } from './agents.schema';
+import { builtInToolName } from './agents';
 
 /** The most steps a workflow may have. */
 export const MAX_STEPS = 50;

@@ -4,7 +4,7 @@
  * checked on write (api/commands/check-mcp-tools.ts, 400 naming the field).
  */
 import { z } from 'zod';
-import { MCP_TOOL_NAME } from './mcp-servers.schema';
+import { MCP_TOOL_NAME } from './mcp-servers';
 
 const toolNames = z.array(z.string().regex(MCP_TOOL_NAME, 'an MCP tool name')).max(100);
 

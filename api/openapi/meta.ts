@@ -1,7 +1,7 @@
 /** OpenAPI paths of the public service routes: health, metrics and the document itself. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { errors, ok } from '../openapi-kit';
+import { errors, ok } from './kit';
 
 export const metaPaths: ZodOpenApiPathsObject = {
   '/livez': {

@@ -1,7 +1,7 @@
 /** Query schema of the run search (GET /api/v1/runs). */
 import { z } from 'zod';
 import { RUN_STATUSES } from '../../domain/run-status';
-import { pageQuery } from '../pagination';
+import { pageQuery } from '../http/pagination';
 
 const STATUS = `(?:${RUN_STATUSES.join('|')})`;
 /** One `status=` value: run statuses separated by commas, each at most twice over (no spaces). */

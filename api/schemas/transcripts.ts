@@ -1,6 +1,6 @@
 /** Request schemas of the agent-step transcript view. */
 import { z } from 'zod';
-import { pageLimit, pageQuery } from '../pagination';
+import { pageLimit, pageQuery } from '../http/pagination';
 
 export const transcriptParams = z.strictObject({
   runId: z.string().min(1).max(100),

@@ -1,9 +1,9 @@
 /** OpenAPI path of the run event stream (Server-Sent Events). */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors } from '../openapi-kit';
+import { BEARER, errors } from './kit';
 import { RUN_EVENT_TYPES } from '../../db/run-events';
-import { lastEventIdHeader, runEventsParams, runEventsQuery } from './run-events.schema';
+import { lastEventIdHeader, runEventsParams, runEventsQuery } from '../schemas/run-events';
 
 /**
  * One item of the stream as an SSE parser reads it (the shape OpenAPI 3.2 calls `itemSchema`; in this 3.1 document

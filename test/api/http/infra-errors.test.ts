@@ -4,7 +4,7 @@
  */
 import { status as grpcStatus, Metadata, type ServiceError as GrpcError } from '@grpc/grpc-js';
 import { ServiceError, WorkflowUpdateRPCTimeoutOrCancelledError } from '@temporalio/client';
-import { classifyInfraError, isTemporalUnavailable } from '../../api/infra-errors';
+import { classifyInfraError, isTemporalUnavailable } from '../../../api/http/infra-errors';
 
 function grpcError(code: grpcStatus, details: string): GrpcError {
   return Object.assign(new Error(`${code} ${details}`), { code, details, metadata: new Metadata() });

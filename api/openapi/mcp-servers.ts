@@ -1,10 +1,10 @@
 /** OpenAPI paths of MCP servers. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { BEARER, errors, jsonRequest, ok } from './kit';
 import { mcpServerView } from '../presenters/mcp-server';
-import { pageQuery } from '../pagination';
-import { createMcpServerBody, mcpServerIdParams, updateMcpServerBody } from './mcp-servers.schema';
+import { pageQuery } from '../http/pagination';
+import { createMcpServerBody, mcpServerIdParams, updateMcpServerBody } from '../schemas/mcp-servers';
 
 const tags = ['mcp-servers'];
 

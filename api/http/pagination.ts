@@ -23,7 +23,7 @@ import {
   type Page,
   type PageOrder,
   type PageRequest,
-} from '../db/paging';
+} from '../../db/paging';
 import { baseUrlOf } from './caller';
 import { BadRequestError } from './errors';
 import { queryInteger } from './query-integer';

@@ -8,7 +8,7 @@ import { isActionType, validateActionConfig } from '../../domain/actions/catalog
 import { describeSchemaProblems } from '../../domain/user-schema';
 import { isToolName } from '../../domain/tools/catalog';
 import { describeIssue } from '../middleware/validate';
-import { agentConfig } from './agents.schema';
+import { agentConfig } from './agents';
 
 /** Every rule violation of `t`, as `field: message` strings (empty when the template is valid). */
 export function templateRuleProblems(t: TemplateContent): string[] {

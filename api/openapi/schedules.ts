@@ -1,9 +1,9 @@
 /** OpenAPI paths of schedules (Temporal Schedules starting runs of a workflow). */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { BEARER, errors, jsonRequest, ok } from './kit';
 import { scheduleView } from '../presenters/schedule';
-import { pageQuery } from '../pagination';
+import { pageQuery } from '../http/pagination';
 import {
   backfillScheduleBody,
   createScheduleBody,
@@ -12,7 +12,7 @@ import {
   triggerScheduleBody,
   updateScheduleBody,
   workflowSchedulesParams,
-} from './schedules.schema';
+} from '../schemas/schedules';
 
 const tags = ['schedules'];
 const optionalBody = (schema: z.ZodType) => ({ ...jsonRequest(schema), required: false });

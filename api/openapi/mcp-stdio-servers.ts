@@ -1,7 +1,7 @@
 /** OpenAPI path of the operator's stdio MCP servers. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, ok } from '../openapi-kit';
+import { BEARER, errors, ok } from './kit';
 import { mcpStdioServerView } from '../presenters/mcp-stdio-server';
 
 export const mcpStdioServersPaths: ZodOpenApiPathsObject = {

@@ -6,10 +6,10 @@ import { z } from 'zod';
 import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
 import { ACTION_TYPES } from '../../domain/action-types';
 import { TOOL_NAMES } from '../../domain/tools/catalog';
-import { pageQuery } from '../pagination';
-import { egressSettings } from './egress.schema';
-import { mcpToolSelections } from './mcp-tools.schema';
-import { jsonDataObject, jsonSchemaObject } from './json.schema';
+import { pageQuery } from '../http/pagination';
+import { egressSettings } from './egress';
+import { mcpToolSelections } from './mcp-tools';
+import { jsonDataObject, jsonSchemaObject } from './json';
 
 export const LIMITS = {
   name: 200,

@@ -1,5 +1,5 @@
-import { expectEnvelope } from '../helpers/api';
-import { startTestApi, testConfig, type TestApi } from '../helpers/stack';
+import { expectEnvelope } from '../../helpers/api';
+import { startTestApi, testConfig, type TestApi } from '../../helpers/stack';
 
 describe('the envelope and status codes', () => {
   let api: TestApi;

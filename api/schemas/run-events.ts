@@ -1,6 +1,6 @@
 /** Request schemas of the run event stream. */
 import { z } from 'zod';
-import { queryInteger } from '../query-integer';
+import { queryInteger } from '../http/query-integer';
 
 export const runEventsParams = z.strictObject({ runId: z.string().min(1).max(600) });
 

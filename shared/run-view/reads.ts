@@ -4,9 +4,9 @@
  * (shared/run-view) shapes them.
  */
 import type { Db } from 'mongodb';
-import { isTerminal, type RunDoc } from '../runs';
-import { readExecutions, type ExecutionCounts, type StepExecutionDoc } from '../step-executions';
-import { findRunDeliveries, type WebhookDeliveryDoc } from '../webhook-deliveries';
+import { isTerminal, type RunDoc } from '../../db/runs';
+import { readExecutions, type ExecutionCounts, type StepExecutionDoc } from '../../db/step-executions';
+import { findRunDeliveries, type WebhookDeliveryDoc } from '../../db/webhook-deliveries';
 
 /** A map or loop step's first `shown` executions and its counts, by step id; runs without either cost no read. */
 export async function readRunExecutions(

@@ -1,8 +1,8 @@
 /** OpenAPI paths of the agent-step transcript view. */
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, ok } from '../openapi-kit';
+import { BEARER, errors, ok } from './kit';
 import { transcriptView } from '../presenters/transcript';
-import { transcriptParams, transcriptQuery } from './transcripts.schema';
+import { transcriptParams, transcriptQuery } from '../schemas/transcripts';
 
 export const transcriptPaths: ZodOpenApiPathsObject = {
   '/api/v1/workflows/runs/{runId}/steps/{stepId}/transcript': {

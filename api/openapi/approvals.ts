@@ -1,9 +1,9 @@
 /** OpenAPI path of the approvals inbox. */
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { BEARER, errors, ok } from '../openapi-kit';
+import { BEARER, errors, ok } from './kit';
 import { approvalView } from '../presenters/approval';
-import { pageQuery } from '../pagination';
+import { pageQuery } from '../http/pagination';
 
 export const approvalPaths: ZodOpenApiPathsObject = {
   '/api/v1/approvals': {

@@ -1,11 +1,11 @@
 /** The authentication every protected route starts with, and the caller's workflow. */
 import type { Context, Middleware } from 'koa';
-import { isId } from '../db/ids';
-import { findWorkflow, type WorkflowDoc } from '../db/workflows';
+import { isId } from '../../db/ids';
+import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
 import { userId } from './caller';
 import { NotFoundError } from './errors';
-import { requireUser } from './middleware/auth';
-import type { ApiDeps } from './deps';
+import { requireUser } from '../middleware/auth';
+import type { ApiDeps } from '../deps';
 
 /**
  * Deny by default: a valid, unrevoked API key, then the per-key rate limit.

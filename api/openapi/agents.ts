@@ -2,8 +2,8 @@
 import { warningsField } from '../commands/model-warnings';
 import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
-import { dryRunQuery } from './dry-run.schema';
-import { BEARER, errors, jsonRequest, ok } from '../openapi-kit';
+import { dryRunQuery } from '../schemas/dry-run';
+import { BEARER, errors, jsonRequest, ok } from './kit';
 import { templateView } from '../presenters/template';
 import {
   actionView,
@@ -12,7 +12,7 @@ import {
   templateIdParams,
   toolView,
   updateTemplateBody,
-} from './agents.schema';
+} from '../schemas/agents';
 
 const tags = ['agents'];
 /** A written template: the stored view, with warnings when it will not run as it stands. */
