@@ -11,6 +11,10 @@ const ABOVE_SHARED = ['./api', './temporal', ...CLIENTS_AND_TOOLING];
 const ABOVE_DB = ['./shared', ...ABOVE_SHARED];
 const ABOVE_CONFIG = ['./db', ...ABOVE_DB];
 const ABOVE_DOMAIN = ['./config.ts', ...ABOVE_CONFIG];
+// Inside api/: the folders a lower one may not import (see the api zones below).
+const API_ABOVE_HANDLERS = ['./api/routes', './api/openapi', './api/mcp'];
+const API_ABOVE_SCHEMAS = ['./api/presenters', './api/commands', ...API_ABOVE_HANDLERS];
+const API_ABOVE_HTTP = ['./api/schemas', ...API_ABOVE_SCHEMAS];
 const CLIENT_MESSAGE = 'Clients reach the server through the generated client (client/), not its code.';
 
 /** One `import-x/no-restricted-paths` zone: files under `target` may not import from `from` (but `except`). */
@@ -99,6 +103,17 @@ export default tseslint.config(
             zone('./shared', ABOVE_SHARED, 'shared/ may import only db/, domain/ and config.ts.'),
             zone('./api', ['./temporal'], 'api/ does not import the worker process: move what both need down.'),
             zone('./api', CLIENTS_AND_TOOLING, 'api/ does not import clients or tooling.'),
+            // Inside api/, bottom up: http/ (envelope, errors, paging, the caller) ← schemas/ (request schemas) ←
+            // presenters/ and commands/ ← openapi/ (the document) and routes/. The entry files at api/'s root
+            // (server, compose, deps, app, metrics) wire the rest together.
+            zone(
+              './api/http',
+              API_ABOVE_HTTP,
+              'api/http/ holds what every handler shares: it imports no API part above it.',
+            ),
+            zone('./api/schemas', API_ABOVE_SCHEMAS, 'Request schemas sit below routes, presenters and commands.'),
+            zone('./api/presenters', API_ABOVE_HANDLERS, 'Presenters shape answers: they import no route or document.'),
+            zone('./api/commands', API_ABOVE_HANDLERS, 'Commands are use cases: they import no route or document.'),
             zone('./temporal', ['./api'], 'temporal/ does not import the API process: move what both need down.'),
             zone('./temporal', CLIENTS_AND_TOOLING, 'temporal/ does not import clients or tooling.'),
             zone('./cli', ['./api', './temporal', './shared', ...TOOLING], 'cli/ talks to the API through client/.'),

@@ -3,7 +3,7 @@
  * item returned. Inserts and deletes between two pages never repeat or skip an item present throughout. A cursor is
  * a position, not a secret: any text of CURSOR_PATTERN names one (the owner filter still applies), so the API's
  * document can state the whole rule as a pattern (docs/decisions/0040-document-states-validation.md).
- * The HTTP side (`?limit=`, `?cursor=`, the Link header) is api/pagination.ts.
+ * The HTTP side (`?limit=`, `?cursor=`, the Link header) is api/http/pagination.ts.
  */
 import type { Collection, Document, Filter, Sort } from 'mongodb';
 

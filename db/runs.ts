@@ -38,7 +38,7 @@ export interface RunStepDoc {
   skip_reason?: string | null;
   /** Map steps: the number of items, once the map has started. */
   items_total?: number | null;
-  /** Sub-workflow steps: the child run's id (also a run of its own at endpoint 8). */
+  /** Sub-workflow steps: the child run's id (also a run of its own, read at `GET …/runs/:runId/status`). */
   child_run_id?: string | null;
   /** A rerun's step whose output was taken over from that run (nothing ran for it in this one). */
   reused_from_run_id?: string;

@@ -17,7 +17,7 @@ export type ParsedExecutionId =
   | { kind: 'item'; stepId: string; index: number }
   | { kind: 'iteration'; stepId: string; iteration: number };
 
-/** The pattern of an execution id (step ids are slugs: see api/routes/workflows.schema.ts). */
+/** The pattern of an execution id (step ids are slugs: see api/schemas/workflows.ts). */
 export const EXECUTION_ID_PATTERN = /^[a-z][a-z0-9_-]{0,63}(?:\[\d{1,6}\]|#\d{1,6})?$/;
 
 export function itemExecutionId(stepId: string, index: number): ExecutionId {

@@ -33,6 +33,23 @@ const PROBES = {
     "import { findRun } from '../../db/runs';\nimport { TERMINAL_RUN_STATUSES } from '../../domain/run';",
     '[findRun, TERMINAL_RUN_STATUSES]',
   ),
+  // Inside api/: a presenter importing a route, a request schema importing a command, and a command importing a
+  // schema (down: allowed).
+  presenterToRoute: withImport(
+    'api/presenters/workflow.ts',
+    "import { listWorkflows } from '../routes/workflows';",
+    'listWorkflows',
+  ),
+  schemaToCommand: withImport(
+    'api/schemas/transcripts.ts',
+    "import { getRunStatus } from '../commands/run-status/read';",
+    'getRunStatus',
+  ),
+  commandToSchema: withImport(
+    'api/commands/budget.ts',
+    "import { runSearchQuery } from '../schemas/runs';",
+    'runSearchQuery',
+  ),
   // domain/run-state.ts imports a value from domain/run.ts; this version of run.ts imports run-state back.
   circle: withImport('domain/run.ts', "import { deriveOutcome } from './run-state';", 'deriveOutcome'),
 };
@@ -43,6 +60,9 @@ describe('lint boundaries', () => {
     acrossProcesses: [],
     workerToApi: [],
     down: [],
+    presenterToRoute: [],
+    schemaToCommand: [],
+    commandToSchema: [],
     circle: [],
   };
 
@@ -73,6 +93,15 @@ describe('lint boundaries', () => {
 
   it('accepts imports that flow down: api/ importing db/ and domain/', () => {
     expect(reported.down).toEqual([]);
+  });
+
+  it('refuses an upward import inside api/: a presenter importing a route, a request schema importing a command', () => {
+    expect(reported.presenterToRoute).toContain('import-x/no-restricted-paths');
+    expect(reported.schemaToCommand).toContain('import-x/no-restricted-paths');
+  });
+
+  it('accepts a downward import inside api/: a command importing a request schema', () => {
+    expect(reported.commandToSchema).toEqual([]);
   });
 
   it('refuses an import circle: domain/run.ts importing the file that imports it', () => {

@@ -28,7 +28,7 @@ export function baseUrlOf(publicUrl: string | undefined, ctx: Context): string {
   return publicUrl ?? `${ctx.protocol}://${ctx.host}`;
 }
 
-/** The absolute URL of a run's status read (endpoint 8), on the base of an answer's links. */
+/** The absolute URL of a run's status read (`GET /api/v1/workflows/runs/:runId/status`), on the base of an answer's links. */
 export function statusUrlOf(baseUrl: string, runId: string): string {
   return `${baseUrl.replace(/\/+$/, '')}/api/v1/workflows/runs/${runId}/status`;
 }

@@ -1,6 +1,6 @@
 /**
- * A run as MCP shows it (the `get_run` tool, a task's result): read through the status read (endpoint 8's command:
- * reads only), with the approvals it waits for, so a client can answer them with `decide_approval`.
+ * A run as MCP shows it (the `get_run` tool, a task's result): read through the status read (the command of
+ * `GET /api/v1/workflows/runs/:runId/status`, which only reads), with the approvals it waits for, so a client can answer them with `decide_approval`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { approvalsCollection } from '../../db/approvals';

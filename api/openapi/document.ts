@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document, built from the same zod schemas that validate requests. Each resource contributes a
- * paths object from its `api/routes/<resource>.openapi.ts`; to add a resource, export its paths object there and
+ * paths object from its file in this folder (`api/openapi/<resource>.ts`); to add a resource, export its paths object there and
  * add ONE line to `PATH_GROUPS` below. Served at GET /api/v1/openapi.json, rendered at /docs.
  */
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject } from 'zod-openapi';
@@ -77,7 +77,7 @@ export function buildOpenApiDocument(config: Pick<Config, 'PUBLIC_URL'>): oas31.
     },
     ...(config.PUBLIC_URL ? { servers: [{ url: config.PUBLIC_URL }] } : {}),
     components: {
-      // The event stream's items carry a RunEvent as text (run-events.openapi.ts); clients type events with it.
+      // The event stream's items carry a RunEvent as text (./run-events.ts); clients type events with it.
       schemas: { RunEvent: runEventView },
       securitySchemes: {
         bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created with the CLI (`sw_…`).' },

@@ -1,5 +1,5 @@
 /**
- * Building blocks for the per-resource OpenAPI path objects (`api/routes/*.openapi.ts`): the envelope around a
+ * Building blocks for the per-resource OpenAPI path objects (`api/openapi/<resource>.ts`): the envelope around a
  * zod schema, the error responses, a JSON request body. The schemas are the same objects `validate()` uses.
  */
 import { z } from 'zod';

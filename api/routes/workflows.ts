@@ -1,6 +1,7 @@
 /**
- * Workflows and their runs (seed endpoints 5–8 and the additions of PRODUCT.md). The run routes under
- * `/workflows/runs/…` are registered before `/workflows/:id…`, so `runs` is never taken for a workflow id.
+ * Workflows and their runs: `/api/v1/workflows` (list, create, read, update, delete), a workflow's runs (start, list)
+ * and a run's status, executions, cancel, approval and rerun. The run routes under `/workflows/runs/…` are
+ * registered before `/workflows/:id…`, so `runs` is never taken for a workflow id.
  * Handlers are thin: validate → owner-scoped repository or command → presenter.
  */
 import Router from '@koa/router';

@@ -1,6 +1,6 @@
 /**
  * Request schemas of /api/v1/agents (the same objects validate() parses with and the OpenAPI document shows).
- * Shape checks live here; rules that need the registries or the stored template are in agents.rules.ts.
+ * Shape checks live here; rules that need the registries or the stored template are in agent-rules.ts.
  */
 import { z } from 'zod';
 import { MODEL_REF_MESSAGE, MODEL_REF_PATTERN } from '../../domain/agent';
@@ -37,7 +37,7 @@ const defaultPrompt = z
   .meta({ description: 'System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8.' });
 /**
  * A built-in tool's name. The document states the catalog's names (an `enum`); the server's check is
- * agents.rules.ts / check-workflow.ts, whose message names the field and points to GET /api/v1/agents/tools.
+ * agent-rules.ts / check-workflow.ts, whose message names the field and points to GET /api/v1/agents/tools.
  */
 export const builtInToolName = z
   .string()
@@ -118,7 +118,7 @@ export const createTemplateBody = z
     egress: fields.egress.default({}),
     mcp_tools: fields.mcp_tools.optional(),
   })
-  // agents.rules.ts's step_type rule on action_type, as the document states it (step_type defaults to `agent`):
+  // agent-rules.ts's step_type rule on action_type, as the document states it (step_type defaults to `agent`):
   // `not` of the two ways to break it, so a generated client keeps one object type.
   .meta({
     id: 'CreateAgentTemplate',
@@ -150,7 +150,7 @@ export const updateTemplateBody = z
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   // The refinement above, and the step_type rule on action_type where the change names both (the rest is checked
-  // merged with the stored template, agents.rules.ts), as the document states them.
+  // merged with the stored template, agent-rules.ts), as the document states them.
   .meta({
     id: 'UpdateAgentTemplate',
     minProperties: 1,

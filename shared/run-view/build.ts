@@ -1,20 +1,17 @@
 /**
- * A run's status body from storage: the reads (db/run-view) then the presenter (./view.ts). The API's status endpoint
- * and the worker's webhook body both build the view through here, so the webhook's `data` is exactly what endpoint 8
- * answers.
+ * A run's status body from storage: the reads (./outputs.ts, ./reads.ts) then the presenter (./view.ts). The API's
+ * status read and the worker's webhook body both build the view through here, so the webhook's `data` is exactly what
+ * `GET /api/v1/workflows/runs/:runId/status` answers.
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { resolveOutputs } from './outputs';
 import { readRunExecutions, readRunWebhooks } from './reads';
-import type { RunDoc } from '../../db/runs';
-import { EXECUTIONS_SHOWN, presentRun, type RunView } from './view';
-
-type StoredRun = Omit<RunDoc, 'snapshot'>;
+import { EXECUTIONS_SHOWN, presentRun, type PresentableRun, type RunView } from './view';
 
 export async function buildRunView(
   db: Db,
-  run: StoredRun,
+  run: PresentableRun,
   config: Pick<Config, 'TEMPORAL_UI_URL'>,
   opts: { resolveLarge?: boolean } = {},
 ): Promise<RunView> {

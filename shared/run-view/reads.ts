@@ -1,7 +1,6 @@
 /**
  * The reads behind a run's status body besides the run document: the first page of each map or loop step's
- * executions, and — once the run has ended — its webhook deliveries. Plain documents out; the API's presenter
- * (shared/run-view) shapes them.
+ * executions, and — once the run has ended — its webhook deliveries. Plain documents out; ./view.ts shapes them.
  */
 import type { Db } from 'mongodb';
 import { isTerminal, type RunDoc } from '../../db/runs';

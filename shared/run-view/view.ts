@@ -1,8 +1,11 @@
 /**
- * Run → JSON: the status body of endpoint 8 (and the items of a workflow's run list), and the `data` of a completion
- * webhook. Pure: outputs are the resolved values (large ones are read from the blobs collection by the caller before
- * presenting, db/run-view/outputs.ts). The API owns the response shape; the worker's webhook activity builds its bodies
- * through ./build.ts, so both send the very same view.
+ * Run → JSON: the status body of `GET /api/v1/workflows/runs/:runId/status` (and the items of a workflow's run list),
+ * and the `data` of a completion webhook. Pure: outputs are the resolved values (large ones are read from the blobs
+ * collection before presenting, ./outputs.ts). The API owns the response shape; the worker's webhook activity builds
+ * its bodies through ./build.ts, so both send the very same view.
+ *
+ * This folder is the run view's one home: the schemas and presenters (here, ./webhooks.ts, ./time.ts), the reads they
+ * need besides the run document (./outputs.ts, ./reads.ts) and `buildRunView` (./build.ts), which joins the two.
  */
 import { z } from 'zod';
 import type { Config } from '../../config';
@@ -284,6 +287,12 @@ function presentExecutions(
   };
 }
 
+/**
+ * The run a view is presented from: the stored projection, or what the API's status read derived from it and Temporal
+ * without writing it (api/commands/run-status/). `liveness` is never stored: a read that asked Temporal fills it in.
+ */
+export type PresentableRun = Omit<RunDoc, 'snapshot'> & { liveness?: RunLiveness | undefined };
+
 /** A resolved step output (see ./outputs.ts). */
 export interface PresentableOutput {
   value: JsonValue;
@@ -295,7 +304,7 @@ export interface PresentableOutput {
  * full once, in `outputs`; its step shows `{stored_by_reference: true, bytes}` so the body does not carry it twice.
  */
 export function presentRun(
-  run: Omit<RunDoc, 'snapshot'> & { liveness?: RunLiveness | undefined },
+  run: PresentableRun,
   outputs: ReadonlyMap<string, PresentableOutput>,
   config: Pick<Config, 'TEMPORAL_UI_URL'>,
   executions: ReadonlyMap<string, PresentableExecutions> = new Map(),

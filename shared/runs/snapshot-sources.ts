@@ -1,6 +1,6 @@
 /**
  * The templates and sub-workflows a run of a workflow uses, as they are now — read when the run starts, by the API
- * (endpoint 7, hooks) and by the worker (scheduled runs). The definition was checked on write; since then a template
+ * (`POST /api/v1/workflows/:id/run`, hooks) and by the worker (scheduled runs). The definition was checked on write; since then a template
  * or a called workflow may have been deleted, or a called workflow changed so that the tree now has a cycle or nests
  * too deep: each is a problem naming the step, which the caller turns into its own kind of refusal.
  */

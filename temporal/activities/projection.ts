@@ -116,7 +116,7 @@ export function createProjectionActivities(deps: { db: Db; config: Config; metri
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records
-     * the child's run document (status queued), so endpoint 8 answers for the child id as for any run.
+     * the child's run document (status queued), so the status read answers for the child id as for any run.
      */
     async prepareChildRun({ snapshot, input_schema }: ChildRunRequest): Promise<ChildRunVerdict> {
       if (input_schema) {

@@ -1,6 +1,6 @@
 /**
  * A sub-workflow step: another of the owner's workflows (snapshotted when the parent run started) runs as a Temporal
- * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at endpoint 8 and in
+ * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at `GET …/runs/:runId/status` and in
  * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
  */
 import { ApplicationFailure, ChildWorkflowFailure, isCancellation, patched, startChild } from '@temporalio/workflow';

@@ -5,10 +5,10 @@
 import type { RunOutcome } from '../../../db/runs';
 import type { JsonValue } from '../../../domain/json';
 import type { OutputRef } from '../../../domain/run';
-import type { RunView } from './types';
+import type { PresentableRun } from '../../../shared/run-view/view';
 
 /** The view as recordRunEnd (db/run-end.ts) would leave it after writing `outcome` at `at`. */
-export function withOutcome(run: RunView, outcome: RunOutcome, at: Date): RunView {
+export function withOutcome(run: PresentableRun, outcome: RunOutcome, at: Date): PresentableRun {
   const updates = new Map((outcome.stepUpdates ?? []).map((u) => [u.id, u]));
   return {
     ...run,
@@ -31,7 +31,7 @@ export function withOutcome(run: RunView, outcome: RunOutcome, at: Date): RunVie
 }
 
 /** The view with the outputs of completed steps whose completion write was lost, as restoreLostOutputs writes them. */
-export function withOutputs(run: RunView, outputs: Record<string, JsonValue | OutputRef>): RunView {
+export function withOutputs(run: PresentableRun, outputs: Record<string, JsonValue | OutputRef>): PresentableRun {
   if (Object.keys(outputs).length === 0) return run;
   return {
     ...run,

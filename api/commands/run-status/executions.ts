@@ -1,6 +1,7 @@
 /**
- * Map items and loop iterations for the status view: the first page of each map or loop step with its counts (two
- * reads per such step; runs without maps or loops cost nothing more), and the owner check of the paging endpoint.
+ * The owner check of the paging route of a run's map items and loop iterations
+ * (`GET /api/v1/workflows/runs/:runId/steps/:stepId/executions`); the first page of each is in the status body
+ * (shared/run-view/reads.ts).
  */
 import type { Db } from 'mongodb';
 import { findRun } from '../../../db/runs';

@@ -12,7 +12,7 @@
 import { WorkflowFailedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { findRun, isTerminal } from '../../../db/runs';
-import type { RunView } from './types';
+import type { PresentableRun } from '../../../shared/run-view/view';
 
 const WAIT_POLL_FIRST_MS = 20;
 const WAIT_POLL_MAX_MS = 250;
@@ -64,11 +64,11 @@ export class CloseWatches {
  */
 export async function waitForChange(
   db: Db,
-  first: RunView,
+  first: PresentableRun,
   waitMs: number,
   watches?: CloseWatches,
   until: WaitUntil = 'change',
-): Promise<RunView> {
+): Promise<PresentableRun> {
   const deadline = Date.now() + waitMs;
   const stop = new AbortController();
   // Raced with each pause until it fires once (a projection that stays behind a closed run is the reconciler's business).
@@ -86,7 +86,7 @@ export async function waitForChange(
   let pollMs = WAIT_POLL_FIRST_MS;
   // Waiting for the end, the watch is the point: held from the start.
   if (until === 'end') watch();
-  const answers = (next: RunView) =>
+  const answers = (next: PresentableRun) =>
     until === 'end'
       ? isTerminal(next.status)
       : next.status !== first.status || next.updated_at.getTime() !== first.updated_at.getTime();

@@ -1,5 +1,5 @@
 /**
- * Endpoint 8's read path. It only reads: the workflow (through its activities) is the one writer of a run's state,
+ * The status read (`GET /api/v1/workflows/runs/:runId/status`, MCP's `get_run`). It only reads: the workflow (through its activities) is the one writer of a run's state,
  * and the worker's reconciler (temporal/reconciler.ts) repairs what a lost write or an operator's terminate leaves
  * behind. The common case is one MongoDB read of the `runs` projection. Only when the projection is non-terminal and
  * has not changed for RUN_STATUS_CHECK_AFTER_SECONDS (or the run's deadline has passed) does it ask Temporal, with one
@@ -26,7 +26,7 @@ import {
 import { NotFoundError } from '../../http/errors';
 import { withOutcome, withOutputs } from './derived';
 import { waitForChange, type CloseWatches, type WaitUntil } from './long-poll';
-import type { RunView } from './types';
+import type { PresentableRun } from '../../../shared/run-view/view';
 
 export interface RunStatusDeps {
   config: Config;
@@ -48,11 +48,11 @@ export async function getRunStatus(
   ownerId: string,
   runId: string,
   opts: StatusWait = {},
-): Promise<RunView> {
+): Promise<PresentableRun> {
   const found = await findRun(deps.db, ownerId, runId);
   if (!found) throw new NotFoundError(`run ${runId} not found`);
   // Runs from before reads became read-only may carry a stored `liveness`: only this read's own check counts.
-  let run: RunView = { ...found, liveness: undefined };
+  let run: PresentableRun = { ...found, liveness: undefined };
   if (opts.waitSeconds && !isTerminal(run.status))
     run = await waitForChange(deps.db, run, opts.waitSeconds * 1000, deps.closeWatches, opts.until);
   const check = !isTerminal(run.status) && needsCheck(deps, run, Date.now());
@@ -61,13 +61,13 @@ export async function getRunStatus(
   return withOutputs(run, await lostOutputs(deps.temporal, run));
 }
 
-function needsCheck(deps: RunStatusDeps, run: RunView, now: number): boolean {
+function needsCheck(deps: RunStatusDeps, run: PresentableRun, now: number): boolean {
   if (run.deadline_at && now >= run.deadline_at.getTime()) return true;
   return now - run.updated_at.getTime() >= deps.config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000;
 }
 
 /** The view with what Temporal knows, or undefined when Temporal could not be asked (the projection as it is). */
-async function answerWithTemporal(deps: RunStatusDeps, run: RunView): Promise<RunView | undefined> {
+async function answerWithTemporal(deps: RunStatusDeps, run: PresentableRun): Promise<PresentableRun | undefined> {
   const d = await describeRun(deps.temporal, run._id);
   if (d === undefined) return undefined;
   const now = new Date();

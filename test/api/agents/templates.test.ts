@@ -1,4 +1,4 @@
-/** Endpoints 1–4 and the template lifecycle, every response checked against the OpenAPI document. */
+/** The `/api/v1/agents` routes and the template lifecycle, every response checked against the OpenAPI document. */
 import { SYSTEM_TEMPLATES } from '../../../db/system-templates';
 import { TOOLS } from '../../../temporal/tools/registry';
 import { ACTION_TYPES } from '../../../temporal/actions/types';
