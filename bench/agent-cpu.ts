@@ -2,7 +2,7 @@
  * `npx tsx bench/agent-cpu.ts [runs]`: the worker's CPU per realistic agent run. Runs of three agent steps against the mock
  * model (300 ms per call, as in B6), 10 in flight, after a warm-up; prints the worker process's CPU-ms (main thread
  * and workflow threads, from /proc) per completed run. One number per stack: to compare two builds of the worker, run
- * it against each, alternately, several times (what docs/decisions/0090-no-sdk-patches.md records).
+ * it against each, alternately, several times (docs/benchmarks.md, "Tuning notes", records the figures).
  */
 import { ApiClient } from './api-client';
 import { startMockLlm } from './agent-overhead';
