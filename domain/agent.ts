@@ -30,8 +30,6 @@ export interface AgentStepContext {
   onCall?: (usage: Usage) => void;
   /** In a sub-workflow's run: each call is reserved at the top-level run too (temporal/workflows/budget-share.ts). */
   shared?: SharedBudget;
-  /** The model call activity records the step's start and completion (CallModelInput.project). */
-  projectInActivity?: boolean;
   /**
    * Waits for the owner's decision on one tool call of this execution (temporal/workflows/approvals.ts): `announce`
    * lists the approval in the inbox once the run accepts a decision for it. One decision at a time per execution.
@@ -68,8 +66,4 @@ export interface AgentStepOutcome {
   usage: Usage;
   /** Model turns the loop took. */
   turns: number;
-  /** The last model call's activity recorded the step's completion: the workflow need not. */
-  projected?: boolean;
-  /** Histories from before the run's end was always the workflow's own write: that activity recorded it too. */
-  ended?: boolean;
 }

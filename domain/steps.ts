@@ -4,7 +4,6 @@
  */
 import type { ActionType } from './action-types';
 import type { JsonObject, JsonValue } from './json';
-import type { RenderContext } from './render';
 import type { OutputRef, RunError, RunSnapshot, RunStatus, StepStatus, Usage } from './run';
 
 /** Action types the worker executes as an activity (delay and approval are done by the workflow). */
@@ -27,27 +26,6 @@ export interface ActionStepResult {
   output: JsonValue | OutputRef;
   /** False when the activity could not record the step's completion (database unreachable): the workflow does. */
   projected?: false;
-}
-
-/**
- * A line of pure steps for one local activity (temporal/activities/pure-step.ts, runPureLine): each step's config and
- * input still hold their `{{…}}` references, rendered in the activity against `ctx` plus the outputs of the steps
- * before it in the line.
- */
-export interface PureLineRequest {
-  run_id: string;
-  steps: { step_id: string; action_type: 'transform'; config: JsonObject; input: JsonValue }[];
-  ctx: RenderContext;
-}
-
-export interface PureLineResult {
-  /**
-   * The steps that completed, in line order: a prefix of the request's. The line stops at the first step that cannot
-   * be rendered or evaluated, which the workflow then runs on its own (retries, failure and all) as any step.
-   */
-  completed: ActionStepResult[];
-  /** Histories from before the run's end was always the workflow's own write: the activity recorded it. */
-  ended?: true;
 }
 
 /** An error of one step, as the status view shows it. */

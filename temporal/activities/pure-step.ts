@@ -5,20 +5,15 @@
  * completion are written together, db/step-states.ts recordStepDone). The expression still runs in an evaluator process
  * (temporal/expressions/): a runaway expression cannot stall the worker. Its result is recorded in the run's history
  * as a marker, so a replay never evaluates it again; a worker crash before that evaluates it again (harmless: pure).
- *
- * runPureLine serves runs whose workflow batched a line of pure steps into one local activity (histories from before
- * `patched('step-per-activity')`, temporal/workflows/legacy-pure-lines.ts); new runs never call it. Each step is
- * rendered and evaluated in line order, as runPureStep would; the line stops at the first step that cannot be, and
- * the workflow runs that step alone.
+
  */
 import { Context } from '@temporalio/activity';
 import type { Logger } from 'pino';
 import { storeOutput } from '../../db/blobs';
 import { markStepRunning, recordStepDone } from '../../db/step-states';
 import type { JsonValue } from '../../domain/json';
-import { render } from '../../domain/render';
-import type { OutputRef, StepStatus } from '../../domain/run';
-import type { ActionStepRequest, ActionStepResult, PureLineRequest, PureLineResult } from '../../domain/steps';
+import type { OutputRef } from '../../domain/run';
+import type { ActionStepRequest, ActionStepResult } from '../../domain/steps';
 import { execute, givenOf, type ActionStepDeps } from './action-step';
 import { failStepAttempt } from './step-failure';
 
@@ -32,51 +27,6 @@ export function createPureStepActivity(deps: ActionStepDeps) {
   };
 
   return {
-    async runPureLine(req: PureLineRequest): Promise<PureLineResult> {
-      const ctx = Context.current();
-      const attempt = ctx.info.attempt;
-      const log = deps.logger.child({ run_id: req.run_id, attempt });
-      const steps = { ...req.ctx.steps };
-      const statuses: Record<string, StepStatus> = { ...req.ctx.statuses };
-      const done: ActionStepResult[] = [];
-      for (const step of req.steps) {
-        const startedAt = new Date();
-        const started = performance.now();
-        const rendered = { ...req.ctx, steps, statuses };
-        try {
-          const one: ActionStepRequest = {
-            run_id: req.run_id,
-            step_id: step.step_id,
-            action_type: step.action_type,
-            config: render(step.config, rendered) as ActionStepRequest['config'],
-            input: render(step.input, rendered),
-            max_attempts: 1,
-          };
-          const output = await storeOutput(
-            deps.db,
-            req.run_id,
-            step.step_id,
-            await execute(deps, one, ctx, () => undefined),
-          );
-          // Recorded step by step, as runPureStep records one (a failed write: the workflow records it).
-          const projected = await recordStepDone(deps.db, req.run_id, step.step_id, {
-            attempt,
-            startedAt,
-            ...(attempt === 1 ? { input: givenOf(one) } : {}),
-            output,
-          }).then(() => true, unrecorded(log, 'could not record the step'));
-          done.push(answer(output, projected));
-        } catch {
-          // Not recorded: the workflow runs this step on its own, and its failure is reported there.
-          break;
-        }
-        deps.metrics.stepAttempt('action', step.action_type, 'completed', (performance.now() - started) / 1000);
-        steps[step.step_id] = done.at(-1)!.output;
-        statuses[step.step_id] = 'completed';
-      }
-      return { completed: done };
-    },
-
     async runPureStep(req: ActionStepRequest): Promise<ActionStepResult> {
       const ctx = Context.current();
       const attempt = ctx.info.attempt;

@@ -15,13 +15,12 @@
  * gives its reservation back, and a call that pushes the run's tokens over the budget fails the step with reason
  * `budget_exceeded`.
  *
- * Any change to the order or kind of commands issued here must go behind `patched()` (see the replay tests).
+ * The commands issued here are what the replay tests hold (docs/decisions/0430-shipping-workflow-changes.md).
  */
 import {
   ActivityFailure,
   ApplicationFailure,
   isCancellation,
-  patched,
   proxyActivities,
   type ActivityOptions,
 } from '@temporalio/workflow';
@@ -32,18 +31,7 @@ import { needsApproval, type McpToolList, type McpToolShown } from '../../domain
 import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
 import { callUsage } from '../../domain/usage';
-import {
-  assertBudgetAllowsCall,
-  budgetExceeded,
-  recordCall,
-  releaseCall,
-  reserveCall,
-  settleCall,
-  tokensLeft,
-  untilVerdict,
-  verdictPending,
-} from './budget';
-import { BUDGET_RESERVATIONS, MCP_TOOL_APPROVAL } from './patches';
+import { budgetExceeded, releaseCall, reserveCall, settleCall, untilVerdict, verdictPending } from './budget';
 import { addUsage } from './run-env';
 
 /** ApplicationFailure types of the loop's own failures (the run's error reason). */
@@ -78,27 +66,22 @@ export async function runAgentStep(
   let seq = 0;
   let repair: string | undefined;
   let repairsUsed = 0;
-  // Only steps with MCP tools issue these commands (histories from before MCP have none: they replay unchanged).
+  // Only steps with MCP tools list them.
   const mcp = step.mcp_tools?.length
     ? await mcpTools(step, ctx, activityOptions, Math.min(timeoutMs, MCP_EXCHANGE_TIMEOUT_MS))
     : undefined;
 
   for (let turn = 1; ; turn++) {
-    // Runs recorded before reservations checked here and counted after the call; they replay that way.
-    const reserving = ctx.spend.budget !== undefined && patched(BUDGET_RESERVATIONS);
     const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
-    if (reserving) {
-      // A refusal waits for the calls in flight (./budget.ts); each check after a wait is synchronous with the
-      // reservation, so no other branch or item of the run can take the same call.
-      while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
-      reserveCall(ctx.spend, usage);
-      const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
-      if (refused !== null) {
-        releaseCall(ctx.spend);
-        throw budgetExceeded(refused, ctx.spend, usage);
-      }
-    } else {
-      assertBudgetAllowsCall(ctx.spend, usage);
+    // A refusal waits for the calls in flight (./budget.ts); each check after a wait is synchronous with the
+    // reservation, so no other branch or item of the run can take the same call. Without a budget nothing waits
+    // or is refused: the counts only grow.
+    while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
+    reserveCall(ctx.spend, usage);
+    const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
+    if (refused !== null) {
+      releaseCall(ctx.spend);
+      throw budgetExceeded(refused, ctx.spend, usage);
     }
     const call = callModel({
       ...common,
@@ -107,11 +90,6 @@ export async function runAgentStep(
       turn,
       seq,
       repair,
-      ...(ctx.projectInActivity
-        ? {
-            project: { usage_before: { ...usage }, tokens_left: tokensLeft(ctx.spend) },
-          }
-        : {}),
       setup:
         turn === 1
           ? {
@@ -129,35 +107,23 @@ export async function runAgentStep(
             }
           : undefined,
     });
-    const result = reserving
-      ? await call.catch(async (err: unknown) => {
-          // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
-          releaseCall(ctx.spend);
-          await ctx.shared?.settle(key, 0, true);
-          throw err;
-        })
-      : await call;
+    const result = await call.catch(async (err: unknown) => {
+      // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
+      releaseCall(ctx.spend);
+      await ctx.shared?.settle(key, 0, true);
+      throw err;
+    });
     seq = result.next_seq;
     repair = undefined;
     const used = callUsage(result.usage);
     addUsage(usage, used);
     ctx.onCall?.(used);
-    if (reserving) {
-      await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
-      settleCall(ctx.spend, result.usage, usage);
-    } else {
-      recordCall(ctx.spend, result.usage, usage);
-    }
+    await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
+    settleCall(ctx.spend, result.usage, usage);
 
     switch (result.kind) {
       case 'final':
-        return {
-          output: result.output,
-          usage,
-          turns: turn,
-          ...(result.projected ? { projected: true } : {}),
-          ...(result.ended ? { ended: true } : {}),
-        };
+        return { output: result.output, usage, turns: turn };
       case 'invalid_output':
         if (repairsUsed >= 1) {
           throw ApplicationFailure.nonRetryable(
@@ -237,8 +203,7 @@ async function mcpTools(
     const server = servers.find((s) => s.server_id === tool.server_id);
     if (!server) throw ApplicationFailure.nonRetryable(`MCP server ${tool.server_id} is not in the step`, 'internal');
     let decision: ApprovalDecision | undefined;
-    // Runs recorded before the patch sent the call to the activity, which refused it; they replay that way.
-    if (needsApproval(tool) && ctx.awaitDecision && patched(MCP_TOOL_APPROVAL)) {
+    if (needsApproval(tool) && ctx.awaitDecision) {
       decision = await ctx.awaitDecision(() =>
         retrying.requestMcpApproval({
           run_id: at.run_id,

@@ -1,14 +1,13 @@
 /**
  * The run budget, enforced in workflow code around every model call of every agent step. The counts live in
- * workflow state (RunSpend), which Temporal rebuilds from history on replay: a worker crash cannot reset them, and
- * a run whose snapshot has no budget (started before budgets existed) is never checked, so it replays unchanged.
+ * workflow state (RunSpend), which Temporal rebuilds from history on replay: a worker crash cannot reset them. A run
+ * whose snapshot has no budget is counted but never refused.
  *
  * A call is reserved before its activity is scheduled (reserveCall): the workflow is single-threaded, so a
  * reservation taken synchronously is atomic across the run's concurrent branches and map items, and no two of them
  * can both take the last call. A call that fails gives its reservation back (releaseCall); one that answers adds its
  * tokens (settleCall). Tokens cannot be known before a call: the next call is refused once the tokens are spent, so
- * concurrent calls overshoot max_tokens by at most one call's tokens each. Runs recorded before reservations
- * (no BUDGET_RESERVATIONS marker) checked before the call and counted after it, and replay that way.
+ * concurrent calls overshoot max_tokens by at most one call's tokens each.
  *
  * A refusal is final only once no reserved call is in flight: until then the refused call waits, because a call in
  * flight that fails gives its reservation back (and the waiting call is then made), and because the refusal fails
@@ -48,8 +47,8 @@ export function budgetAllowsCall(spend: RunSpend): boolean {
   return budgetRefusal(spend) === null;
 }
 
-/** Before a model call (runs from before reservations): refuses the call when the budget would not allow it. */
-export function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void {
+/** Refuses the next call when the budget would not allow it. */
+function assertBudgetAllowsCall(spend: RunSpend, stepUsage: Usage): void {
   const refused = budgetRefusal(spend);
   if (refused !== null) throw budgetExceeded(refused, spend, stepUsage);
 }
@@ -80,11 +79,6 @@ export function releaseCall(spend: RunSpend): void {
   spend.in_flight -= 1;
 }
 
-/** Tokens the next call may use before the run's tokens go over the budget (recordCall), or null without a budget. */
-export function tokensLeft(spend: RunSpend): number | null {
-  return spend.budget ? spend.budget.max_tokens - spend.tokens : null;
-}
-
 /** After a reserved call answered: adds its tokens, and fails the step when they pushed the run over the budget. */
 export function settleCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
   spend.in_flight -= 1;
@@ -101,10 +95,4 @@ function addTokens(spend: RunSpend, call: { input_tokens: number; output_tokens:
       stepUsage,
     );
   }
-}
-
-/** After a model call of a run from before reservations: counts it, then settles its tokens. */
-export function recordCall(spend: RunSpend, call: { input_tokens: number; output_tokens: number }, stepUsage: Usage) {
-  spend.model_calls += 1;
-  addTokens(spend, call, stepUsage);
 }

@@ -3,13 +3,9 @@
  * without running workflow code again, so the run could neither record its `timed_out` outcome nor start its
  * completion webhook; a timer the workflow sees lets it end like any other ending. The execution timeout stays as a
  * backstop a grace period later (api/commands/start-execution.ts), for runs whose code never runs.
- *
- * Behind `patched(RUN_DEADLINE_TIMER)`: runs recorded before it issued no timer (docs/decisions/0100-run-deadline-timer.md
- * says when the patch can be deprecated and removed). Only a snapshot with `deadline_at` asks, and no snapshot had
- * one before this code existed.
+ * Only a snapshot with `deadline_at` has one.
  */
-import { CancellationScope, isCancellation, patched, sleep } from '@temporalio/workflow';
-import { RUN_DEADLINE_TIMER } from './patches';
+import { CancellationScope, isCancellation, sleep } from '@temporalio/workflow';
 
 export type WithinDeadline<T> = { expired: false; result: T } | { expired: true };
 
@@ -22,7 +18,7 @@ export async function withinDeadline<T>(
   deadline: string | undefined,
   work: () => Promise<T>,
 ): Promise<WithinDeadline<T>> {
-  if (deadline === undefined || !patched(RUN_DEADLINE_TIMER)) return { expired: false, result: await work() };
+  if (deadline === undefined) return { expired: false, result: await work() };
   let expired = false;
   const workScope = new CancellationScope();
   const timerScope = new CancellationScope();

@@ -3,21 +3,15 @@
  * ones whose condition is false or whose dependencies were skipped (by the step's trigger), and stops the run at
  * the first failure of a step that does not go on after errors (cancelling the branches still running).
  *
- * A snapshot from before graphs has no `depends_on`: each step then waits for the previous one, and the commands
- * issued are exactly those of the former straight-line loop, so those histories replay unchanged (the replay test
- * over test/temporal/histories/ proves it). Any change to the order or kind of commands issued for such a snapshot
- * must go behind `patched()`.
- *
- * Every step runs in its own activity. Histories recorded with lines of pure steps in one local activity replay
- * through ./legacy-pure-lines.ts, the scheduler's only branch kept for old histories.
+ * A step without `depends_on` waits for the previous one. Every step runs in its own activity. The order and kind
+ * of commands issued here is what the replay test over test/temporal/histories/ holds (docs/decisions/0430).
  */
 import { CancellationScope, isCancellation } from '@temporalio/workflow';
 import { evaluateCondition, parseCondition, type ConditionScope } from '../../domain/condition';
 import { resolveDependencies, type Trigger } from '../../domain/graph';
 import type { JsonValue } from '../../domain/json';
 import type { RenderContext } from '../../domain/render';
-import type { ActionStepSnapshot, OutputRef, RunError, StepSnapshot, StepStatus } from '../../domain/run';
-import { findPureLine, runPureLine } from './legacy-pure-lines';
+import type { OutputRef, RunError, StepSnapshot, StepStatus } from '../../domain/run';
 import { runLoop, runMap } from './repeat';
 import { toRunError } from './run-errors';
 import { addUsage, type RunEnv, type StepResult } from './run-env';
@@ -37,13 +31,6 @@ const FINISHED: readonly StepStatus[] = ['completed', 'failed', 'skipped'];
 export class Graph {
   readonly records = new Map<string, StepRecord>();
   private readonly deps: Map<string, string[]>;
-  /** Steps a line stopped at: they run alone (their own retries and failure), never as a line again. */
-  private readonly alone = new Set<string>();
-  /**
-   * The run's end was recorded by the activity of its last step: only in histories from before the run's end was
-   * always the workflow's own write (their results say `ended`); ./run.ts then records nothing more.
-   */
-  outcomeRecorded = false;
 
   constructor(private readonly env: RunEnv) {
     const steps = env.snapshot.steps;
@@ -77,8 +64,6 @@ export class Graph {
     let stop: GraphStop | undefined;
 
     const start = (step: StepSnapshot): void => {
-      const line = findPureLine(step, this.env.snapshot.steps, (id) => this.record(id).status, this.deps, this.alone);
-      if (line) return startLine(line);
       const record = this.record(step.id);
       record.status = 'running';
       const scope = new CancellationScope();
@@ -86,7 +71,6 @@ export class Graph {
         .run(() => this.execute(step))
         .then(
           (result) => {
-            if (result.ended) this.outcomeRecorded = true;
             record.status = 'completed';
             record.output = result.output;
             addUsage(this.env.usage, result.usage);
@@ -123,45 +107,6 @@ export class Graph {
         )
         .finally(() => running.delete(step.id));
       running.set(step.id, { scope, done });
-    };
-
-    /** A legacy line of pure steps in one activity: what it completed is done; where it stopped runs alone next. */
-    const startLine = (line: ActionStepSnapshot[]): void => {
-      for (const step of line) this.record(step.id).status = 'running';
-      const head = line[0]!;
-      const scope = new CancellationScope();
-      const done = scope
-        .run(() => runPureLine(line, this.renderContext(), this.env))
-        .then(
-          ({ completed, ended }) => {
-            if (ended) this.outcomeRecorded = true;
-            for (const [i, step] of line.entries()) {
-              const record = this.record(step.id);
-              const result = completed[i];
-              if (result) {
-                record.status = 'completed';
-                record.output = result.output;
-              } else {
-                record.status = 'pending';
-                if (i === completed.length) this.alone.add(step.id);
-              }
-            }
-          },
-          (err: unknown) => {
-            // The activity itself failed (attempts exhausted, a timeout) or the run is being cancelled. Cancelled
-            // steps stay `running` (deriveOutcome closes them); otherwise the line's steps run again one by one.
-            if (isCancellation(err)) {
-              if (!stop) stop = { kind: 'cancelled', cause: err };
-              return;
-            }
-            for (const step of line) {
-              this.record(step.id).status = 'pending';
-              this.alone.add(step.id);
-            }
-          },
-        )
-        .finally(() => running.delete(head.id));
-      running.set(head.id, { scope, done });
     };
 
     for (;;) {

@@ -31,8 +31,6 @@ export interface RunEnv {
 export interface StepResult {
   output: JsonValue | OutputRef;
   usage?: Usage;
-  /** Histories from before the run's end was always the workflow's write: the step's activity recorded it. */
-  ended?: boolean;
 }
 
 /**

@@ -7,9 +7,8 @@
  * the step states by deriveOutcome (domain/run-state.ts), the same function the status read and the
  * worker's reconciler (temporal/reconciler.ts) use for an end the workflow never saw.
  *
- * Any change to the order or kind of commands this code issues for a snapshot without graph fields must go behind
- * `patched()`; the replay test over test/temporal/histories/ fails otherwise. The completion webhook (./webhook.ts)
- * needs no patch: it issues commands only for snapshots with a `callback_url`, which no run before it had.
+ * The order and kind of commands this code issues is what the replay test over test/temporal/histories/ holds: how
+ * a change to them ships is docs/decisions/0430-shipping-workflow-changes.md.
  */
 import {
   ApplicationFailure,
@@ -183,8 +182,7 @@ export async function runWorkflow(snapshot: RunSnapshot): Promise<RunResult> {
 
   const outcome = deriveOutcome(stepStates(), { kind: 'completed' });
   ended = outcome.status;
-  // Histories from before the end was always written here may have had the last step's activity write it (./graph.ts).
-  if (!graph.outcomeRecorded) await env.recordOutcome(outcome);
+  await env.recordOutcome(outcome);
   await CancellationScope.nonCancellable(() => startWebhookDelivery(snapshot, runId, outcome.status));
   const outputs = graph.outputs();
   const small = JSON.stringify(outputs).length <= RESULT_OUTPUTS_LIMIT_BYTES;

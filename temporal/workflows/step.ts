@@ -3,16 +3,14 @@
  * fields and performs it by kind. Every side effect is an activity keyed by the execution id, so two items of one map
  * never share an idempotency key, a Message-ID, a transcript or a blob.
  */
-import { patched, proxyActivities } from '@temporalio/workflow';
+import { proxyActivities } from '@temporalio/workflow';
 import { uncancelledLocalActivities } from './local-activities';
 import type { Activities } from '../activities';
 import type { JsonValue } from '../../domain/json';
 import { render, type RenderContext } from '../../domain/render';
 import type { StepSnapshot } from '../../domain/run';
 import { runAgentStep } from './agent-step';
-import { budgetAllowsCall } from './budget';
 import { performApproval, performDelay } from './builtin-steps';
-import { AGENT_PROJECTIONS, PURE_STEPS_LOCAL } from './patches';
 import type { RunEnv, StepResult } from './run-env';
 import { runSubWorkflow } from './sub-workflow';
 
@@ -25,10 +23,7 @@ export async function runOnce(
   switch (step.kind) {
     case 'agent': {
       const input = render(step.input, ctx);
-      // The model call activity records the step's start (with its input) and its completion: two local activities
-      // fewer per step. A step whose first call the budget refuses never reaches it, so it is recorded here as before.
-      const inActivity = patched(AGENT_PROJECTIONS) && budgetAllowsCall(env.spend);
-      if (!inActivity) await env.project(execId, { kind: 'running', input });
+      await env.project(execId, { kind: 'running', input });
       const done = await runAgentStep(step, input, {
         runId: env.runId,
         stepId: execId,
@@ -36,13 +31,10 @@ export async function runOnce(
         spend: env.spend,
         onCall: (used) => env.tally(execId, used),
         ...(env.shared ? { shared: env.shared } : {}),
-        ...(inActivity ? { projectInActivity: true } : {}),
         awaitDecision: (announce) => env.approvals.awaitDecision(execId, announce),
       });
-      if (!done.projected) {
-        await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });
-      }
-      return { output: done.output, usage: done.usage, ...(done.ended ? { ended: true } : {}) };
+      await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });
+      return { output: done.output, usage: done.usage };
     }
     case 'workflow':
       return runSubWorkflow(step, execId, ctx, env);
@@ -73,10 +65,9 @@ export async function runOnce(
             input,
             max_attempts: step.retry.max_attempts,
           };
-          // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why). Runs recorded
-          // before this change scheduled a regular activity, and replay the same way.
+          // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why).
           const result =
-            step.action_type === 'transform' && patched(PURE_STEPS_LOCAL)
+            step.action_type === 'transform'
               ? await uncancelledLocalActivities({
                   summary,
                   startToCloseTimeout: `${step.timeout_seconds} seconds`,
@@ -89,8 +80,8 @@ export async function runOnce(
                   heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
                   retry,
                 }).runActionStep(request);
-          // Only when the activity's own completion write failed (older histories never carry the flag, so they
-          // replay unchanged): a step that completed during a database outage must not lose its output.
+          // Only when the activity's own completion write failed: a step that completed during a database outage
+          // must not lose its output.
           if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });
           return { output: result.output };
         }

@@ -3,7 +3,7 @@
  * child workflow — a run of its own, with its own run id (`<parent run id>.<step>`), visible at `GET …/runs/:runId/status` and in
  * the Temporal Web UI. Cancelling the parent cancels the child (the default child cancellation type waits for it).
  */
-import { ApplicationFailure, ChildWorkflowFailure, isCancellation, patched, startChild } from '@temporalio/workflow';
+import { ApplicationFailure, ChildWorkflowFailure, isCancellation, startChild } from '@temporalio/workflow';
 import { uncancelledLocalActivities } from './local-activities';
 import { childRunId } from '../../domain/exec-id';
 import type { JsonObject } from '../../domain/json';
@@ -17,7 +17,6 @@ import {
 } from '../../domain/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../domain/search-attributes';
 import { RUN_FAILED_FAILURE_TYPE } from '../../domain/steps';
-import { BUDGET_RESERVATIONS } from './patches';
 import { StepFailure, type RunEnv, type StepResult } from './run-env';
 
 const { prepareChildRun } = uncancelledLocalActivities({
@@ -52,9 +51,8 @@ export async function runSubWorkflow(
   }
   const id = childRunId(env.runId, execId);
   const budget = env.spend.budget;
-  // The child reserves each call at the top-level run (./budget-share.ts). Children started before that spent a
-  // slice and were counted when they ended; they replay that way.
-  const sharing = budget !== undefined && patched(BUDGET_RESERVATIONS);
+  // The child reserves each call at the top-level run (./budget-share.ts).
+  const sharing = budget !== undefined;
   const snapshot: RunSnapshot = {
     run_id: id,
     workflow_id: step.workflow.workflow_id,
@@ -108,11 +106,6 @@ export async function runSubWorkflow(
     throw asStepFailure(err, step.workflow.workflow_name, id);
   }
   env.tally(execId, result.usage);
-  if (!sharing) {
-    // A child from before shared budgets: the run's budget counts its calls once it has ended.
-    env.spend.model_calls += result.usage.llm_calls;
-    env.spend.tokens += result.usage.input_tokens + result.usage.output_tokens;
-  }
   const output = result.outputs_ref ?? (result.outputs as unknown as JsonObject);
   const stored = await env.project(execId, { kind: 'completed', output, usage: result.usage });
   return { output: stored ?? output, usage: result.usage };

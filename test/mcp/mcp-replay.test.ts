@@ -1,12 +1,10 @@
 /**
  * Replay of committed histories of agent steps with MCP tools against the current workflow bundle: a change to the
  * commands the loop issues for MCP steps fails here.
- * - mcp-tools-round-trip.json: listing, a retried-class call, an error result, and a destructive tool refused by the
- *   activity (recorded before patch `mcp-tool-approval`: its branch without the approval wait).
+ * - mcp-tools-round-trip.json: listing, a retried-class call and an error result.
  * - mcp-tool-approved.json: a destructive tool call that waited for the owner's decision and, approved, was made.
  * Re-record with `STEPWISE_RECORD_HISTORIES=mcp` (or `mcp-approval`) `npx jest test/mcp/mcp-replay` (a live run
- * against the failure server; without payload encryption, so the file reads as plain JSON). The first can no longer be
- * recorded: its branch is only replayed.
+ * against the failure server; without payload encryption, so the file reads as plain JSON).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -20,8 +18,8 @@ import { createTestUser } from '../helpers/users';
 import { isTerminal, startRun, waitForStatus } from '../helpers/workflows';
 import { startFailureServer } from './mcp-test-servers';
 
-const FILE = path.resolve(__dirname, '..', 'worker', 'histories', 'mcp-tools-round-trip.json');
-const APPROVED_FILE = path.resolve(__dirname, '..', 'worker', 'histories', 'mcp-tool-approved.json');
+const FILE = path.resolve(__dirname, '..', 'temporal', 'histories', 'mcp-tools-round-trip.json');
+const APPROVED_FILE = path.resolve(__dirname, '..', 'temporal', 'histories', 'mcp-tool-approved.json');
 const { History } = temporal.api.history.v1;
 const toJson = (history: temporal.api.history.v1.IHistory) =>
   JSON.stringify(
@@ -58,14 +56,13 @@ async function record(): Promise<void> {
         toolCalls: [
           { name: 'ops__lookup', args: { key: 'k' } },
           { name: 'ops__explode', args: {} },
-          { name: 'ops__wipe', args: {} },
         ],
       },
       { text: 'done' },
     ]);
     const { runId } = await runAgent(api, user, {
       model: `openai:${script.model}`,
-      step: { mcp_tools: [{ server_id: serverId, include: ['lookup', 'explode', 'wipe'] }] },
+      step: { mcp_tools: [{ server_id: serverId, include: ['lookup', 'explode'] }] },
     });
     const handle = api.temporal.workflow.getHandle(runId);
     await handle.result().catch(() => undefined);
@@ -140,7 +137,7 @@ describe('replay of a committed MCP agent history', () => {
     const scheduled = json.events
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType.name)
       .filter((n) => n === 'listMcpTools' || n === 'callMcpTool' || n === 'callModel');
-    expect(scheduled).toEqual(['listMcpTools', 'callModel', 'callMcpTool', 'callMcpTool', 'callMcpTool', 'callModel']);
+    expect(scheduled).toEqual(['listMcpTools', 'callModel', 'callMcpTool', 'callMcpTool', 'callModel']);
     await Worker.runReplayHistory(
       { workflowBundle: { codePath: bundle() }, dataConverter: testDataConverter() },
       fromJson(text),

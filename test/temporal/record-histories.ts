@@ -1,19 +1,20 @@
 /**
  * Records histories of the run workflow for the replay test (test/temporal/run-replay.test.ts):
  *
- *   npx tsx test/temporal/record-histories.ts          # the straight-line runs (run-*.json)
- *   npx tsx test/temporal/record-histories.ts graph    # only the graph runs (run-graph-*.json)
- *   npx tsx test/temporal/record-histories.ts following  # a rerun, a run with a webhook, the delivery (run-follow-*)
- *   npx tsx test/temporal/record-histories.ts pure     # transform steps as local activities (run-pure-*)
- *   npx tsx test/temporal/record-histories.ts steps    # transforms each in its own local activity (run-steps-*)
- *   npx tsx test/temporal/record-histories.ts scheduled  # scheduled runs: one completed, one refused (run-scheduled-*)
- *   npx tsx test/temporal/record-histories.ts deadline   # runs with a deadline timer: met, and passed (run-deadline-*)
+ *   npx tsx test/temporal/record-histories.ts            # every group below
+ *   npx tsx test/temporal/record-histories.ts graph      # only the named groups (comma-separated):
+ *     basic      every built-in and activity kind, an approval, a failure, a cancellation (run-mixed-*, …)
+ *     graph      a branch, a parallel join, a map with a failed item, a loop (run-graph-*)
+ *     following  a rerun, a run with a webhook, the delivery (run-follow-*)
+ *     pure       transform steps as local activities: a chain, a map, a failure (run-pure-*)
+ *     steps      transforms in a diamond, and a chain that stops at a failing step (run-steps-*)
+ *     scheduled  scheduled runs: one completed, one refused (run-scheduled-*)
+ *     deadline   runs with a deadline timer: met, and passed (run-deadline-*)
  *
  * Starts its own Temporal dev server and database, runs a few representative workflows through the real API and
  * worker, and writes each history to test/temporal/histories/run-<name>.json. Re-record only on purpose: the committed
- * histories are what proves that a change of the workflow code still replays the runs in flight. Some cannot be
- * recorded again: run-lines-* and run-pure-line.json hold lines of transforms in one local activity, which no new run
- * forms since patch `step-per-activity` (docs/decisions/0120-patch-lifecycle.md).
+ * histories are what proves that a change of the workflow code still replays the runs in flight
+ * (docs/decisions/0430-shipping-workflow-changes.md says when they are re-recorded).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -90,92 +91,22 @@ async function main(): Promise<void> {
       log(`${name}: ${(JSON.parse(json) as { events: unknown[] }).events.length} events`);
     };
 
-    if (process.argv[2] === 'graph') {
-      await recordGraphs({ api, user, tpl, sink, save });
-      return;
+    const groups: Record<string, (r: Recorder) => Promise<void>> = {
+      basic: recordBasic,
+      graph: recordGraphs,
+      following: recordFollowing,
+      pure: recordPure,
+      steps: recordSteps,
+      scheduled: recordScheduled,
+      deadline: recordDeadline,
+    };
+    const only = process.argv[2]?.split(',');
+    for (const name of only ?? Object.keys(groups)) {
+      const group = groups[name];
+      if (!group) throw new Error(`no group "${name}": ${Object.keys(groups).join(', ')}`);
+      log(`group ${name}`);
+      await group({ api, user, tpl, sink, save });
     }
-    if (process.argv[2] === 'following') {
-      await recordFollowing({ api, user, tpl, sink, save });
-      return;
-    }
-    if (process.argv[2] === 'pure') {
-      await recordPure({ api, user, tpl, sink, save });
-      return;
-    }
-    if (process.argv[2] === 'steps') {
-      await recordSteps({ api, user, tpl, sink, save });
-      return;
-    }
-    if (process.argv[2] === 'scheduled') {
-      await recordScheduled({ api, user, tpl, sink, save });
-      return;
-    }
-    if (process.argv[2] === 'deadline') {
-      await recordDeadline({ api, user, tpl, sink, save });
-      return;
-    }
-
-    // 1. Every built-in and activity kind in one run, with data passing and one retried attempt.
-    const mixed = await createWorkflow(api, user, {
-      name: 'mixed',
-      steps: [
-        { id: 'fetch', template_id: tpl.http_request._id, config: { url: sink.url('/flaky') } },
-        {
-          id: 'shape',
-          template_id: tpl.transform._id,
-          config: { expression: '{"ok": body.ok}', data: '{{steps.fetch.output}}' },
-        },
-        { id: 'pause', template_id: tpl.delay._id, config: { seconds: 1 } },
-        {
-          id: 'mail',
-          template_id: tpl.send_email._id,
-          config: { to: 'ops@example.test', subject: 'ok={{steps.shape.output.ok}}', text: 'done' },
-        },
-      ],
-    });
-    let run = await startRun(api, user, mixed);
-    await waitForStatus(api, user, run, isTerminal);
-    await save('mixed-completed', run);
-
-    // 2. Approval granted through the update.
-    const approval = await createWorkflow(api, user, {
-      name: 'approval',
-      steps: [
-        { id: 'ask', template_id: tpl.approval._id, config: { message: 'ok?' } },
-        { id: 'after', template_id: tpl.transform._id, config: { expression: '"approved"' } },
-      ],
-    });
-    run = await startRun(api, user, approval);
-    await waitForStatus(api, user, run, (s) => s.status === 'waiting');
-    await api.http
-      .post(`/api/v1/workflows/runs/${run}/approve`)
-      .set(user.auth)
-      .send({ step_id: 'ask', approved: true });
-    await waitForStatus(api, user, run, isTerminal);
-    await save('approval-approved', run);
-
-    // 3. A non-retryable failure.
-    const failing = await createWorkflow(api, user, {
-      name: 'failing',
-      steps: [
-        { id: 'lookup', template_id: tpl.http_request._id, config: { url: sink.url('/gone') } },
-        { id: 'never', template_id: tpl.transform._id, config: { expression: '1' } },
-      ],
-    });
-    run = await startRun(api, user, failing);
-    await waitForStatus(api, user, run, isTerminal);
-    await save('failed-non-retryable', run);
-
-    // 4. Cancelled while waiting on a timer.
-    const sleepy = await createWorkflow(api, user, {
-      name: 'sleepy',
-      steps: [{ id: 'nap', template_id: tpl.delay._id, config: { seconds: 3600 } }],
-    });
-    run = await startRun(api, user, sleepy);
-    await waitForStatus(api, user, run, (s) => s.steps[0]?.status === 'running');
-    await api.http.post(`/api/v1/workflows/runs/${run}/cancel`).set(user.auth).send({});
-    await waitForStatus(api, user, run, isTerminal);
-    await save('cancelled-timer', run);
   } finally {
     await worker.stop();
     await api.close();
@@ -192,6 +123,73 @@ type Recorder = {
   sink: Awaited<ReturnType<typeof startHttpSink>>;
   save(name: string, runId: string): Promise<void>;
 };
+
+/** Every built-in and activity kind, an approval granted, a non-retryable failure, a cancellation on a timer. */
+async function recordBasic({ api, user, tpl, sink, save: saveOpen }: Recorder): Promise<void> {
+  // The projection is terminal just before the execution closes: record the closed history.
+  const save = async (name: string, run: string) => {
+    await temporalFinalStatus(api, run);
+    await saveOpen(name, run);
+  };
+  // 1. Every built-in and activity kind in one run, with data passing and one retried attempt.
+  const mixed = await createWorkflow(api, user, {
+    name: 'mixed',
+    steps: [
+      { id: 'fetch', template_id: tpl.http_request._id, config: { url: sink.url('/flaky') } },
+      {
+        id: 'shape',
+        template_id: tpl.transform._id,
+        config: { expression: '{"ok": body.ok}', data: '{{steps.fetch.output}}' },
+      },
+      { id: 'pause', template_id: tpl.delay._id, config: { seconds: 1 } },
+      {
+        id: 'mail',
+        template_id: tpl.send_email._id,
+        config: { to: 'ops@example.test', subject: 'ok={{steps.shape.output.ok}}', text: 'done' },
+      },
+    ],
+  });
+  let run = await startRun(api, user, mixed);
+  await waitForStatus(api, user, run, isTerminal);
+  await save('mixed-completed', run);
+
+  // 2. Approval granted through the update.
+  const approval = await createWorkflow(api, user, {
+    name: 'approval',
+    steps: [
+      { id: 'ask', template_id: tpl.approval._id, config: { message: 'ok?' } },
+      { id: 'after', template_id: tpl.transform._id, config: { expression: '"approved"' } },
+    ],
+  });
+  run = await startRun(api, user, approval);
+  await waitForStatus(api, user, run, (s) => s.status === 'waiting');
+  await api.http.post(`/api/v1/workflows/runs/${run}/approve`).set(user.auth).send({ step_id: 'ask', approved: true });
+  await waitForStatus(api, user, run, isTerminal);
+  await save('approval-approved', run);
+
+  // 3. A non-retryable failure.
+  const failing = await createWorkflow(api, user, {
+    name: 'failing',
+    steps: [
+      { id: 'lookup', template_id: tpl.http_request._id, config: { url: sink.url('/gone') } },
+      { id: 'never', template_id: tpl.transform._id, config: { expression: '1' } },
+    ],
+  });
+  run = await startRun(api, user, failing);
+  await waitForStatus(api, user, run, isTerminal);
+  await save('failed-non-retryable', run);
+
+  // 4. Cancelled while waiting on a timer.
+  const sleepy = await createWorkflow(api, user, {
+    name: 'sleepy',
+    steps: [{ id: 'nap', template_id: tpl.delay._id, config: { seconds: 3600 } }],
+  });
+  run = await startRun(api, user, sleepy);
+  await waitForStatus(api, user, run, (s) => s.steps[0]?.status === 'running');
+  await api.http.post(`/api/v1/workflows/runs/${run}/cancel`).set(user.auth).send({});
+  await waitForStatus(api, user, run, isTerminal);
+  await save('cancelled-timer', run);
+}
 
 /** Graph runs: a branch, a parallel join, a map with a failed item (recorded, the others go on) and a loop. */
 async function recordGraphs({ api, user, tpl, sink, save }: Recorder): Promise<void> {
@@ -370,8 +368,7 @@ async function recordPure({ api, user, tpl, save }: Recorder): Promise<void> {
 }
 
 /**
- * Pure steps, each its own local activity (patch `step-per-activity`): two branches that meet again, and a chain that
- * stops at a failing step.
+ * Pure steps, each its own local activity: two branches that meet again, and a chain that stops at a failing step.
  */
 async function recordSteps({ api, user, tpl, save }: Recorder): Promise<void> {
   const diamond = await createWorkflow(api, user, {
@@ -470,7 +467,7 @@ async function recordScheduled({ api, user, tpl, save }: Recorder): Promise<void
 }
 
 /**
- * The run's deadline as a workflow timer (temporal/workflows/deadline.ts, patch `run-deadline-timer`): a run that ends
+ * The run's deadline as a workflow timer (temporal/workflows/deadline.ts): a run that ends
  * before it (the timer is cancelled) and one that waits past it (the timer cancels the steps; the workflow records
  * `timed_out` and starts its webhook).
  */

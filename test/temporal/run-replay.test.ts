@@ -86,9 +86,18 @@ describe('replay of committed run histories', () => {
     const payload = started?.input.payloads[0];
     if (!payload) throw new Error('run-mixed-completed.json: no workflow input');
     const snapshot = JSON.parse(Buffer.from(payload.data, 'base64').toString('utf8')) as RunSnapshot;
-    // Swap the first two steps: the code now schedules a different activity first than the history recorded.
-    const [a, b, ...rest] = snapshot.steps;
-    snapshot.steps = [b!, a!, ...rest];
+    // The chain fetch → shape → pause → mail becomes pause → fetch → shape → mail: the code now starts a timer where
+    // the history recorded an HTTP request's activity (what an unpatched reordering of the commands looks like).
+    const step = (id: string) => snapshot.steps.find((s) => s.id === id)!;
+    expect(snapshot.steps.map((s) => [s.id, s.depends_on])).toEqual([
+      ['fetch', []],
+      ['shape', ['fetch']],
+      ['pause', ['shape']],
+      ['mail', ['pause']],
+    ]);
+    step('pause').depends_on = [];
+    step('fetch').depends_on = ['pause'];
+    step('mail').depends_on = ['shape'];
     payload.data = Buffer.from(JSON.stringify(snapshot), 'utf8').toString('base64');
     const altered = historyFromJSON(history);
     await expect(Worker.runReplayHistory(bundle(), altered, 'altered')).rejects.toBeInstanceOf(

@@ -157,7 +157,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       // All at once; their verdicts are checked in the order they always were (the run's end first).
       const [live, usedToday, openingFailure] = await Promise.all([
         req.turn === 1 || attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt, startWrite) : true,
-        req.owner_id !== undefined ? tokensUsedOn(deps.db, req.owner_id, new Date()) : null,
+        tokensUsedOn(deps.db, req.owner_id, new Date()),
         req.setup
           ? openConversation(req.setup).then(
               () => null,
@@ -259,14 +259,12 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         progressBefore,
         putTranscriptEntry(deps.db, key(assistantSeq), entry),
         // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
-        req.owner_id !== undefined
-          ? addCallTokens(deps.db, {
-              ownerId: req.owner_id,
-              callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
-              tokens,
-              at: new Date(),
-            })
-          : undefined,
+        addCallTokens(deps.db, {
+          ownerId: req.owner_id,
+          callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
+          tokens,
+          at: new Date(),
+        }),
       ]);
       // The call's event goes with the step write that follows (their seqs allocated by that write), after the entry
       // it announces: a reader of the event finds the entry. When that write fails, the event is logged on its own.

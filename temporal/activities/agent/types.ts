@@ -30,8 +30,8 @@ export interface AgentSetup {
 export interface CallModelInput {
   run_id: string;
   step_id: string;
-  /** The run's owner, whose daily token budget the call counts against (absent in histories from before budgets). */
-  owner_id?: string;
+  /** The run's owner, whose daily token budget the call counts against. */
+  owner_id: string;
   /** 1-based model call number within the step. */
   turn: number;
   /** The first transcript seq this call may write (the workflow's cursor). */
@@ -78,8 +78,6 @@ export type CallModelResult =
       output: JsonValue | OutputRef;
       /** With `project`: true when this activity recorded the step's completion, false when that write failed. */
       projected?: boolean;
-      /** Set only in histories from before the run's end was always the workflow's write: the run's end was recorded. */
-      ended?: boolean;
     })
   | (CallModelBase & { kind: 'invalid_output'; problem: string });
 

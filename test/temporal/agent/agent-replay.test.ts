@@ -1,11 +1,12 @@
 /**
  * Replay of committed run-workflow histories with agent steps against the current workflow bundle: a change to the
- * agent loop that alters the commands it issues (without `patched()`) fails here instead of breaking runs in flight.
+ * agent loop that alters the commands it issues fails here instead of breaking runs in flight
+ * (docs/decisions/0430-shipping-workflow-changes.md).
  *
  * The histories are recorded from real runs: `STEPWISE_RECORD_HISTORIES=1 npx jest test/temporal/agent/agent-replay`
- * re-records them (tool round trip, output_schema repair, turn limit, run budget) into
- * test/temporal/histories/agent-*.json; `STEPWISE_RECORD_HISTORIES=budget-exceeded` re-records only the named ones
- * (so that the histories from before a change stay as they were recorded).
+ * re-records them (tool round trip, output_schema repair, turn limit, run budget, an answer over the token budget)
+ * into test/temporal/histories/agent-*.json; `STEPWISE_RECORD_HISTORIES=budget-exceeded` re-records only the named
+ * ones.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -52,28 +53,17 @@ const SCENARIOS: Record<string, { script: Script; agent: Omit<AgentCase, 'model'
     }),
     agent: { max_turns: 2 },
   },
-  // A run budget stops the loop before the third model call (recorded with budgets: owner_id in callModel's input).
+  // A run budget stops the loop before the third model call.
   'budget-exceeded': {
     script: (_req, i) => ({ toolCalls: [{ name: 'calculator', args: { expression: `${i}*2` } }] }),
     agent: { max_turns: 6, workflow_config: { budget: { max_model_calls: 2 } } },
   },
+  // A final answer whose tokens go over the run's token budget: the step fails with budget_exceeded.
+  'over-budget': {
+    script: [{ text: '42', usage: { input: 30, output: 20 } }],
+    agent: { workflow_config: { budget: { max_tokens: 10 } } },
+  },
 };
-
-// Recorded since the model call records the step's start and end itself (patch `agent-projections`): the same loop
-// with two local activities fewer per step, and a final answer over the token budget, which the workflow records.
-SCENARIOS['projected-tool-round-trip'] = SCENARIOS['tool-round-trip']!;
-SCENARIOS['projected-over-budget'] = {
-  script: [{ text: '42', usage: { input: 30, output: 20 } }],
-  agent: { workflow_config: { budget: { max_tokens: 10 } } },
-};
-
-// Recorded since each model call is reserved before it is made (patch `budget-reservations`): the same budget stop,
-// with the patch's marker in the history.
-SCENARIOS['reserved-budget-exceeded'] = SCENARIOS['budget-exceeded']!;
-
-// Recorded since the run's end is always the workflow's own write (docs/decisions/0130-one-write-per-change.md): the
-// same loop, and a projection local activity for the end after the last call.
-SCENARIOS['workflow-end-tool-round-trip'] = SCENARIOS['tool-round-trip']!;
 
 async function record(): Promise<void> {
   const llm = await startLlmServer();

@@ -59,12 +59,4 @@ describe('callModel and the daily token budget', () => {
     const day = await usageCollection(database.db).findOne({ owner_id: owner });
     expect(day).toMatchObject({ day: new Date().toISOString().slice(0, 10), tokens: 120 });
   });
-
-  it('a call without an owner (histories from before budgets) is not checked or counted', async () => {
-    const owner = uniqueId('usr_');
-    const script = llm.script(uniqueId('gpt-test-'), [{ text: '42', usage: { input: 80, output: 40 } }]);
-    const { owner_id: _dropped, ...legacy } = firstCall(await newRun(owner, script), owner, script);
-    await attempt(1, legacy);
-    expect(await tokensUsedOn(database.db, owner, new Date())).toBe(0);
-  });
 });
