@@ -1,5 +1,8 @@
-/** The one binding of tool names to code (the declarations are domain/tools/catalog.ts); the agent loop reads it. */
-import { TOOL_NAMES, isToolName, type ToolName } from '../../domain/tools/catalog';
+/**
+ * The one binding of tool names to code (the declarations are domain/tools/declarations.ts); the agent loop reads it.
+ * A declared tool without an entry here, or an entry without a declaration, is a compile error.
+ */
+import { TOOL_NAMES, type ToolName } from '../../domain/tools/catalog';
 import { calculatorTool } from './calculator';
 import { currentTimeTool } from './current-time';
 import { httpFetchTool } from './http-fetch';
@@ -9,7 +12,7 @@ import type { ToolDefinition } from './types';
 
 export { TOOL_NAMES, isToolName, toolParametersSchema, type ToolName } from '../../domain/tools/catalog';
 
-const byName = {
+export const TOOL_IMPLEMENTATIONS = {
   http_fetch: httpFetchTool,
   calculator: calculatorTool,
   current_time: currentTimeTool,
@@ -17,10 +20,16 @@ const byName = {
   json_transform: jsonTransformTool,
 } as const satisfies { readonly [K in ToolName]: ToolDefinition & { name: K } };
 
+const byName: Readonly<Record<string, ToolDefinition>> = TOOL_IMPLEMENTATIONS;
+
 /** Every tool, in the order the tools endpoint lists them. */
-export const TOOLS: readonly ToolDefinition[] = TOOL_NAMES.map((name) => byName[name]);
+export const TOOLS: readonly ToolDefinition[] = TOOL_NAMES.map((name) => {
+  const tool = getTool(name);
+  if (!tool) throw new Error(`tool ${name} is declared but has no implementation`);
+  return tool;
+});
 
 /** The tool called `name`, or undefined for an unknown name. */
 export function getTool(name: string): ToolDefinition | undefined {
-  return isToolName(name) ? byName[name] : undefined;
+  return Object.hasOwn(byName, name) ? byName[name] : undefined;
 }
