@@ -1,7 +1,6 @@
 /**
- * The action type names (`step_type: action`): shared by the API, the database layer, the run snapshot and the
- * action catalog (domain/actions/catalog.ts declares each; temporal/actions/registry.ts binds each name to its code).
- * Workflow-safe: constants only.
+ * The action type names (`step_type: action`), for the API, the database layer and the run snapshot. They derive from
+ * the declarations (domain/actions/declarations.ts) through the catalog; temporal/actions/registry.ts binds the
+ * names the worker performs to code.
  */
-export const ACTION_TYPES = ['send_email', 'http_request', 'transform', 'delay', 'approval'] as const;
-export type ActionType = (typeof ACTION_TYPES)[number];
+export { ACTION_TYPES, type ActionType } from './actions/catalog';

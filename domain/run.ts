@@ -84,6 +84,12 @@ export interface ActionStepSnapshot extends StepSnapshotBase {
   action_type: ActionType;
   /** template.config merged with the step's config override; `{{…}}` strings are rendered at run time. */
   config: JsonObject;
+  /**
+   * The action's declaration says `effect: 'pure'`: the workflow runs it as a local activity. Taken from the catalog
+   * when the run starts, so the workflow never loads the catalog (zod, in every execution's sandbox) and a run
+   * replays the same way whatever a later build declares.
+   */
+  pure?: true;
 }
 
 /** Runs another workflow of the owner as a Temporal child workflow (a run of its own, with its own run id). */

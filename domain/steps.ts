@@ -2,12 +2,11 @@
  * What the run workflow and its activities exchange: the action-step request, projection events and the run's
  * outcome. Workflow-safe: types only.
  */
-import type { ActionType } from './action-types';
+import type { ActivityActionType } from './actions/catalog';
 import type { JsonObject, JsonValue } from './json';
 import type { OutputRef, RunError, RunSnapshot, RunStatus, StepStatus, Usage } from './run';
 
-/** Action types the worker executes as an activity (delay and approval are done by the workflow). */
-export type ActivityActionType = Exclude<ActionType, 'delay' | 'approval'>;
+export type { ActivityActionType };
 
 export interface ActionStepRequest {
   run_id: string;

@@ -12,6 +12,7 @@ const output = z.object({
 
 export const approvalDeclaration = {
   name: 'approval',
+  effect: 'workflow',
   description:
     'Wait for a human decision: the run shows status `waiting` until POST /api/v1/workflows/runs/:runId/approve ' +
     'approves (the run continues) or rejects (the run fails with the comment).',

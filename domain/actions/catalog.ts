@@ -1,36 +1,53 @@
 /**
- * The catalog of action types: one declaration per ActionType (a missing or extra key is a compile error), and
- * `validateActionConfig`, how the API (template mode) and the worker's activities (run mode) check a config. The
- * worker binds the same names to code in temporal/actions/registry.ts.
+ * The catalog of action types, derived from the declarations (./declarations.ts): the names (`ActionType`), a lookup
+ * by name, and `validateActionConfig`, how the API (template mode) and the worker's activities (run mode) check a
+ * config. Nothing here names an action type: adding one to the list is all this module needs.
  */
 import { z } from 'zod';
-import { ACTION_TYPES, type ActionType } from '../action-types';
-import { approvalDeclaration } from './approval';
-import { delayDeclaration } from './delay';
-import { httpRequestDeclaration } from './http-request';
-import { sendEmailDeclaration } from './send-email';
-import { transformDeclaration } from './transform';
+import { ACTION_DECLARATIONS } from './declarations';
 import type { ActionDeclaration } from './types';
 
-type DeclarationMap = { readonly [K in ActionType]: ActionDeclaration<K, z.ZodObject, z.ZodType> };
+type Declared = (typeof ACTION_DECLARATIONS)[number];
 
-export const ACTION_CATALOG = {
-  send_email: sendEmailDeclaration,
-  http_request: httpRequestDeclaration,
-  transform: transformDeclaration,
-  delay: delayDeclaration,
-  approval: approvalDeclaration,
-} as const satisfies DeclarationMap;
+/** An action type's name (`step_type: action`). */
+export type ActionType = Declared['name'];
 
-/** The config a fully rendered step of action type T is parsed into. */
-export type ActionConfig<T extends ActionType> = z.output<(typeof ACTION_CATALOG)[T]['config']>;
+/** Action types the worker performs as an activity (regular or local); the others the workflow performs itself. */
+export type ActivityActionType = Extract<Declared, { effect: 'side_effect' | 'pure' }>['name'];
 
-export function isActionType(value: unknown): value is ActionType {
-  return typeof value === 'string' && (ACTION_TYPES as readonly string[]).includes(value);
+/** The declaration of action type T, with its own schemas' types. */
+export type ActionDeclarationOf<T extends ActionType> = Extract<Declared, { name: T }>;
+
+/** Every action type's name, in the list's order. */
+export const ACTION_TYPES: readonly ActionType[] = ACTION_DECLARATIONS.map((d) => d.name);
+
+/** Each declaration by its name. */
+export const ACTION_CATALOG = byName(ACTION_DECLARATIONS) as { readonly [K in ActionType]: ActionDeclarationOf<K> };
+
+function byName(declarations: readonly ActionDeclaration[]): Readonly<Record<string, ActionDeclaration>> {
+  // A null prototype: `constructor` or `__proto__` is not an action type.
+  const map: Record<string, ActionDeclaration> = Object.create(null) as Record<string, ActionDeclaration>;
+  for (const d of declarations) {
+    if (map[d.name]) throw new Error(`action type ${d.name} is declared twice`);
+    map[d.name] = d;
+  }
+  return map;
 }
 
-export function getActionDeclaration<T extends ActionType>(type: T): (typeof ACTION_CATALOG)[T] {
+/** The config a fully rendered step of action type T is parsed into. */
+export type ActionConfig<T extends ActionType> = z.output<ActionDeclarationOf<T>['config']>;
+
+export function isActionType(value: unknown): value is ActionType {
+  return typeof value === 'string' && Object.hasOwn(ACTION_CATALOG, value);
+}
+
+export function getActionDeclaration<T extends ActionType>(type: T): ActionDeclarationOf<T> {
   return ACTION_CATALOG[type];
+}
+
+/** True when the worker performs action type `type` (as an activity), false when the workflow does. */
+export function isActivityActionType(type: ActionType): type is ActivityActionType {
+  return ACTION_CATALOG[type].effect !== 'workflow';
 }
 
 export interface ConfigIssue {

@@ -12,6 +12,7 @@ const output = z.object({
 
 export const delayDeclaration = {
   name: 'delay',
+  effect: 'workflow',
   description: 'Pause the run durably for `seconds`, or until an ISO 8601 instant `until` (at most 30 days).',
   // The schema and rule the workflow parses the rendered config with (temporal/workflows/builtin-steps.ts).
   config: delayConfig,

@@ -65,6 +65,7 @@ const output = z.object({
 
 export const httpRequestDeclaration = {
   name: 'http_request',
+  effect: 'side_effect',
   description:
     'Make an HTTP(S) request (method, url, headers, body, timeout). Sends Idempotency-Key: <run id>:<step id>. ' +
     'Output: status, selected headers, parsed JSON or text body (truncated with a flag). 5xx and timeouts are ' +

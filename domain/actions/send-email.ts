@@ -4,6 +4,7 @@ import type { ActionDeclaration } from './types';
 
 export const sendEmailDeclaration = {
   name: 'send_email',
+  effect: 'side_effect',
   description:
     'Send an e-mail over SMTP (to/cc/bcc, subject, text and/or html). Every retry of the step reuses the same ' +
     'Message-ID, so a duplicate delivery is recognisable.',

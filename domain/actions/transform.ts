@@ -13,6 +13,7 @@ const output = jsonValueSchema;
 
 export const transformDeclaration = {
   name: 'transform',
+  effect: 'pure',
   description:
     'Reshape data with a JSONata expression (https://jsonata.org), e.g. pick fields of an earlier step output. ' +
     'Pure: no I/O; a bad expression fails the step without retries. Regex literals use RE2 syntax (no ' +

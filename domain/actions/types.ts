@@ -1,17 +1,29 @@
 /**
- * What the API and the worker both know of an action type: its name, description, config and output schemas and
- * cross-field rule. The worker adds `execute` (temporal/actions/types.ts); the API publishes and validates these.
+ * An action type's declaration: everything the API, the database layer and the worker know of it without running it —
+ * its name, description, config and output schemas, cross-field rule and effect. The worker pairs it with the code
+ * that performs it (temporal/actions/types.ts). Every list, enum, JSON Schema and the OpenAPI document's `ActionType`
+ * derive from the declarations in ./declarations.ts.
  */
 import type { z } from 'zod';
-import type { ActionType } from '../action-types';
+
+/**
+ * How a step of this action is carried out:
+ * - `side_effect`: one activity (heartbeats, retries), idempotency key `<run id>:<step id>`;
+ * - `pure`: computes a value from earlier outputs and touches nothing outside, so the workflow runs it as a local
+ *   activity (no task queue round trip);
+ * - `workflow`: the workflow itself performs it (`delay`, `approval`): there is no implementation in temporal/actions.
+ */
+export type ActionEffect = 'side_effect' | 'pure' | 'workflow';
 
 export interface ActionDeclaration<
-  N extends ActionType = ActionType,
+  N extends string = string,
   C extends z.ZodObject = z.ZodObject,
   O extends z.ZodType = z.ZodType,
+  E extends ActionEffect = ActionEffect,
 > {
   readonly name: N;
   readonly description: string;
+  readonly effect: E;
   /** A strict object schema (unknown keys refused) without refinements; field rules only. */
   readonly config: C;
   /** Cross-field rules (e.g. "text or html"), run mode only, so template mode can accept partial configs. */

@@ -1,31 +1,36 @@
 /**
- * The catalog of built-in agent tools: one declaration per name, in the order GET /api/v1/agents/tools lists them.
- * The worker binds the same names to code in temporal/tools/registry.ts.
+ * The catalog of built-in agent tools, derived from the declarations (./declarations.ts): the names (`ToolName`), a
+ * lookup by name and the parameters' JSON Schema. The worker binds the same names to code in
+ * temporal/tools/registry.ts.
  */
 import { z } from 'zod';
-import { calculatorDeclaration } from './calculator';
-import { currentTimeDeclaration } from './current-time';
-import { httpFetchDeclaration } from './http-fetch';
-import { jsonTransformDeclaration } from './json-transform';
-import { sendEmailDeclaration } from './send-email';
+import { TOOL_DECLARATIONS } from './declarations';
 import type { ToolDeclaration } from './types';
 
-export const TOOL_NAMES = ['http_fetch', 'calculator', 'current_time', 'send_email', 'json_transform'] as const;
-export type ToolName = (typeof TOOL_NAMES)[number];
+export { TOOL_DECLARATIONS };
 
-export const TOOL_CATALOG = {
-  http_fetch: httpFetchDeclaration,
-  calculator: calculatorDeclaration,
-  current_time: currentTimeDeclaration,
-  send_email: sendEmailDeclaration,
-  json_transform: jsonTransformDeclaration,
-} as const satisfies { readonly [K in ToolName]: ToolDeclaration & { name: K } };
+type Declared = (typeof TOOL_DECLARATIONS)[number];
 
-/** Every tool's declaration, in the order the tools endpoint lists them. */
-export const TOOL_DECLARATIONS: readonly ToolDeclaration[] = TOOL_NAMES.map((name) => TOOL_CATALOG[name]);
+/** A built-in tool's name. */
+export type ToolName = Declared['name'];
+
+/** Every tool's name, in the order the tools endpoint lists them. */
+export const TOOL_NAMES: readonly ToolName[] = TOOL_DECLARATIONS.map((t) => t.name);
+
+/** Each declaration by its name (a null prototype: `constructor` is not a tool). */
+export const TOOL_CATALOG = byName(TOOL_DECLARATIONS) as { readonly [K in ToolName]: Extract<Declared, { name: K }> };
+
+function byName(declarations: readonly ToolDeclaration[]): Readonly<Record<string, ToolDeclaration>> {
+  const map: Record<string, ToolDeclaration> = Object.create(null) as Record<string, ToolDeclaration>;
+  for (const d of declarations) {
+    if (map[d.name]) throw new Error(`tool ${d.name} is declared twice`);
+    map[d.name] = d;
+  }
+  return map;
+}
 
 export function isToolName(value: unknown): value is ToolName {
-  return typeof value === 'string' && (TOOL_NAMES as readonly string[]).includes(value);
+  return typeof value === 'string' && Object.hasOwn(TOOL_CATALOG, value);
 }
 
 /**

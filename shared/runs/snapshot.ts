@@ -7,6 +7,7 @@ import type { McpServerDoc } from '../../db/mcp-servers';
 import type { TemplateDoc } from '../../db/templates';
 import type { WorkflowDoc, WorkflowStepDoc } from '../../db/workflows';
 import { DEFAULT_MAX_TURNS } from '../../domain/agent';
+import { getActionDeclaration } from '../../domain/actions/catalog';
 import { resolveEgress } from '../../domain/egress';
 import type { JsonObject } from '../../domain/json';
 import { stdioServerKey, type McpServerSelection } from '../../domain/mcp';
@@ -165,6 +166,7 @@ function stepSnapshot(
       kind: 'action',
       action_type: template.action_type,
       config: { ...template.config, ...(step.config ?? {}) },
+      ...(getActionDeclaration(template.action_type).effect === 'pure' ? { pure: true as const } : {}),
       timeout_seconds: step.timeout_seconds ?? workflow.config.step_timeout_seconds ?? DEFAULT_ACTION_TIMEOUT_SECONDS,
     };
   }

@@ -15,8 +15,8 @@ export async function runAction(type: ActionType, config: unknown, ctx: ActionCo
     const message = checked.issues.map((i) => (i.path ? `config.${i.path}: ${i.message}` : `config: ${i.message}`));
     throw new NonRetryableError('invalid_config', message.join('; '), { details: { issues: checked.issues } });
   }
-  const def: ActionDefinition = ACTIONS[type];
-  if (!def.execute) {
+  const def = Object.hasOwn(ACTIONS, type) ? (ACTIONS as Record<string, ActionDefinition<string>>)[type] : undefined;
+  if (!def) {
     throw new NonRetryableError('not_supported', `${type} is carried out by the workflow, not by an activity`);
   }
   return def.execute(checked.value, ctx);

@@ -1,20 +1,18 @@
 /**
- * An action type (`step_type: action`). Every action has a config schema (validated on template/workflow write,
- * partially, and fully at run time once `{{…}}` references are rendered) and an output schema. Actions with side
- * effects run as one activity (`execute`); `delay` and `approval` are carried out by the workflow itself (a durable
- * timer, a human decision), so they have no `execute`.
- *
- * The names live in domain/action-types.ts (the database layer and the run snapshot need them too).
+ * An action type's implementation: its declaration (domain/actions/, where its schemas and effect live) with the code
+ * that performs it. Only the action types the worker performs have one (`ActivityActionType`); `delay` and `approval`
+ * are carried out by the workflow itself (a durable timer, a human decision).
  */
 import type { z } from 'zod';
 import type { Config } from '../../config';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import type { Mailer } from '../mail/mailer';
 
-import type { ActionType } from '../../domain/action-types';
+import type { ActivityActionType } from '../../domain/actions/catalog';
 import type { ActionDeclaration } from '../../domain/actions/types';
 
 export { ACTION_TYPES, type ActionType } from '../../domain/action-types';
+export type { ActivityActionType };
 
 export interface ActionContext {
   config: Config;
@@ -32,10 +30,13 @@ export interface ActionContext {
 
 /** An action's declaration (domain/actions/) with the code that carries it out. */
 export interface ActionDefinition<
-  N extends ActionType = ActionType,
+  N extends string = ActivityActionType,
   C extends z.ZodObject = z.ZodObject,
   O extends z.ZodType = z.ZodType,
-> extends ActionDeclaration<N, C, O> {
-  /** Absent for actions the workflow performs itself (delay, approval). Throws StepError subclasses on failure. */
-  execute?(config: z.output<C>, ctx: ActionContext): Promise<z.output<O>>;
+> extends ActionDeclaration<N, C, O, 'side_effect' | 'pure'> {
+  /**
+   * Performs the action with its config parsed in run mode. Throws StepError subclasses (temporal/failures.ts) on
+   * failure. Method syntax on purpose (bivariant parameters): the registry holds differently typed actions.
+   */
+  execute(config: z.output<C>, ctx: ActionContext): Promise<z.output<O>>;
 }

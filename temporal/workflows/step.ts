@@ -38,53 +38,53 @@ export async function runOnce(
     }
     case 'workflow':
       return runSubWorkflow(step, execId, ctx, env);
-    case 'action':
-      switch (step.action_type) {
-        case 'delay':
-          return { output: await performDelay(step, execId, render(step.config, ctx), env) };
-        case 'approval':
-          return { output: await performApproval(step, execId, render(step.config, ctx), env) };
-        case 'send_email':
-        case 'http_request':
-        case 'transform': {
-          const config = render(step.config, ctx);
-          const input = render(step.input, ctx);
-          const retry = {
-            maximumAttempts: step.retry.max_attempts,
-            initialInterval: '500 ms',
-            backoffCoefficient: 2,
-            maximumInterval: '30 seconds',
-          };
-          // What the Temporal Web UI shows for the activity: which action, for which execution.
-          const summary = `${step.action_type} ${execId}`;
-          const request = {
-            run_id: env.runId,
-            step_id: execId,
-            action_type: step.action_type,
-            config: config as Record<string, JsonValue>,
-            input,
-            max_attempts: step.retry.max_attempts,
-          };
-          // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why).
-          const result =
-            step.action_type === 'transform'
-              ? await uncancelledLocalActivities({
-                  summary,
-                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
-                  retry,
-                }).runPureStep(request)
-              : await proxyActivities<Activities>({
-                  summary,
-                  startToCloseTimeout: `${step.timeout_seconds} seconds`,
-                  // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
-                  heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
-                  retry,
-                }).runActionStep(request);
-          // Only when the activity's own completion write failed: a step that completed during a database outage
-          // must not lose its output.
-          if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });
-          return { output: result.output };
-        }
+    case 'action': {
+      // delay and approval are the workflow's own (./builtin-steps.ts). Every other action type is performed by the
+      // worker (domain/actions/declarations.ts): an activity, or a local one when its declaration says it is pure
+      // (stamped into the snapshot when the run starts).
+      if (step.action_type === 'delay') {
+        return { output: await performDelay(step, execId, render(step.config, ctx), env) };
       }
+      if (step.action_type === 'approval') {
+        return { output: await performApproval(step, execId, render(step.config, ctx), env) };
+      }
+      const config = render(step.config, ctx);
+      const input = render(step.input, ctx);
+      const retry = {
+        maximumAttempts: step.retry.max_attempts,
+        initialInterval: '500 ms',
+        backoffCoefficient: 2,
+        maximumInterval: '30 seconds',
+      };
+      // What the Temporal Web UI shows for the activity: which action, for which execution.
+      const summary = `${step.action_type} ${execId}`;
+      const request = {
+        run_id: env.runId,
+        step_id: execId,
+        action_type: step.action_type,
+        config: config as Record<string, JsonValue>,
+        input,
+        max_attempts: step.retry.max_attempts,
+      };
+      // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why).
+      const result =
+        step.pure === true
+          ? await uncancelledLocalActivities({
+              summary,
+              startToCloseTimeout: `${step.timeout_seconds} seconds`,
+              retry,
+            }).runPureStep(request)
+          : await proxyActivities<Activities>({
+              summary,
+              startToCloseTimeout: `${step.timeout_seconds} seconds`,
+              // Heartbeats carry cancellation to the running activity and notice a dead worker before the timeout.
+              heartbeatTimeout: `${Math.min(step.timeout_seconds, 10)} seconds`,
+              retry,
+            }).runActionStep(request);
+      // Only when the activity's own completion write failed: a step that completed during a database outage must not
+      // lose its output.
+      if (result.projected === false) await env.project(execId, { kind: 'completed', output: result.output });
+      return { output: result.output };
+    }
   }
 }

@@ -3,7 +3,7 @@ import type { Db } from 'mongodb';
 import { newId } from '../../db/ids';
 import { bumpTemplateVersion } from '../../db/template-versions';
 import { templatesCollection, type TemplateDoc } from '../../db/templates';
-import type { ActionType } from '../../temporal/actions/types';
+import { ACTION_TYPES, type ActionType } from '../../domain/action-types';
 import type { JsonObject } from '../../domain/json';
 import type { TestApi } from './stack';
 import type { TestUser } from './users';
@@ -43,7 +43,7 @@ export async function insertTemplate(
 /** One action template of each type, owned by `owner`. */
 export async function actionTemplates(db: Db, owner: string): Promise<Record<ActionType, TemplateDoc>> {
   const out: Partial<Record<ActionType, TemplateDoc>> = {};
-  for (const type of ['send_email', 'http_request', 'transform', 'delay', 'approval'] as const) {
+  for (const type of ACTION_TYPES) {
     // insertTemplate names it uniquely: a test may ask for a second set for the same owner.
     out[type] = await insertTemplate(db, owner, { step_type: 'action', action_type: type });
   }

@@ -1,6 +1,7 @@
 /** The action registry and validateActionConfig in template and run mode, with property-based checks. */
 import fc from 'fast-check';
 import {
+  ACTION_CATALOG,
   actionConfigJsonSchema,
   actionOutputJsonSchema,
   isTemplateString,
@@ -24,24 +25,30 @@ const templateString = fc
   .map(([prefix, ref]) => `${prefix.replace(/[{}]/g, '')}{{${ref}}}`);
 
 describe('ACTIONS', () => {
-  it('has exactly one definition per action type, named after it', () => {
-    expect(Object.keys(ACTIONS).sort()).toEqual([...ACTION_TYPES].sort());
-    for (const type of ACTION_TYPES) expect(ACTIONS[type].name).toBe(type);
+  it('binds exactly the action types the worker performs, each to its own declaration', () => {
+    const performed = ACTION_TYPES.filter((t) => ACTION_CATALOG[t].effect !== 'workflow');
+    expect(Object.keys(ACTIONS).sort()).toEqual([...performed].sort());
+    for (const [type, action] of Object.entries(ACTIONS)) {
+      expect(action.name).toBe(type);
+      expect(action.config).toBe(ACTION_CATALOG[action.name].config);
+    }
   });
 
-  it('runs side effects as activities and leaves delay and approval to the workflow', () => {
-    expect(ACTION_TYPES.filter((t) => 'execute' in ACTIONS[t]).sort()).toEqual([
-      'http_request',
-      'send_email',
-      'transform',
-    ]);
+  it('runs side effects as activities, transform as a pure step, and leaves delay and approval to the workflow', () => {
+    expect(Object.fromEntries(ACTION_TYPES.map((t) => [t, ACTION_CATALOG[t].effect]))).toEqual({
+      send_email: 'side_effect',
+      http_request: 'side_effect',
+      transform: 'pure',
+      delay: 'workflow',
+      approval: 'workflow',
+    });
   });
 
   it.each(ACTION_TYPES)('%s publishes a strict object JSON Schema for config and a schema for output', (type) => {
-    const schema = actionConfigJsonSchema(ACTIONS[type]);
+    const schema = actionConfigJsonSchema(ACTION_CATALOG[type]);
     expect(schema).toMatchObject({ type: 'object', additionalProperties: false });
     expect(schema.$schema).toBeUndefined();
-    expect(actionOutputJsonSchema(ACTIONS[type])).toBeDefined();
+    expect(actionOutputJsonSchema(ACTION_CATALOG[type])).toBeDefined();
   });
 });
 
@@ -111,7 +118,7 @@ describe('validateActionConfig', () => {
         fc.infiniteStream(templateString),
         fc.array(fc.boolean(), { minLength: 8, maxLength: 8 }),
         (type, refs, picks) => {
-          const keys = Object.keys(ACTIONS[type].config.shape).filter((_k, i) => picks[i % picks.length]);
+          const keys = Object.keys(ACTION_CATALOG[type].config.shape).filter((_k, i) => picks[i % picks.length]);
           const config = Object.fromEntries(keys.map((k) => [k, refs.next().value as string]));
           const r = validateActionConfig(type, config, 'template');
           expect(r).toEqual({ ok: true, value: config });
@@ -137,7 +144,7 @@ describe('validateActionConfig', () => {
         fc.oneof(fc.constant('{{input.x}}'), fc.integer(), fc.string()),
         fc.constantFrom('template' as const, 'run' as const),
         (type, key, value, mode) => {
-          fc.pre(!Object.hasOwn(ACTIONS[type].config.shape, key) && key !== '__proto__');
+          fc.pre(!Object.hasOwn(ACTION_CATALOG[type].config.shape, key) && key !== '__proto__');
           const r = validateActionConfig(type, { ...VALID[type], [key]: value }, mode);
           expect(r.ok).toBe(false);
           if (!r.ok) expect(r.issues).toContainEqual({ path: key, message: 'unknown field' });
