@@ -10,7 +10,7 @@ import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import type { RunDoc } from '../../db/runs';
-import { findWorkflow } from '../../db/workflows';
+import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
 import { canonicalJson, type JsonObject } from '../../domain/json';
 import type { RunSnapshot, RunStatus } from '../../domain/run';
 import {
@@ -93,9 +93,10 @@ async function readStartSources(
   ownerId: string,
   workflowId: string,
 ): Promise<StartSources | { problem: string } | null> {
-  const workflow = await findWorkflow(deps.db, ownerId, workflowId);
-  if (!workflow) return null;
-  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
+  const found = await findWorkflowWithTemplates(deps.db, ownerId, workflowId);
+  if (!found) return null;
+  const { workflow, templates } = found;
+  const loaded = await loadSnapshotSources(deps.db, ownerId, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH, templates);
   return loaded.ok ? { workflow, sources: loaded.sources } : loaded;
 }
 

@@ -8,7 +8,8 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { insertRun, loadedSnapshot, newRunDoc, type RunDoc } from '../../db/runs';
 import { recordRunOutcome } from '../../db/run-end';
-import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import type { WorkflowDoc } from '../../db/workflows';
+import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
 import { runKindOf } from '../../shared/metrics/run-kind';
 import type { WorkerMetrics } from '../metrics';
 import { createRun, RunRefusedError, type PreparedRun } from '../../shared/runs/create-run';
@@ -70,16 +71,18 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config; met
 
   /** The snapshot from the workflow and templates as they are now, as a start through the API builds it. */
   const prepare = async (req: ScheduledRunRequest, now: Date): Promise<PreparedRun & { workflow: WorkflowDoc }> => {
-    const workflow = await findWorkflow(deps.db, req.owner_id, req.workflow_id);
-    if (!workflow) {
+    const found = await findWorkflowWithTemplates(deps.db, req.owner_id, req.workflow_id);
+    if (!found) {
       const message = `the scheduled workflow ${req.workflow_id} no longer exists; delete or change schedule ${req.schedule_id}`;
       throw new Unbuildable('workflow_invalid', message, null);
     }
+    const { workflow, templates } = found;
     const problems = inputProblems(workflow, req);
     if (problems.length > 0) {
       throw new Unbuildable('invalid_input', `the schedule's input: ${problems.join('; ')}`, workflow);
     }
-    const loaded = await loadSnapshotSources(deps.db, req.owner_id, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
+    const maxDepth = deps.config.SUBWORKFLOW_MAX_DEPTH;
+    const loaded = await loadSnapshotSources(deps.db, req.owner_id, workflow, maxDepth, templates);
     if (!loaded.ok) throw new Unbuildable('workflow_invalid', loaded.problem, workflow);
     const snapshot = buildSnapshot({
       runId: req.run_id,
