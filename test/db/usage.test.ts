@@ -80,7 +80,7 @@ describe('usage counting', () => {
     expect(await tokensUsedOn(database.db, owner, morning)).toBe(0);
   });
 
-  it('costs the same commands and document sizes per call after 10 calls as after 2 000 (no growth with the day)', async () => {
+  it('costs the same commands and document sizes per call after 10 calls as after 2 000 and a million', async () => {
     const owner = uniqueId('usr_');
     const dayDoc = async () => (await usageCollection(database.db).findOne({ owner_id: owner }))!;
     /** Commands and the size of the day's document for `n` more calls, from `from` on. */
@@ -114,16 +114,23 @@ describe('usage counting', () => {
     // Then calls counted one by one: their documents as the calls themselves leave them.
     await measure(20, 100);
     const latest = await measure(120, 10);
+    // A million calls' day: the total and the count grow into 64-bit numbers, and that is all that grows.
+    await usageCollection(database.db).updateOne(
+      { owner_id: owner },
+      { $inc: { tokens: 5_000_000_000, call_count: 1_000_000 - (bulk + 130) } },
+    );
+    const million = await measure(130, 10);
 
-    for (const m of [early, late, latest]) {
+    for (const m of [early, late, latest, million]) {
       expect(m.perCall).toBe(WRITES_PER_CALL);
       expect(m.names).toEqual(['findAndModify usage_calls', 'update usage', 'update usage_calls']);
     }
     // The day's document holds a total, not the calls: its size does not change with their number.
     expect(late.dayBytes).toBe(early.dayBytes);
     expect(latest.dayBytes).toBe(late.dayBytes);
-    expect(await dayDoc()).toMatchObject({ tokens: bulk + 130, call_count: bulk + 130, pending: [] });
-    const one = await usageCallsCollection(database.db).findOne({ _id: `${owner}:run_d:s:129` });
+    expect(million.dayBytes).toBeLessThanOrEqual(early.dayBytes + 8);
+    expect(await dayDoc()).toMatchObject({ tokens: 5_000_000_000 + bulk + 140, call_count: 1_000_010, pending: [] });
+    const one = await usageCallsCollection(database.db).findOne({ _id: `${owner}:run_d:s:139` });
     expect(BSON.calculateObjectSize(one!)).toBeLessThan(200);
   });
 });
