@@ -126,6 +126,8 @@ export interface RunDoc {
    */
   webhook?: boolean;
   temporal: RunTemporalRef;
+  /** Set by a repeated request that starts the run itself (shared/runs/create-run.ts): the first no longer removes it. */
+  start_claimed?: boolean;
   /** The trace of the request that started the run (shared/tracing.ts); absent when tracing was off. */
   trace_id?: string;
   /** A rerun: the run it repeats (POST …/rerun); absent otherwise. */

@@ -57,13 +57,13 @@ export function visibleTo(ownerId: string): Filter<TemplateDoc> {
 
 /** One template the owner may use, or null (unknown id, or another user's). */
 /** A template as read from the database: its output schema with its keys as written (db/schema-keys.ts). */
-function loaded(doc: TemplateDoc): TemplateDoc {
+export function loadedTemplate(doc: TemplateDoc): TemplateDoc {
   return doc.output_schema ? { ...doc, output_schema: loadedSchema(doc.output_schema) } : doc;
 }
 
 export async function findVisibleTemplate(db: Db, ownerId: string, id: string): Promise<TemplateDoc | null> {
   const doc = await templatesCollection(db).findOne({ _id: id, ...visibleTo(ownerId) });
-  return doc && loaded(doc);
+  return doc && loadedTemplate(doc);
 }
 
 /** The visible templates among `ids`, keyed by id (one query for a whole workflow). */
@@ -71,7 +71,7 @@ export async function findVisibleTemplates(db: Db, ownerId: string, ids: string[
   const docs = await templatesCollection(db)
     .find({ _id: { $in: [...new Set(ids)] }, ...visibleTo(ownerId) })
     .toArray();
-  return new Map(docs.map((d) => [d._id, loaded(d)]));
+  return new Map(docs.map((d) => [d._id, loadedTemplate(d)]));
 }
 
 /**
@@ -86,7 +86,7 @@ export async function findVisibleTemplatesByName(db: Db, ownerId: string, names:
     .find({ name: { $in: [...new Set(names)] }, ...visibleTo(ownerId) })
     .sort({ created_at: 1, _id: 1 })
     .toArray();
-  return docs.map(loaded);
+  return docs.map(loadedTemplate);
 }
 
 /** The id of the owner's own template named `name` (exact), or null: names are unique per owner. */
@@ -141,7 +141,7 @@ export async function listVisibleTemplates(
   if (filters.tag !== undefined) filter.tags = filters.tag;
   if (filters.step_type !== undefined) filter.step_type = filters.step_type;
   const found = await findPage(templatesCollection(db), filter, page, TEMPLATE_ORDER);
-  return { ...found, items: found.items.map(loaded) };
+  return { ...found, items: found.items.map(loadedTemplate) };
 }
 
 /** The fields a user sets on their own template (everything but identity, ownership and timestamps). */
@@ -192,7 +192,7 @@ export async function updateOwnTemplate(
     { returnDocument: 'after' },
   );
   if (doc) await bumpTemplateVersion(db, ownerId);
-  return doc && loaded(doc);
+  return doc && loadedTemplate(doc);
 }
 
 /** Deletes one of the owner's own templates; false when there is no such template. */

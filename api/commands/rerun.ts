@@ -107,7 +107,6 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
   const overrides = req.overrides && Object.keys(req.overrides).length > 0 ? req.overrides : undefined;
   const steps = applyOverrides(sourceSnapshot.steps, overrides);
   const plan = planRerun(sourceSnapshot, source.steps, req.fromStep, Object.keys(overrides ?? {}));
-  await req.chargeRunStart?.();
   const requestHash = hashRequest({
     rerun_of: source._id,
     from_step: plan.fromStep,
@@ -118,7 +117,13 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
     : undefined;
   const started = await launchRun(
     deps,
-    { ownerId: req.ownerId, idempotencyKey: req.idempotencyKey, baseUrl: req.baseUrl, requestHash },
+    {
+      ownerId: req.ownerId,
+      idempotencyKey: req.idempotencyKey,
+      baseUrl: req.baseUrl,
+      requestHash,
+      chargeRunStart: req.chargeRunStart,
+    },
     {
       prepare: async (runId, now) => {
         const reused: Record<string, string> = {};
@@ -147,7 +152,6 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
       afterStart: async (doc) => {
         await runsCollection(deps.db).updateOne({ _id: source._id }, { $addToSet: { reruns: doc._id } });
       },
-      again: () => rerunRun(deps, { ...req, chargeRunStart: undefined }), // charged already
     },
   );
   return {

@@ -18,6 +18,8 @@ export async function loadSnapshotSources(
   ownerId: string,
   workflow: WorkflowDoc,
   maxDepth: number,
+  /** Templates read with the workflow (db/workflow-with-templates.ts): only the others are read here. */
+  known: ReadonlyMap<string, TemplateDoc> = new Map(),
 ): Promise<LoadedSources> {
   const tree = await loadWorkflowTree(db, ownerId, { id: workflow._id, steps: workflow.steps }, maxDepth);
   if (tree.problems.length > 0) {
@@ -25,7 +27,9 @@ export async function loadSnapshotSources(
   }
   const all = [workflow, ...tree.workflows.values()];
   const ids = [...new Set(all.flatMap((wf) => wf.steps.flatMap((s) => (s.template_id ? [s.template_id] : []))))];
-  const templates = await findVisibleTemplates(db, ownerId, ids);
+  const unknown = ids.filter((id) => !known.has(id));
+  const templates = new Map(known);
+  if (unknown.length > 0) for (const [id, t] of await findVisibleTemplates(db, ownerId, unknown)) templates.set(id, t);
   for (const wf of all) {
     const missing = wf.steps.find((s) => s.template_id !== undefined && !templates.has(s.template_id));
     if (missing) {

@@ -1,19 +1,19 @@
 /**
- * The first activity of a scheduled run (temporal/workflows/scheduled-run.ts): builds the snapshot from the workflow
- * and templates as they are now, exactly as a start through the API does (shared/runs/), and records the run
- * document. A run that cannot start is still recorded — as failed, with a reason — so a schedule whose workflow was
+ * The first activity of a scheduled run (temporal/workflows/scheduled-run.ts): creates the run the one way runs are
+ * created (shared/runs/create-run.ts), its snapshot built from the workflow and templates as they are now. A run that cannot start is still recorded — as failed, with a reason — so a schedule whose workflow was
  * deleted shows a failure per attempted run instead of failing silently. Idempotent by run id: a retry or a replay
  * answers from the stored document.
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
-import { insertRun, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import { insertRun, loadedSnapshot, newRunDoc, type RunDoc } from '../../db/runs';
 import { recordRunOutcome } from '../../db/run-end';
-import { findWorkflow, type WorkflowDoc } from '../../db/workflows';
+import type { WorkflowDoc } from '../../db/workflows';
+import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
 import { runKindOf } from '../../shared/metrics/run-kind';
 import type { WorkerMetrics } from '../metrics';
-import { holdsConcurrentSlot } from '../../shared/runs/concurrent-limit';
-import { buildSnapshot, MAX_SNAPSHOT_BYTES } from '../../shared/runs/snapshot';
+import { createRun, RunRefusedError, type PreparedRun } from '../../shared/runs/create-run';
+import { buildSnapshot } from '../../shared/runs/snapshot';
 import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import type { RunSnapshot } from '../../domain/run';
 import type { ScheduledRunRefusal, ScheduledRunRequest, ScheduledRunVerdict } from '../../domain/schedule';
@@ -33,33 +33,21 @@ function isRefusal(reason: string | undefined): reason is ScheduledRunRefusal {
 
 type Refusal = { ok: false; reason: ScheduledRunRefusal; message: string };
 
-export function createScheduledRunActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
-  const record = async (req: ScheduledRunRequest, snapshot: RunSnapshot, now: Date): Promise<void> => {
-    const doc: RunDoc = {
-      ...newRunDoc({
-        snapshot,
-        namespace: deps.config.TEMPORAL_NAMESPACE,
-        taskQueue: deps.config.TEMPORAL_TASK_QUEUE,
-        now,
-      }),
-      schedule_id: req.schedule_id,
-      deadline_at: req.deadline_at ? new Date(req.deadline_at) : null,
-    };
-    doc.temporal.run_id = req.temporal_run_id;
-    try {
-      await insertRun(deps.db, doc);
-    } catch (err) {
-      if (!isDuplicateKey(err)) throw err; // a retry whose first attempt wrote it
-    }
-  };
+/** A scheduled run that cannot be built (its workflow deleted or no longer valid, its input no longer valid). */
+class Unbuildable extends Error {
+  constructor(
+    readonly reason: ScheduledRunRefusal,
+    message: string,
+    readonly workflow: WorkflowDoc | null,
+  ) {
+    super(message);
+  }
+}
 
-  /** Records the run as failed (with the snapshot it had, or an empty one) and says so. */
-  const refuse = async (
-    req: ScheduledRunRequest,
-    workflow: WorkflowDoc | null,
-    refusal: Omit<Refusal, 'ok'>,
-    now: Date,
-  ): Promise<Refusal> => {
+export function createScheduledRunActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
+  /** Records the run as failed (with an empty snapshot when it has no record yet) and says so. */
+  const refuse = async (req: ScheduledRunRequest, workflow: WorkflowDoc | null, refusal: Omit<Refusal, 'ok'>) => {
+    const now = new Date();
     const stub: RunSnapshot = {
       run_id: req.run_id,
       workflow_id: req.workflow_id,
@@ -69,91 +57,97 @@ export function createScheduledRunActivities(deps: { db: Db; config: Config; met
       steps: [],
       created_at: now.toISOString(),
     };
-    await record(req, stub, now);
+    try {
+      await insertRun(deps.db, ofExecution(req, newRunDoc({ snapshot: stub, ...placeOf(deps.config), now })));
+    } catch (err) {
+      if (!isDuplicateKey(err)) throw err; // recorded already: by a retry's first attempt, or admitted then refused
+    }
     await recordRunOutcome(deps.db, req.run_id, {
       status: 'failed',
       error: { step_id: null, reason: refusal.reason, message: refusal.message },
     });
-    return { ok: false, ...refusal };
+    return { ok: false, ...refusal } satisfies Refusal;
   };
 
-  /**
-   * USER_MAX_CONCURRENT_RUNS, as at the API's start (shared/runs/concurrent-limit.ts). A refused run ends at once,
-   * failed, rather than waiting for a slot: the schedule's next fire is the retry.
-   */
-  const refuseBeyondConcurrentLimit = async (req: ScheduledRunRequest, createdAt: Date): Promise<Refusal | null> => {
-    const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
-    const run = { _id: req.run_id, owner_id: req.owner_id, created_at: createdAt };
-    if (await holdsConcurrentSlot(deps.db, run, limit)) return null;
-    const message = `the owner already has ${limit} runs in flight (USER_MAX_CONCURRENT_RUNS)`;
-    await recordRunOutcome(deps.db, req.run_id, {
-      status: 'failed',
-      error: { step_id: null, reason: 'concurrent_runs_exceeded', message },
+  /** The snapshot from the workflow and templates as they are now, as a start through the API builds it. */
+  const prepare = async (req: ScheduledRunRequest, now: Date): Promise<PreparedRun & { workflow: WorkflowDoc }> => {
+    const found = await findWorkflowWithTemplates(deps.db, req.owner_id, req.workflow_id);
+    if (!found) {
+      const message = `the scheduled workflow ${req.workflow_id} no longer exists; delete or change schedule ${req.schedule_id}`;
+      throw new Unbuildable('workflow_invalid', message, null);
+    }
+    const { workflow, templates } = found;
+    const problems = inputProblems(workflow, req);
+    if (problems.length > 0) {
+      throw new Unbuildable('invalid_input', `the schedule's input: ${problems.join('; ')}`, workflow);
+    }
+    const maxDepth = deps.config.SUBWORKFLOW_MAX_DEPTH;
+    const loaded = await loadSnapshotSources(deps.db, req.owner_id, workflow, maxDepth, templates);
+    if (!loaded.ok) throw new Unbuildable('workflow_invalid', loaded.problem, workflow);
+    const snapshot = buildSnapshot({
+      runId: req.run_id,
+      workflow,
+      sources: loaded.sources,
+      input: req.input,
+      config: deps.config,
+      now,
+      // The literal URL was checked when the workflow was saved; the delivery checks resolved addresses each time.
+      ...(workflow.config.callback_url !== undefined ? { callbackUrl: workflow.config.callback_url } : {}),
     });
-    return { ok: false, reason: 'concurrent_runs_exceeded', message };
+    return { snapshot, workflow, adjust: (doc) => ofExecution(req, doc) };
   };
 
   return {
     async prepareScheduledRun(req: ScheduledRunRequest): Promise<ScheduledRunVerdict> {
-      const existing = await runsCollection(deps.db).findOne({ _id: req.run_id, owner_id: req.owner_id });
-      if (existing) {
-        const reason = existing.error?.reason;
-        if (existing.status === 'failed' && existing.error && isRefusal(reason)) {
-          return { ok: false, reason, message: existing.error.message };
-        }
-        // Still queued: the attempt that recorded it may have stopped before (or after) counting; count again.
-        const refused =
-          existing.status === 'queued' ? await refuseBeyondConcurrentLimit(req, existing.created_at) : null;
-        return refused ?? { ok: true, snapshot: loadedSnapshot(existing) };
-      }
-      const now = new Date();
-      const workflow = await findWorkflow(deps.db, req.owner_id, req.workflow_id);
-      if (!workflow) {
-        return refuse(
-          req,
-          null,
-          {
-            reason: 'workflow_invalid',
-            message: `the scheduled workflow ${req.workflow_id} no longer exists; delete or change schedule ${req.schedule_id}`,
+      let workflow: WorkflowDoc | null = null;
+      try {
+        // The one way runs are created (shared/runs/create-run.ts), with the run id Temporal's schedule gave the
+        // execution: a retry finds the record its first attempt wrote. No quota (the schedule's spec is its rate)
+        // and no Temporal start (the schedule started it); a run the concurrent-runs limit refuses ends at once,
+        // failed, rather than waiting for a slot: the schedule's next fire is the retry.
+        const { doc, created } = await createRun(deps, {
+          ownerId: req.owner_id,
+          runId: req.run_id,
+          prepare: async (_runId, now) => {
+            const prepared = await prepare(req, now);
+            workflow = prepared.workflow;
+            return prepared;
           },
-          now,
-        );
+          onRefused: 'keep',
+        });
+        const reason = doc.error?.reason;
+        if (doc.status === 'failed' && doc.error && isRefusal(reason)) {
+          return { ok: false, reason, message: doc.error.message };
+        }
+        // Counted here, as the API counts the runs it starts, so that started minus finished stays the runs in
+        // flight. A refused run is counted neither started nor finished; a retry that finds the run recorded does not
+        // count it again (at most once: a crash between the write and this line loses one count rather than doubling).
+        if (created) deps.metrics.runStarted(runKindOf(doc.snapshot.steps));
+        // A new record holds the snapshot as built; one read back holds it in its stored form (schema keys escaped).
+        return { ok: true, snapshot: created ? doc.snapshot : loadedSnapshot(doc) };
+      } catch (err) {
+        if (err instanceof Unbuildable) return refuse(req, err.workflow, { reason: err.reason, message: err.message });
+        if (
+          err instanceof RunRefusedError &&
+          (err.reason === 'too_large' || err.reason === 'concurrent_runs_exceeded')
+        ) {
+          return refuse(req, workflow, { reason: err.reason, message: err.message });
+        }
+        throw err;
       }
-      const problems = inputProblems(workflow, req);
-      if (problems.length > 0) {
-        return refuse(
-          req,
-          workflow,
-          { reason: 'invalid_input', message: `the schedule's input: ${problems.join('; ')}` },
-          now,
-        );
-      }
-      const loaded = await loadSnapshotSources(deps.db, req.owner_id, workflow, deps.config.SUBWORKFLOW_MAX_DEPTH);
-      if (!loaded.ok) return refuse(req, workflow, { reason: 'workflow_invalid', message: loaded.problem }, now);
-      const snapshot = buildSnapshot({
-        runId: req.run_id,
-        workflow,
-        sources: loaded.sources,
-        input: req.input,
-        config: deps.config,
-        now,
-        // The literal URL was checked when the workflow was saved; the delivery checks resolved addresses each time.
-        ...(workflow.config.callback_url !== undefined ? { callbackUrl: workflow.config.callback_url } : {}),
-      });
-      const bytes = Buffer.byteLength(JSON.stringify(snapshot), 'utf8');
-      if (bytes > MAX_SNAPSHOT_BYTES) {
-        const message = `the run snapshot is ${bytes} bytes; the limit is ${MAX_SNAPSHOT_BYTES}`;
-        return refuse(req, workflow, { reason: 'too_large', message }, now);
-      }
-      await record(req, snapshot, now);
-      const refused = await refuseBeyondConcurrentLimit(req, now);
-      if (refused) return refused;
-      // Counted here, as the API counts the runs it starts, so that started minus finished stays the runs in flight.
-      // A refused run is counted neither started nor finished; a retry that finds the run recorded does not count it
-      // again (at most once: a crash between the write and this line loses one count rather than doubling one).
-      deps.metrics.runStarted(runKindOf(snapshot.steps));
-      return { ok: true, snapshot };
     },
+  };
+}
+
+const placeOf = (config: Config) => ({ namespace: config.TEMPORAL_NAMESPACE, taskQueue: config.TEMPORAL_TASK_QUEUE });
+
+/** A scheduled run's record: its schedule, and the execution Temporal started for it (and that execution's deadline). */
+function ofExecution(req: ScheduledRunRequest, doc: RunDoc): RunDoc {
+  return {
+    ...doc,
+    schedule_id: req.schedule_id,
+    deadline_at: req.deadline_at ? new Date(req.deadline_at) : null,
+    temporal: { ...doc.temporal, run_id: req.temporal_run_id },
   };
 }
 
