@@ -76,8 +76,11 @@ export async function runOnce(
       };
       // A pure step needs no task queue round trip: a local activity (temporal/activities/pure-step.ts says why). Runs recorded
       // before this change scheduled a regular activity, and replay the same way.
+      // Snapshots taken before the flag (the committed histories) lack it: their one pure action was transform. Goes
+      // once the histories are recorded again.
+      const pure = step.pure ?? step.action_type === 'transform';
       const result =
-        step.pure === true && patched(PURE_STEPS_LOCAL)
+        pure && patched(PURE_STEPS_LOCAL)
           ? await uncancelledLocalActivities({
               summary,
               startToCloseTimeout: `${step.timeout_seconds} seconds`,
