@@ -11,6 +11,7 @@ import { workflowsCollection } from './workflows';
 import { bumpTemplateVersion } from './template-versions';
 import { templateContent, templatesCollection, type TemplateContent, type TemplateDoc } from './templates';
 import { isDuplicateKey } from './duplicate-key';
+import { ACTION_DECLARATIONS } from '../domain/actions/declarations';
 
 export interface SystemTemplate {
   /**
@@ -92,68 +93,12 @@ export const SYSTEM_TEMPLATES: readonly SystemTemplate[] = [
       },
     }),
   },
-  {
-    id: 'tpl_sys_send_email',
-    system_key: 'action.send_email',
-    content: action({
-      name: 'Send e-mail',
-      action_type: 'send_email',
-      short_description: 'Sends one e-mail over SMTP.',
-      default_prompt:
-        'Send an e-mail. Set to, subject and text (or html) in the step config; references like {{input.email}} are rendered at run time.',
-      tags: ['email', 'notify'],
-      config: { to: '{{input.email}}', subject: '{{input.subject}}', text: '{{input.text}}' },
-    }),
-  },
-  {
-    id: 'tpl_sys_http_request',
-    system_key: 'action.http_request',
-    content: action({
-      name: 'HTTP request',
-      action_type: 'http_request',
-      short_description: 'Calls an HTTP(S) endpoint (webhook, REST API).',
-      default_prompt: 'Make an HTTP request. Set method, url, headers and body in the step config.',
-      tags: ['http', 'integration'],
-      // No method: the action's own default (GET) is the one the API documents.
-      config: { url: '{{input.url}}', timeout_seconds: 30 },
-    }),
-  },
-  {
-    id: 'tpl_sys_transform',
-    system_key: 'action.transform',
-    content: action({
-      name: 'Transform data',
-      action_type: 'transform',
-      short_description: 'Reshapes earlier outputs with a JSONata expression.',
-      default_prompt: 'Reshape data with a JSONata expression; set data to a reference such as {{steps.<id>.output}}.',
-      tags: ['data'],
-      config: { expression: '$' },
-    }),
-  },
-  {
-    id: 'tpl_sys_delay',
-    system_key: 'action.delay',
-    content: action({
-      name: 'Wait',
-      action_type: 'delay',
-      short_description: 'Pauses the run durably for a while.',
-      default_prompt: 'Wait before the next step (seconds, or until an ISO 8601 instant).',
-      tags: ['timing'],
-      config: { seconds: 60 },
-    }),
-  },
-  {
-    id: 'tpl_sys_approval',
-    system_key: 'action.approval',
-    content: action({
-      name: 'Human approval',
-      action_type: 'approval',
-      short_description: 'Waits until a person approves or rejects through the API.',
-      default_prompt: 'Ask a person to approve before the run continues.',
-      tags: ['human', 'approval'],
-      config: { message: 'Approve to continue this run?' },
-    }),
-  },
+  // One per action type, from its declaration (domain/actions/): the id and the key follow the action's name.
+  ...ACTION_DECLARATIONS.map((d): SystemTemplate => ({
+    id: `tpl_sys_${d.name}`,
+    system_key: `action.${d.name}`,
+    content: action({ ...d.template, tags: [...d.template.tags], action_type: d.name }),
+  })),
 ];
 
 /**

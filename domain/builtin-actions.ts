@@ -1,8 +1,8 @@
 /**
  * The config schemas of the two actions the run workflow performs itself — `delay` (a durable timer) and `approval`
- * (a human decision) — and their run-time parse. The action registry (temporal/actions/delay.ts, approval.ts) uses
- * the same schemas for the API's write-time checks and the published JSON Schema, so what the API accepts and what
- * the workflow runs cannot drift apart. Workflow-safe: zod is pure JavaScript, deterministic in the sandbox.
+ * (a human decision) — and their run-time parse. Their declarations (domain/actions/delay.ts, approval.ts) use the
+ * same schemas for the API's write-time checks and the published JSON Schema, so what the API accepts and what the
+ * workflow runs cannot drift apart. Workflow-safe: zod is pure JavaScript, deterministic in the sandbox.
  */
 import { z } from 'zod';
 

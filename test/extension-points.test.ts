@@ -148,6 +148,18 @@ describe('on the real stack', () => {
     expect(agent.status).toBe(201);
   });
 
+  it("the action's system template is seeded from its declaration", async () => {
+    const res = await api.http.get('/api/v1/agents/tpl_sys_slugify').set(user.auth);
+    oas.check(res);
+    expect((res.body as { data: unknown }).data).toMatchObject({
+      name: 'Slugify',
+      step_type: 'action',
+      action_type: 'slugify',
+      config: { text: '{{input.title}}' },
+      system: true,
+    });
+  });
+
   it('a run performs the pure action as a local activity, and an agent calls the tool', async () => {
     const tpl = await api.http
       .post('/api/v1/agents')

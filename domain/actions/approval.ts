@@ -18,4 +18,11 @@ export const approvalDeclaration = {
     'approves (the run continues) or rejects (the run fails with the comment).',
   config,
   output,
+  template: {
+    name: 'Human approval',
+    short_description: 'Waits until a person approves or rejects through the API.',
+    default_prompt: 'Ask a person to approve before the run continues.',
+    tags: ['human', 'approval'],
+    config: { message: 'Approve to continue this run?' },
+  },
 } satisfies ActionDeclaration<'approval', typeof config, typeof output>;

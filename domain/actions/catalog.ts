@@ -45,11 +45,6 @@ export function getActionDeclaration<T extends ActionType>(type: T): ActionDecla
   return ACTION_CATALOG[type];
 }
 
-/** True when the worker performs action type `type` (as an activity), false when the workflow does. */
-export function isActivityActionType(type: ActionType): type is ActivityActionType {
-  return ACTION_CATALOG[type].effect !== 'workflow';
-}
-
 export interface ConfigIssue {
   /** Dotted path inside the config (`to.1`, `headers.X-Foo`), '' for the object itself. */
   path: string;

@@ -18,4 +18,11 @@ export const delayDeclaration = {
   config: delayConfig,
   refine: delayRule,
   output,
+  template: {
+    name: 'Wait',
+    short_description: 'Pauses the run durably for a while.',
+    default_prompt: 'Wait before the next step (seconds, or until an ISO 8601 instant).',
+    tags: ['timing'],
+    config: { seconds: 60 },
+  },
 } satisfies ActionDeclaration<'delay', typeof delayConfig, typeof output>;

@@ -77,4 +77,12 @@ export const httpRequestDeclaration = {
     }
   },
   output,
+  template: {
+    name: 'HTTP request',
+    short_description: 'Calls an HTTP(S) endpoint (webhook, REST API).',
+    default_prompt: 'Make an HTTP request. Set method, url, headers and body in the step config.',
+    tags: ['http', 'integration'],
+    // No method: the action's own default (GET) is the one the API documents.
+    config: { url: '{{input.url}}', timeout_seconds: 30 },
+  },
 } satisfies ActionDeclaration<'http_request', typeof config, typeof output>;

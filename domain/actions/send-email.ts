@@ -11,4 +11,12 @@ export const sendEmailDeclaration = {
   config: emailSchema,
   refine: requireBody,
   output: emailResultSchema,
+  template: {
+    name: 'Send e-mail',
+    short_description: 'Sends one e-mail over SMTP.',
+    default_prompt:
+      'Send an e-mail. Set to, subject and text (or html) in the step config; references like {{input.email}} are rendered at run time.',
+    tags: ['email', 'notify'],
+    config: { to: '{{input.email}}', subject: '{{input.subject}}', text: '{{input.text}}' },
+  },
 } satisfies ActionDeclaration<'send_email', typeof emailSchema, typeof emailResultSchema>;

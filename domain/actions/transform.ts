@@ -20,4 +20,11 @@ export const transformDeclaration = {
     'backreferences or lookarounds); time, memory and size are limited (see EXPRESSION_* settings).',
   config,
   output,
+  template: {
+    name: 'Transform data',
+    short_description: 'Reshapes earlier outputs with a JSONata expression.',
+    default_prompt: 'Reshape data with a JSONata expression; set data to a reference such as {{steps.<id>.output}}.',
+    tags: ['data'],
+    config: { expression: '$' },
+  },
 } satisfies ActionDeclaration<'transform', typeof config, typeof output>;

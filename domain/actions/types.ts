@@ -5,6 +5,7 @@
  * derive from the declarations in ./declarations.ts.
  */
 import type { z } from 'zod';
+import type { JsonObject } from '../json';
 
 /**
  * How a step of this action is carried out:
@@ -31,4 +32,16 @@ export interface ActionDeclaration<
   refine?(config: z.output<C>, ctx: z.RefinementCtx): void;
   /** Shape of the step output (what `{{steps.<id>.output…}}` can reach). */
   readonly output: O;
+  /** The read-only template every user sees for this action (db/system-templates.ts seeds it as `tpl_sys_<name>`). */
+  readonly template: ActionTemplate;
+}
+
+/** An action's system template: what the template list shows, and the config defaults a step starts from. */
+export interface ActionTemplate {
+  readonly name: string;
+  readonly short_description: string;
+  readonly default_prompt: string;
+  readonly tags: readonly string[];
+  /** Checked in template mode like any template's config (`{{…}}` references allowed). */
+  readonly config: JsonObject;
 }

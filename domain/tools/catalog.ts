@@ -1,7 +1,7 @@
 /**
  * The catalog of built-in agent tools, derived from the declarations (./declarations.ts): the names (`ToolName`), a
  * lookup by name and the parameters' JSON Schema. The worker binds the same names to code in
- * temporal/tools/registry.ts.
+ * temporal/tools/implementations.ts.
  */
 import { z } from 'zod';
 import { TOOL_DECLARATIONS } from './declarations';
