@@ -12,7 +12,15 @@ import type { Db } from 'mongodb';
 import type { Config } from '../../config';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import {
+  insertRun,
+  isTerminal,
+  loadedSnapshot,
+  newRunDoc,
+  removeUnstartedRun,
+  runsCollection,
+  type RunDoc,
+} from '../../db/runs';
 import { findWorkflow } from '../../db/workflows';
 import { canonicalJson, type JsonObject } from '../../domain/json';
 import type { RunSnapshot, RunStatus } from '../../domain/run';
@@ -261,7 +269,7 @@ async function refuseBeyondConcurrentLimit(deps: StartRunDeps, doc: RunDoc): Pro
 
 /** Removes a run's record that Temporal has not heard of (a refused start). */
 async function removeUnstarted(deps: StartRunDeps, doc: RunDoc): Promise<void> {
-  await runsCollection(deps.db).deleteOne({ _id: doc._id, 'temporal.run_id': null });
+  await removeUnstartedRun(deps.db, doc._id);
 }
 
 function accepted(req: Pick<LaunchRequest, 'baseUrl'>, doc: Pick<RunDoc, '_id' | 'workflow_id'>): StartedRun {

@@ -12,12 +12,11 @@ import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../../config';
 import { resolveOutputRefs, storeOutput } from '../../../db/blobs';
-import { markStepCompleted, markStepRunning, setStepProgress } from '../../../db/step-states';
+import { markStepRunning, setStepProgress } from '../../../db/step-states';
 import { appendRunEvents } from '../../../db/run-events';
 import { recordMcpProblems } from '../../../db/step-warnings';
 import { agentTurnEvent } from '../../../db/step-events';
 import { addCallTokens, tokensUsedOn } from '../../../db/usage';
-import { callUsage, sumUsage } from '../../../domain/usage';
 import {
   putTranscriptEntry,
   readTranscript,
@@ -108,12 +107,6 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
     const started = performance.now();
     let attemptOutcome: 'completed' | 'failed' = 'failed';
     try {
-      const project = req.project;
-      // The first turn (with `project`) also records the step's input and the turn in flight, in the same write.
-      const startWrite =
-        project && req.setup
-          ? { input: req.setup.input, progress: { turn: req.turn, usage: project.usage_before } }
-          : undefined;
       let seq = req.seq;
       const written: TranscriptEntry[] = [];
       const put = (entry: TranscriptEntry) => {
@@ -154,9 +147,10 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
         }
         await Promise.all([setupWritten, put({ kind: 'user', text, repair: false })]);
       };
-      // All at once; their verdicts are checked in the order they always were (the run's end first).
+      // All at once; their verdicts are checked in the order they always were (the run's end first). The workflow
+      // recorded the step's start; a retried attempt shows it is running again.
       const [live, usedToday, openingFailure] = await Promise.all([
-        req.turn === 1 || attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt, startWrite) : true,
+        attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt) : true,
         tokensUsedOn(deps.db, req.owner_id, new Date()),
         req.setup
           ? openConversation(req.setup).then(
@@ -183,12 +177,13 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
       // The status shows the turn in flight (and the usage of the calls before it) while the model thinks; the write
       // goes on during the call, and is awaited before the write of this call's own progress.
-      const progressBefore = startWrite
-        ? Promise.resolve()
-        : setStepProgress(deps.db, req.run_id, req.step_id, { turn: req.turn, usage: usageOf(history) }).then(
-            () => undefined,
-            (err: unknown) => log.warn({ err }, 'could not record agent progress'),
-          );
+      const progressBefore = setStepProgress(deps.db, req.run_id, req.step_id, {
+        turn: req.turn,
+        usage: usageOf(history),
+      }).then(
+        () => undefined,
+        (err: unknown) => log.warn({ err }, 'could not record agent progress'),
+      );
       const ref = provider.ref;
       const liveText = openLiveText(
         { db: deps.db, log, retentionMs: deps.config.STREAM_DELTAS_RETENTION_HOURS * 3_600_000 },
@@ -277,34 +272,12 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       });
       const events = [...tail, turnEvent];
       const logTurnAlone = () => appendRunEvents(deps.db, req.run_id, events);
-      if (outcome.kind === 'final' && project && (project.tokens_left === null || tokens <= project.tokens_left)) {
-        // The step's end, with the totals the workflow would record (a failed write leaves that to the workflow).
-        const usage = sumUsage([project.usage_before, callUsage(result.usage)]);
-        const wrote = await markStepCompleted(
-          deps.db,
-          req.run_id,
-          req.step_id,
-          outcome.output,
-          usage,
-          req.turn,
-          events,
-        ).then(
-          () => true,
-          (err: unknown) => {
-            log.warn({ err }, 'could not record the step completed; the workflow will');
-            return false;
-          },
-        );
-        if (!wrote) await logTurnAlone();
-        outcome.projected = wrote;
-      } else {
-        // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).
-        const progress = { turn: req.turn, usage: usageOf([...history, entry]) };
-        await setStepProgress(deps.db, req.run_id, req.step_id, progress, events).catch(async (err: unknown) => {
-          log.warn({ err }, 'could not record agent progress');
-          await logTurnAlone();
-        });
-      }
+      // The call has happened: a failed progress write must not make Temporal repeat it (only a failed event may).
+      const progress = { turn: req.turn, usage: usageOf([...history, entry]) };
+      await setStepProgress(deps.db, req.run_id, req.step_id, progress, events).catch(async (err: unknown) => {
+        log.warn({ err }, 'could not record agent progress');
+        await logTurnAlone();
+      });
       log.debug({ kind: outcome.kind, usage: result.usage }, 'model call done');
       attemptOutcome = 'completed';
       return outcome;
