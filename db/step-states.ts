@@ -11,7 +11,7 @@ import { appendRunEvents, type NewRunEvent } from './run-events';
 import { notTerminal, runsCollection, type EgressDenial } from './runs';
 import type { StepChange } from './step-events';
 import { commitExecutionWrite } from './execution-commits';
-import { innerExecution, logged, updateExecution, updateStep } from './step-writes';
+import { innerExecution, logged, updateExecution, updateStep, type StepWrite } from './step-writes';
 import type { JsonValue } from '../domain/json';
 import type { OutputRef, Usage } from '../domain/run';
 import type { StepError } from '../domain/steps';
@@ -262,6 +262,42 @@ export async function setStepProgress(
   );
   await appendRunEvents(db, runId, announce, write.seqs);
   return write.wrote;
+}
+
+/**
+ * A model call's turn, recorded after the call: the step's turns and usage so far go beside `written` (the call's
+ * transcript entry and usage count), not after it, and the call's events (the rest of its live text,
+ * `agent.model_call`) are logged once both have settled, so a reader of an event finds the entry. A step write that
+ * fails or is refused (the run ended) still logs the events, on their own seqs: the call happened. `written` failing
+ * rejects (the attempt fails); the step write failing is answered with its error.
+ */
+export async function recordTurn(
+  db: Db,
+  runId: string,
+  stepId: string,
+  progress: { turn: number; usage: Usage },
+  events: NewRunEvent[],
+  written: Promise<unknown>,
+): Promise<{ failed?: unknown }> {
+  const inner = innerExecution(stepId);
+  const step = inner
+    ? updateExecution(db, runId, inner, { turns: progress.turn, usage: progress.usage }).then(() => ({}) as StepWrite)
+    : updateStep(
+        db,
+        runId,
+        stepId,
+        { $set: { updated_at: new Date(), 'steps.$.turns': progress.turn, 'steps.$.usage': progress.usage } },
+        events.length,
+      );
+  const [write] = await Promise.all([
+    step.then(
+      (w): { w: StepWrite; failed?: unknown } => ({ w }),
+      (failed: unknown): { w: StepWrite; failed?: unknown } => ({ w: { wrote: false }, failed }),
+    ),
+    written,
+  ]);
+  await appendRunEvents(db, runId, events, write.w.seqs);
+  return write.failed === undefined ? {} : { failed: write.failed };
 }
 
 /** The status lists at most this many refused calls per step; the transcript keeps every one. */

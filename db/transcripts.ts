@@ -12,7 +12,7 @@ import type { LlmMessage, LlmToolCall, TokenUsage } from '../domain/transcript';
 import type { Usage } from '../domain/run';
 import { callUsage, sumUsage } from '../domain/usage';
 import type { EgressPolicy } from '../domain/egress';
-import { isDuplicateKey } from './duplicate-key';
+import { duplicateKeyIndexes, isDuplicateKey } from './duplicate-key';
 
 export type TranscriptEntry =
   /** seq 0: what the step was configured with (the system prompt as sent, after tasks and answer format were added). */
@@ -96,14 +96,7 @@ export async function putTranscriptEntry(
   entry: TranscriptEntry,
 ): Promise<void> {
   const _id = transcriptEntryId(key.runId, key.stepId, key.seq);
-  const doc = {
-    ...(entry.kind === 'setup' ? { ...entry, output_schema: storedSchema(entry.output_schema) } : entry),
-    run_id: key.runId,
-    step_id: key.stepId,
-    seq: key.seq,
-    attempt: key.attempt,
-    written_at: new Date(),
-  };
+  const doc = storedEntry(key, entry);
   try {
     await transcriptsCollection(db).replaceOne({ _id, attempt: { $lte: key.attempt } }, doc, { upsert: true });
   } catch (err) {
@@ -111,6 +104,46 @@ export async function putTranscriptEntry(
     if (isDuplicateKey(err)) throw new TranscriptSupersededError(_id, key.attempt);
     throw err;
   }
+}
+
+/**
+ * Entries at consecutive seqs from `key.seq`, in one bulk write (a step's setup and user message): each upserted as
+ * putTranscriptEntry upserts one, and a later attempt's entry is never overwritten.
+ */
+export async function putTranscriptEntries(
+  db: Db,
+  key: { runId: string; stepId: string; seq: number; attempt: number },
+  entries: TranscriptEntry[],
+): Promise<void> {
+  const ops = entries.map((entry, i) => {
+    const at = { ...key, seq: key.seq + i };
+    const _id = transcriptEntryId(key.runId, key.stepId, at.seq);
+    return {
+      replaceOne: {
+        filter: { _id, attempt: { $lte: key.attempt } },
+        replacement: storedEntry(at, entry),
+        upsert: true,
+      },
+    };
+  });
+  try {
+    await transcriptsCollection(db).bulkWrite(ops, { ordered: false });
+  } catch (err) {
+    if (duplicateKeyIndexes(err) === undefined) throw err;
+    throw new TranscriptSupersededError(transcriptEntryId(key.runId, key.stepId, key.seq), key.attempt);
+  }
+}
+
+/** The stored document of an entry (a setup entry's output schema with its keys escaped: db/schema-keys.ts). */
+function storedEntry(key: { runId: string; stepId: string; seq: number; attempt: number }, entry: TranscriptEntry) {
+  return {
+    ...(entry.kind === 'setup' ? { ...entry, output_schema: storedSchema(entry.output_schema) } : entry),
+    run_id: key.runId,
+    step_id: key.stepId,
+    seq: key.seq,
+    attempt: key.attempt,
+    written_at: new Date(),
+  };
 }
 
 /** An entry as read back: a setup entry's output schema with its keys as written (db/schema-keys.ts). */

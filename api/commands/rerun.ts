@@ -8,6 +8,7 @@
 import type { Db } from 'mongodb';
 import { readBlob, storeOutput } from '../../db/blobs';
 import {
+  addRerun,
   isTerminal,
   loadedSnapshot,
   runsCollection,
@@ -150,7 +151,7 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
         }
       },
       afterStart: async (doc) => {
-        await runsCollection(deps.db).updateOne({ _id: source._id }, { $addToSet: { reruns: doc._id } });
+        await addRerun(deps.db, source._id, doc._id);
       },
     },
   );

@@ -5,7 +5,7 @@
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
-import { runsCollection, type RunDoc } from '../../db/runs';
+import { recordTemporalRunId, type RunDoc } from '../../db/runs';
 import type { RunSnapshot } from '../../domain/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../domain/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../domain/task-queue';
@@ -22,12 +22,10 @@ const DEADLINE_BACKSTOP_MS = 60_000;
  */
 export async function startExecution(deps: { db: Db; temporal: Client }, doc: RunDoc, snapshot: RunSnapshot) {
   const temporalRunId = await startOrFind(deps.temporal, doc, snapshot);
-  // Not part of the answer, so not awaited: Temporal has the run, and the workflow writes its progress whether or not
-  // this lands. What reads it (a replayed idempotent request, the reconciler, a status read of a run Temporal no longer
-  // knows) only tells "started" from "never started", and waits or allows for a moment's delay.
-  void runsCollection(deps.db)
-    .updateOne({ _id: doc._id }, { $set: { 'temporal.run_id': temporalRunId } })
-    .catch(() => undefined);
+  // Temporal has the run, and the workflow writes its progress whether or not this lands: a failed write does not fail
+  // the start. What reads it (a replayed idempotent request, the reconciler, a status read of a run Temporal no longer
+  // knows) only tells "started" from "never started".
+  await recordTemporalRunId(deps.db, doc._id, temporalRunId).catch(() => undefined);
 }
 
 async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): Promise<string> {

@@ -5,7 +5,7 @@
 import type { JsonObject, JsonValue } from '../../../domain/json';
 import type { EgressPolicy } from '../../../domain/egress';
 import type { McpServerSelection, McpToolDefinition, McpToolShown } from '../../../domain/mcp';
-import type { OutputRef, Usage } from '../../../domain/run';
+import type { OutputRef } from '../../../domain/run';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
 export interface AgentSetup {
@@ -43,19 +43,6 @@ export interface CallModelInput {
   max_attempts: number;
   /** HTTP timeout of the provider call, shorter than the activity's start-to-close timeout. */
   timeout_ms: number;
-  /**
-   * Set since the model call records the step itself (patch `agent-projections`, temporal/workflows/step.ts): the
-   * first call marks the step running with its input, and a final answer that keeps the run within its token budget
-   * marks it completed with the step's totals. Absent in older histories: the workflow records both.
-   */
-  project?: AgentProjection;
-}
-
-export interface AgentProjection {
-  /** The step's usage over its earlier model calls (this call's is added to it). */
-  usage_before: Usage;
-  /** Tokens this call may use before it pushes the run over its budget (the workflow then fails the step); null: no budget. */
-  tokens_left: number | null;
 }
 
 export interface CallUsage {
@@ -76,8 +63,6 @@ export type CallModelResult =
   | (CallModelBase & {
       kind: 'final';
       output: JsonValue | OutputRef;
-      /** With `project`: true when this activity recorded the step's completion, false when that write failed. */
-      projected?: boolean;
     })
   | (CallModelBase & { kind: 'invalid_output'; problem: string });
 
