@@ -202,8 +202,20 @@ export async function recordTemporalRunId(db: Db, runId: string, temporalRunId: 
 }
 
 /** Removes a run's record that Temporal has not heard of (a start refused after the record was written). */
-export async function removeUnstartedRun(db: Db, runId: string): Promise<void> {
-  await runsCollection(db).deleteOne({ _id: runId, 'temporal.run_id': null });
+export async function removeUnstartedRun(db: Db, runId: string): Promise<boolean> {
+  const res = await runsCollection(db).deleteOne({ _id: runId, 'temporal.run_id': null, start_claimed: { $ne: true } });
+  return res.deletedCount === 1;
+}
+
+/** A repeated start takes over a recorded run's start: from then on the first request no longer removes it. */
+export async function claimRunStart(db: Db, runId: string): Promise<boolean> {
+  const res = await runsCollection(db).updateOne({ _id: runId }, { $set: { start_claimed: true } });
+  return res.matchedCount === 1;
+}
+
+/** The whole record of the caller's run, snapshot included (a repeated start resumes from it). */
+export async function findRunRecord(db: Db, ownerId: string, runId: string): Promise<RunDoc | null> {
+  return runsCollection(db).findOne({ _id: runId, owner_id: ownerId });
 }
 
 /** Links a rerun to the run it repeats (the source's `reruns`). */

@@ -20,7 +20,16 @@ import type { Config } from '../../config';
 import { isDuplicateKey } from '../../db/duplicate-key';
 import { newId } from '../../db/ids';
 import { claimKey, findClaim, releaseKey, type IdempotencyDoc } from '../../db/idempotency';
-import { insertRun, isTerminal, loadedSnapshot, newRunDoc, runsCollection, type RunDoc } from '../../db/runs';
+import {
+  claimRunStart,
+  findRunRecord,
+  insertRun,
+  isTerminal,
+  loadedSnapshot,
+  newRunDoc,
+  removeUnstartedRun,
+  type RunDoc,
+} from '../../db/runs';
 import type { RunSnapshot } from '../../domain/run';
 import { withTraceId } from '../run-trace';
 import { holdsConcurrentSlot } from './concurrent-limit';
@@ -181,8 +190,7 @@ async function resume(deps: CreateRunDeps, req: CreateRunRequest, doc: RunDoc): 
     }
     if (req.start) {
       // From here the first request no longer removes the record; gone already: it was refused (or never started).
-      const claimed = await runsCollection(deps.db).updateOne({ _id: doc._id }, { $set: { start_claimed: true } });
-      if (claimed.matchedCount === 0) throw concurrentRefusal(deps);
+      if (!(await claimRunStart(deps.db, doc._id))) throw concurrentRefusal(deps);
     }
     await req.beforeStart?.(doc);
     // The record holds the snapshot in its stored form (schema keys escaped).
@@ -192,18 +200,10 @@ async function resume(deps: CreateRunDeps, req: CreateRunRequest, doc: RunDoc): 
   return { doc, created: false };
 }
 
-const findRun = (deps: CreateRunDeps, ownerId: string, runId: string) =>
-  runsCollection(deps.db).findOne({ _id: runId, owner_id: ownerId });
+const findRun = (deps: CreateRunDeps, ownerId: string, runId: string) => findRunRecord(deps.db, ownerId, runId);
 
 /** Removes a record Temporal has not heard of, unless a repeated request claimed its start; true when removed. */
-async function removeUnclaimed(deps: CreateRunDeps, doc: RunDoc): Promise<boolean> {
-  const res = await runsCollection(deps.db).deleteOne({
-    _id: doc._id,
-    'temporal.run_id': null,
-    start_claimed: { $ne: true },
-  });
-  return res.deletedCount === 1;
-}
+const removeUnclaimed = (deps: CreateRunDeps, doc: RunDoc) => removeUnstartedRun(deps.db, doc._id);
 
 function concurrentRefusal(deps: CreateRunDeps): RunRefusedError {
   const limit = deps.config.USER_MAX_CONCURRENT_RUNS;
