@@ -75,15 +75,12 @@ export async function recordRunEnd(
     await logRunEnded(db, runId);
     return null;
   }
+  // Approval steps and agent steps (a destructive MCP call waiting for a decision) list approvals: whatever the
+  // run listed goes with it, so the inbox holds only what can still be decided (one delete on index `by_run`).
+  await removeRunApprovals(db, runId);
   // The write allocated the end's seq: the counter as it returned.
   const counter = (ended as { event_seq?: number }).event_seq ?? 1;
-  await Promise.all([
-    // Approval steps and agent steps (a destructive MCP call waiting for a decision) list approvals: whatever the
-    // run listed goes with it, so the inbox holds only what can still be decided (one delete on index `by_run`).
-    // Independent of the end's event: sent beside it.
-    removeRunApprovals(db, runId),
-    appendRunEnded(db, runId, runEndedData(ended), grantFrom({ event_seq: counter - 1 }, allocatedAt)),
-  ]);
+  await appendRunEnded(db, runId, runEndedData(ended), grantFrom({ event_seq: counter - 1 }, allocatedAt));
   return ended;
 }
 
