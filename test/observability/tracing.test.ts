@@ -109,10 +109,15 @@ describe('tracing', () => {
       expect(parentName('RunActivity:callModel')).toBe('StartActivity:callModel');
       expect(parentName(`model openai:${script.model}`)).toBe('RunActivity:callModel');
       expect(named('RunActivity:callModel')!.service).toBe('stepwise-worker');
-      // Every activity of the run is in this trace. A one-step agent run has two: its model call, which records the
-      // step itself (agent-projections), and the workflow's record of the run's end (a local activity).
+      // Every activity of the run is in this trace. A one-step agent run has four: the workflow's record of the step's
+      // start, its model call, the record of the step's end (local activities, like the record of the run's end).
       const activities = spans.filter((s) => s.name.startsWith('StartActivity:')).map((s) => s.name);
-      expect(activities).toEqual(['StartActivity:callModel', 'StartActivity:recordOutcome']);
+      expect(activities).toEqual([
+        'StartActivity:projectStep',
+        'StartActivity:callModel',
+        'StartActivity:projectStep',
+        'StartActivity:recordOutcome',
+      ]);
       // One trace: every span's parent is in it, except the request's root.
       expect(spans.filter((s) => s.parentSpanId !== undefined && !byId.has(s.parentSpanId)).map((s) => s.name)).toEqual(
         [],
