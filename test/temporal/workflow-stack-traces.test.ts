@@ -33,7 +33,7 @@ describe('the Web UI stack trace query', () => {
 
     const trace = await api.temporal.workflow.getHandle(runId).query<string>('__stack_trace');
     // The approval's `condition`, its frame mapped back to the workflow's own source through the bundle's source map.
-    expect(trace).toMatch(/at performApproval \([^)]*worker\/workflows\/builtin-steps\.ts:\d+:\d+\)/);
+    expect(trace).toMatch(/at performApproval \([^)]*temporal\/workflows\/builtin-steps\.ts:\d+:\d+\)/);
 
     const approved = await api.http
       .post(`/api/v1/workflows/runs/${runId}/approve`)
