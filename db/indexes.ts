@@ -58,7 +58,13 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { owner_id: 1, status: 1, created_at: -1, _id: -1 }, name: 'by_owner_status_created' },
     // The worker's reconciler (db/run-reconcile.ts): open runs quiet since, and completed runs ended since, a time.
     { key: { status: 1, updated_at: 1, _id: 1 }, name: 'by_status_updated' },
+    // A thread's turns (db/threads.ts), found when the thread is deleted; only turn runs carry the field.
+    { key: { thread_id: 1, thread_turn: 1 }, sparse: true, name: 'by_thread' },
   ],
+  // Threads (db/threads.ts): listed per owner, newest first; found by _id + owner.
+  threads: [{ key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' }],
+  // A thread's conversation (db/thread-messages.ts): `_id` is (thread, turn, pos) in order; read and paged per thread.
+  thread_messages: [{ key: { thread_id: 1, _id: 1 }, name: 'by_thread' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).
   step_executions: [{ key: { run_id: 1, step_id: 1, position: 1 }, name: 'by_run_step_position' }],

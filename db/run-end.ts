@@ -34,7 +34,10 @@ export async function recordRunOutcome(
 }
 
 /** What the write that turned a run terminal returns of it (enough for its `run.ended` event and its metrics). */
-export type EndedRun = Pick<RunDoc, 'status' | 'error' | 'steps' | 'created_at' | 'completed_at' | 'parent_run_id'>;
+export type EndedRun = Pick<
+  RunDoc,
+  'status' | 'error' | 'steps' | 'created_at' | 'completed_at' | 'parent_run_id' | 'thread_id'
+>;
 
 /** recordRunOutcome, returning the run as its terminal write left it, or null when it was terminal already. */
 export async function recordRunEnd(
@@ -127,6 +130,8 @@ const ENDED_PROJECTION = {
   created_at: 1,
   completed_at: 1,
   parent_run_id: 1,
+  // A thread's turn ends in its thread too (shared/threads/end-turn.ts).
+  thread_id: 1,
 } as const;
 
 /** Logs `run.ended` from the run's terminal document (a no-op when it is not terminal or was logged before). */

@@ -69,7 +69,9 @@ function literal(text: string): string {
 
 export function runSearchFilter(search: RunSearch): Filter<RunDoc> {
   // Sub-workflow runs are reached through their parent (null also matches documents without the field).
-  const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null };
+  // So are a thread's turns, through their thread (null matches runs without the field): a chat of 500 turns would
+  // bury every other run.
+  const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null, thread_id: null };
   if (search.workflowId !== undefined) filter.workflow_id = search.workflowId;
   if (search.scheduleId !== undefined) filter.schedule_id = search.scheduleId;
   const statuses = [...new Set(search.statuses ?? [])];

@@ -142,6 +142,9 @@ export interface RunDoc {
   parent_run_id?: string | null;
   /** A run started by a schedule (db/schedules.ts): its id; absent on runs started otherwise. */
   schedule_id?: string;
+  /** A thread's turn (db/threads.ts): the thread and the turn number; absent on every other run. */
+  thread_id?: string | null;
+  thread_turn?: number;
   /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */
   event_seq?: number;
   /** When Temporal's execution timeout ends the run (null: no timeout). */

@@ -42,6 +42,8 @@ export interface TemplateDoc {
   egress?: EgressSettings;
   /** Agent steps: tools from the owner's MCP servers (absent: none). */
   mcp_tools?: McpToolSelection[];
+  /** Agent steps in a thread: tokens of earlier turns each turn is given (absent or null: DEFAULT_CONTEXT_TOKENS). */
+  context_tokens?: number | null;
   created_at: Date;
   updated_at: Date;
 }

@@ -10,6 +10,7 @@ import type { EgressPolicy } from './egress';
 import type { OnError, Trigger } from './graph';
 import type { JsonObject, JsonValue } from './json';
 import type { RunStatus, StepStatus } from './run-status';
+import type { ThreadRef } from './thread';
 
 export type { ActionType, RunStatus, StepStatus };
 
@@ -77,6 +78,11 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
   egress?: EgressPolicy;
   /** Tools from the owner's MCP servers (absent when the step uses none, and in snapshots from before MCP). */
   mcp_tools?: McpServerSelection[];
+  /**
+   * A thread's turn (docs/threads.md): the conversation opens with the thread's earlier turns that fit and the turn's
+   * user message, read from MongoDB by these ids. Absent on every other agent step.
+   */
+  thread?: ThreadRef;
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {
@@ -158,7 +164,7 @@ export interface RunSnapshot {
   rerun?: RerunOrigin;
   /**
    * When the run times out (ISO-8601; its `timeout_seconds` from when it was recorded), raced by a workflow timer
-   * (temporal/workflows/deadline.ts). Added by the Temporal start only (api/commands/start-execution.ts), never stored
+   * (temporal/workflows/deadline.ts). Added by the Temporal start only (shared/runs/start-execution.ts), never stored
    * with the run's snapshot. Absent: no time limit, or a run started before the timer existed.
    */
   deadline_at?: string;

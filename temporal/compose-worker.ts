@@ -4,7 +4,7 @@
  * per-process objects on top of it and is what tests call too (with a connection and database of their own), so a
  * test worker is composed exactly as the deployed one.
  */
-import type { Client } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
@@ -18,6 +18,7 @@ import { retryUntil } from '../shared/startup';
 import { startTracing, type Tracing } from '../shared/tracing';
 import { ensureWorkflowBundle } from './bundle';
 import { createTemporalClient } from '../shared/temporal-client';
+import { createDataConverter } from '../shared/codec/data-converter';
 import { createExpressionEvaluator, type ExpressionEvaluator } from './expressions/evaluator';
 import { evaluatorOptions } from './expressions/limits';
 import { createMailer, type Mailer } from './mail/mailer';
@@ -45,6 +46,11 @@ export interface WorkerDeps extends WorkerConnections {
   /** One SMTP transport for the send_email action and tool. */
   mailer: Mailer;
   workerMetrics: WorkerMetrics;
+  /**
+   * Starts runs from activities (a thread's next queued turn, shared/threads/end-turn.ts) over the worker's own
+   * connection, encoded like the API's: no second connection to open or close.
+   */
+  starter: Client;
 }
 
 /** The expression evaluator, the mailer and the metric instruments of one worker process. */
@@ -55,6 +61,11 @@ export function composeWorker(connections: WorkerConnections): WorkerDeps {
     expressions: createExpressionEvaluator(evaluatorOptions(config)),
     mailer: createMailer(config.SMTP_URL, config.SMTP_FROM),
     workerMetrics: createWorkerMetrics(connections.metrics),
+    starter: new Client({
+      connection: connections.connection,
+      namespace: config.TEMPORAL_NAMESPACE,
+      dataConverter: createDataConverter(config.PAYLOAD_CODEC_KEYS),
+    }),
   };
 }
 

@@ -32,6 +32,7 @@ export async function createWorker(deps: WorkerDeps): Promise<Worker> {
       expressions: deps.expressions,
       metrics: deps.workerMetrics,
       tracer: deps.tracing?.tracer,
+      temporal: deps.starter,
     }),
     sinks: workflowSpanSink(deps.tracing),
     ...(deps.tracing

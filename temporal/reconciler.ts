@@ -23,7 +23,7 @@ import { closedOutcome, describeRun, endedWithoutWorkflow, isOpen, lostOutputs }
 const BATCH = 100;
 /**
  * A run without a Temporal execution this long after it was recorded was never started: the start path gives
- * Temporal 5 s (api/commands/start-execution.ts), so a start still under way is never taken for a lost one.
+ * Temporal 5 s (shared/runs/start-execution.ts), so a start still under way is never taken for a lost one.
  */
 const NOT_STARTED_GRACE_MS = 60_000;
 /** Completed runs are checked for lost outputs from this long before the reconciler starts. */

@@ -31,7 +31,7 @@ import type { ApiMetrics } from '../metrics';
 import { runKindOf } from '../../shared/metrics/run-kind';
 import type { WorkflowDoc } from '../../db/workflows';
 import type { SnapshotSources } from '../../shared/runs/snapshot';
-import { startExecution } from './start-execution';
+import { startExecution } from '../../shared/runs/start-execution';
 
 /** Retry-After of a start refused for too many runs in flight: runs take seconds to minutes, so ask again soon. */
 const CONCURRENT_RETRY_AFTER_SECONDS = 10;

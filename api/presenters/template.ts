@@ -27,6 +27,11 @@ export const templateView = z
     output_schema: jsonObjectView.nullable(),
     egress: egressSettings,
     mcp_tools: mcpToolSelections.optional(),
+    context_tokens: z
+      .number()
+      .int()
+      .optional()
+      .meta({ description: "Tokens of a thread's earlier turns each turn is given (absent: 16000)." }),
     system: z.boolean().meta({ description: 'System templates are seeded, visible to everyone and read-only.' }),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
@@ -53,6 +58,7 @@ export function presentTemplate(doc: TemplateDoc): TemplateView {
     // Templates stored before the field existed have the defaults.
     egress: doc.egress ?? {},
     ...(doc.mcp_tools?.length ? { mcp_tools: doc.mcp_tools } : {}),
+    ...(typeof doc.context_tokens === 'number' ? { context_tokens: doc.context_tokens } : {}),
     system: doc.system,
     created_at: iso(doc.created_at),
     updated_at: iso(doc.updated_at),

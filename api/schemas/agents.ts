@@ -83,6 +83,18 @@ const outputSchema = jsonSchemaObject
   .nullable()
   .meta({ description: 'Agents only: JSON Schema the final answer must satisfy (null → free text).' });
 
+const contextTokens = z
+  .number()
+  .int()
+  .min(256)
+  .max(1_000_000)
+  .nullable()
+  .meta({
+    description:
+      "Agents only: how many tokens of a thread's earlier turns each turn's model call is given (null → 16000; " +
+      'docs/threads.md).',
+  });
+
 const fields = {
   name,
   default_prompt: defaultPrompt,
@@ -98,6 +110,7 @@ const fields = {
   output_schema: outputSchema,
   egress: egressSettings,
   mcp_tools: mcpToolSelections,
+  context_tokens: contextTokens,
 };
 
 /** POST /api/v1/agents. */
@@ -117,6 +130,7 @@ export const createTemplateBody = z
     output_schema: fields.output_schema.default(null),
     egress: fields.egress.default({}),
     mcp_tools: fields.mcp_tools.optional(),
+    context_tokens: fields.context_tokens.optional(),
   })
   // agent-rules.ts's step_type rule on action_type, as the document states it (step_type defaults to `agent`):
   // `not` of the two ways to break it, so a generated client keeps one object type.
@@ -147,6 +161,7 @@ export const updateTemplateBody = z
     output_schema: fields.output_schema.optional(),
     egress: fields.egress.optional(),
     mcp_tools: fields.mcp_tools.optional(),
+    context_tokens: fields.context_tokens.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   // The refinement above, and the step_type rule on action_type where the change names both (the rest is checked

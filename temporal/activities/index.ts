@@ -3,6 +3,7 @@
  * the only code that does I/O during a run.
  */
 import type { Tracer } from '@opentelemetry/api';
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import type { Config } from '../../config';
@@ -28,6 +29,8 @@ export interface ActivityDeps {
   metrics: WorkerMetrics;
   /** Set only with tracing on: model calls, tools and actions get child spans. */
   tracer?: Tracer;
+  /** Starts a thread's next queued turn when one ends (absent: queued turns wait for the API's repair). */
+  temporal?: Client;
 }
 
 export function createActivities(deps: ActivityDeps) {

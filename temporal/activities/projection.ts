@@ -3,7 +3,9 @@
  * the run's outcome) and the start of a sub-workflow's run document. Idempotent: a replayed or retried write leaves
  * the same document.
  */
+import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
+import { finishTurn } from '../../shared/threads/end-turn';
 import type { Config } from '../../config';
 import { resolveOutputRefs, storeOutput } from '../../db/blobs';
 import { insertRun, newRunDoc } from '../../db/runs';
@@ -55,13 +57,25 @@ function countBuiltinAttempts(metrics: WorkerMetrics, run: EndedRun): void {
   }
 }
 
-/** Records the run's end; counted by the write that turned the run terminal (a retried write records nothing). */
-export async function endRun(deps: { db: Db; metrics: WorkerMetrics }, runId: string, outcome: RunOutcome) {
+/**
+ * Records the run's end; counted by the write that turned the run terminal (a retried write records nothing). A
+ * thread's turn then ends in its thread and the next queued message starts (shared/threads/end-turn.ts): on the
+ * first write when the run is a turn, and on a retried one (which does not know) whatever the run is.
+ */
+export async function endRun(deps: ProjectionDeps, runId: string, outcome: RunOutcome) {
   const ended = await recordRunEnd(deps.db, runId, outcome);
   if (ended) countRunFinished(deps.metrics, ended);
+  if (ended === null || ended.thread_id) await finishTurn(deps, runId);
 }
 
-export function createProjectionActivities(deps: { db: Db; config: Config; metrics: WorkerMetrics }) {
+interface ProjectionDeps {
+  db: Db;
+  config: Config;
+  metrics: WorkerMetrics;
+  temporal?: Client;
+}
+
+export function createProjectionActivities(deps: ProjectionDeps) {
   return {
     /** Returns the output as stored for `completed` (by reference when large), else null. */
     async projectStep({ run_id, step_id, event }: StepProjection): Promise<JsonValue | OutputRef | null> {

@@ -90,6 +90,7 @@ export async function runAgentStep(
       turn,
       seq,
       repair,
+      ...(step.thread ? { thread: step.thread } : {}),
       setup:
         turn === 1
           ? {

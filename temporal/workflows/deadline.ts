@@ -2,7 +2,7 @@
  * The run's deadline (`config.timeout_seconds`) as a workflow timer. Temporal's execution timeout closes a run
  * without running workflow code again, so the run could neither record its `timed_out` outcome nor start its
  * completion webhook; a timer the workflow sees lets it end like any other ending. The execution timeout stays as a
- * backstop a grace period later (api/commands/start-execution.ts), for runs whose code never runs.
+ * backstop a grace period later (shared/runs/start-execution.ts), for runs whose code never runs.
  * Only a snapshot with `deadline_at` has one.
  */
 import { CancellationScope, isCancellation, sleep } from '@temporalio/workflow';

@@ -16,6 +16,9 @@ import {
   type TranscriptEntry,
 } from '../../../db/transcripts';
 import { tokensUsedOn } from '../../../db/usage';
+import { findUserMessage } from '../../../db/thread-messages';
+import type { ThreadRef } from '../../../domain/thread';
+import { readThreadContext } from './thread-context';
 import { NonRetryableError } from '../../failures';
 import { buildRepairMessage, buildSystemPrompt, buildUserMessage, MAX_USER_MESSAGE_BYTES } from '../../llm/prompt';
 import type { AgentSetup, CallModelInput } from './types';
@@ -28,6 +31,8 @@ export interface Conversation {
   setup: SetupEntry;
   /** The next free transcript seq (where the answer goes). */
   seq: number;
+  /** A thread's turn: its earlier turns that fit the window, given to the model before `history` (not recorded). */
+  context: TranscriptEntry[];
 }
 
 /** Opens or reads the conversation and checks the owner's daily token budget; throws what refuses the call. */
@@ -37,14 +42,15 @@ export async function buildConversation(
   attempt: number,
 ): Promise<Conversation> {
   const key = { runId: req.run_id, stepId: req.step_id, seq: req.seq, attempt };
-  const opening = req.setup ? openingEntries(deps.db, req.run_id, req.setup) : undefined;
+  const opening = req.setup ? openingEntries(deps.db, req.run_id, req.setup, req.thread) : undefined;
   const repair: TranscriptEntry | undefined =
     req.repair !== undefined ? { kind: 'user', text: buildRepairMessage(req.repair), repair: true } : undefined;
   // All at once; their verdicts are checked in the order they always were (the run's end first). The workflow
   // recorded the step's start; a retried attempt shows it is running again.
-  const [live, usedToday, earlier] = await Promise.all([
+  const [live, usedToday, context, earlier] = await Promise.all([
     attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt) : true,
     tokensUsedOn(deps.db, req.owner_id, new Date()),
+    req.thread ? readThreadContext(deps.db, req.thread) : [],
     (async (): Promise<TranscriptEntry[] | { err: unknown }> => {
       try {
         if (opening) {
@@ -75,7 +81,7 @@ export async function buildConversation(
   if (setup?.kind !== 'setup')
     throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
   assertDailyBudget(deps.config, usedToday);
-  return { history, setup, seq: req.seq + (opening ? earlier.length : 0) + (repair ? 1 : 0) };
+  return { history, setup, seq: req.seq + (opening ? earlier.length : 0) + (repair ? 1 : 0), context };
 }
 
 /**
@@ -86,6 +92,7 @@ async function openingEntries(
   db: Db,
   runId: string,
   s: AgentSetup,
+  thread: ThreadRef | undefined,
 ): Promise<{ setup: SetupEntry; user: TranscriptEntry | NonRetryableError }> {
   const setup: SetupEntry = {
     kind: 'setup',
@@ -106,6 +113,12 @@ async function openingEntries(
     ...(s.mcp_tools?.length ? { mcp_tools: s.mcp_tools } : {}),
     ...(s.mcp_problems?.length ? { mcp_problems: s.mcp_problems } : {}),
   };
+  if (thread) {
+    // The user's message as they wrote it, from the thread (the run's snapshot carries only the turn's number).
+    const message = await findUserMessage(db, thread.id, thread.turn);
+    if (!message?.text) return { setup, user: new NonRetryableError('invalid_input', 'the thread message is gone') };
+    return { setup, user: { kind: 'user', text: message.text, repair: false } };
+  }
   const text = buildUserMessage(await resolveOutputRefs(db, runId, s.input));
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_USER_MESSAGE_BYTES) {

@@ -41,7 +41,7 @@ export async function callTheModel(
   at: { attempt: number; log: Logger; ctx: Context },
   conversation: Conversation,
 ): Promise<ModelAnswer> {
-  const { setup, history } = conversation;
+  const { setup, history, context } = conversation;
   const provider = createLlmProvider(deps.config, setup.model, { timeoutMs: req.timeout_ms });
   const ref = provider.ref;
   const liveText = openLiveText(
@@ -52,7 +52,7 @@ export async function callTheModel(
   const generate = () =>
     provider.generate({
       system: setup.system,
-      messages: toLlmMessages(history),
+      messages: toLlmMessages(context.length > 0 ? [...context, ...history] : history),
       tools: [...toolSpecs(setup.tools), ...mcpToolSpecs(setup.mcp_tools)],
       temperature: setup.temperature,
       maxOutputTokens: setup.max_output_tokens,

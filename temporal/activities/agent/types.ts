@@ -6,6 +6,7 @@ import type { JsonObject, JsonValue } from '../../../domain/json';
 import type { EgressPolicy } from '../../../domain/egress';
 import type { McpServerSelection, McpToolDefinition, McpToolShown } from '../../../domain/mcp';
 import type { OutputRef } from '../../../domain/run';
+import type { ThreadRef } from '../../../domain/thread';
 
 /** Sent with the first model call only: the activity writes it as the transcript's first entries. */
 export interface AgentSetup {
@@ -43,6 +44,8 @@ export interface CallModelInput {
   max_attempts: number;
   /** HTTP timeout of the provider call, shorter than the activity's start-to-close timeout. */
   timeout_ms: number;
+  /** A thread's turn: every call is given the thread's earlier turns, the first opens with the turn's message. */
+  thread?: ThreadRef;
 }
 
 export interface CallUsage {

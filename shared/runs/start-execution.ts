@@ -1,5 +1,5 @@
 /**
- * The Temporal start of a recorded run (workflow id = run id), the last part of a run start (./start-run.ts). The API
+ * The Temporal start of a recorded run (workflow id = run id), the last part of a run start (api/commands/start-run.ts, and a thread turn started by the worker). The API
  * answers 202 only once this has returned: Temporal has the run then, so every acknowledged run runs, and an
  * unreachable Temporal is the start's 503 rather than a run that waits for someone to start it.
  */

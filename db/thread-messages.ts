@@ -1,0 +1,158 @@
+/**
+ * The `thread_messages` collection: a thread's conversation, one document per message, keyed by (thread, turn, pos)
+ * so that `_id` order is conversation order. A turn's user message (pos 0) is written when the message is accepted
+ * and carries the turn's state (its run, status, error, usage); the turn's answer — assistant messages, tool calls
+ * with their results — is copied from the turn run's transcript when the turn ends (shared/threads/end-turn.ts),
+ * with the transcript seq as pos, so a repeated copy writes the same documents. The next turns' context is read from
+ * here, newest first (temporal/activities/agent/thread-context.ts).
+ */
+import type { Db } from 'mongodb';
+import type { JsonValue } from '../domain/json';
+import type { RunError, RunStatus, Usage } from '../domain/run';
+import type { LlmToolCall } from '../domain/transcript';
+import { threadMessageId } from '../domain/thread';
+
+/** A turn's state on its user message: `queued` until it starts, then its run's status. */
+export type TurnStatus = 'queued' | RunStatus;
+
+export interface ThreadMessageDoc {
+  /** `<thread>:<turn, 9 digits>:<pos, 6 digits>`. */
+  _id: string;
+  thread_id: string;
+  owner_id: string;
+  turn: number;
+  pos: number;
+  role: 'user' | 'assistant' | 'tool';
+  text: string | null;
+  /** Assistant messages: the tool calls it made. */
+  tool_calls?: LlmToolCall[];
+  /** Tool messages: the call and its result. */
+  tool?: { call_id: string; name: string; args: JsonValue; output: JsonValue; is_error: boolean };
+  /** User messages: the turn's run (fixed when the message is accepted), its state, error and usage once ended. */
+  run_id?: string;
+  status?: TurnStatus;
+  error?: RunError | null;
+  usage?: Usage;
+  /** Set on the assistant message that answered the turn. */
+  final?: boolean;
+  created_at: Date;
+}
+
+export function threadMessagesCollection(db: Db) {
+  return db.collection<ThreadMessageDoc>('thread_messages');
+}
+
+export function threadMessageDocId(threadId: string, turn: number, pos: number): string {
+  return `${threadId}:${String(turn).padStart(9, '0')}:${String(pos).padStart(6, '0')}`;
+}
+
+/** The public id of a stored message. */
+export const publicMessageId = (doc: Pick<ThreadMessageDoc, 'turn' | 'pos'>) => threadMessageId(doc.turn, doc.pos);
+
+export async function insertUserMessage(
+  db: Db,
+  m: { threadId: string; ownerId: string; turn: number; text: string; runId: string; queued: boolean; at: Date },
+): Promise<ThreadMessageDoc> {
+  const doc: ThreadMessageDoc = {
+    _id: threadMessageDocId(m.threadId, m.turn, 0),
+    thread_id: m.threadId,
+    owner_id: m.ownerId,
+    turn: m.turn,
+    pos: 0,
+    role: 'user',
+    text: m.text,
+    run_id: m.runId,
+    status: m.queued ? 'queued' : 'running',
+    error: null,
+    created_at: m.at,
+  };
+  await threadMessagesCollection(db).insertOne(doc);
+  return doc;
+}
+
+/** A turn's user message, or null. */
+export async function findUserMessage(db: Db, threadId: string, turn: number): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ _id: threadMessageDocId(threadId, turn, 0) });
+}
+
+/** The user message whose turn is the run `runId`, or null. */
+export async function findTurnByRun(db: Db, threadId: string, runId: string): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId });
+}
+
+/** The oldest message still waiting for its turn, or null. */
+export async function oldestQueued(db: Db, threadId: string): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, status: 'queued' }, { sort: { _id: 1 } });
+}
+
+/** Records a turn's state on its user message (a turn that ended keeps its end: later writes change nothing). */
+export async function setTurnState(
+  db: Db,
+  threadId: string,
+  turn: number,
+  state: { status: TurnStatus; error?: RunError | null; usage?: Usage },
+): Promise<void> {
+  await threadMessagesCollection(db).updateOne(
+    { _id: threadMessageDocId(threadId, turn, 0), status: { $in: ['queued', 'running', 'waiting'] } },
+    { $set: state },
+  );
+}
+
+/** Writes a turn's answer (idempotent: each message's `_id` is fixed by its transcript seq). */
+export async function putTurnMessages(db: Db, docs: ThreadMessageDoc[]): Promise<void> {
+  if (docs.length === 0) return;
+  await threadMessagesCollection(db).bulkWrite(
+    docs.map((doc) => ({ replaceOne: { filter: { _id: doc._id }, replacement: doc, upsert: true } })),
+    { ordered: false },
+  );
+}
+
+/**
+ * The messages of turns before `turn`, newest first, at most `limit` of them: the context a turn is opened with is
+ * cut from these (whole turns that fit the window).
+ */
+export async function readEarlierMessages(
+  db: Db,
+  threadId: string,
+  turn: number,
+  limit: number,
+): Promise<ThreadMessageDoc[]> {
+  return threadMessagesCollection(db)
+    .find({ thread_id: threadId, _id: { $lt: threadMessageDocId(threadId, turn, 0) } })
+    .sort({ _id: -1 })
+    .limit(limit)
+    .toArray();
+}
+
+export async function countThreadMessages(db: Db, threadId: string): Promise<number> {
+  return threadMessagesCollection(db).countDocuments({ thread_id: threadId });
+}
+
+/** Every message up to and including `turn`/`pos`, in order (a fork's copy). */
+export async function readMessagesUpTo(
+  db: Db,
+  threadId: string,
+  turn: number,
+  pos: number,
+): Promise<ThreadMessageDoc[]> {
+  return threadMessagesCollection(db)
+    .find({ thread_id: threadId, _id: { $lte: threadMessageDocId(threadId, turn, pos) } })
+    .sort({ _id: 1 })
+    .toArray();
+}
+
+export async function insertThreadMessages(db: Db, docs: ThreadMessageDoc[]): Promise<void> {
+  if (docs.length > 0) await threadMessagesCollection(db).insertMany(docs, { ordered: false });
+}
+
+export async function removeThreadMessages(db: Db, threadId: string): Promise<void> {
+  await threadMessagesCollection(db).deleteMany({ thread_id: threadId });
+}
+
+/** The run ids of every turn of a thread that has one. */
+export async function threadRunIds(db: Db, threadId: string): Promise<string[]> {
+  const docs = await threadMessagesCollection(db)
+    .find({ thread_id: threadId, pos: 0 }, { projection: { run_id: 1 } })
+    .toArray();
+  return docs.flatMap((d) => (d.run_id ? [d.run_id] : []));
+}
