@@ -91,11 +91,31 @@ export async function setTurnState(
   threadId: string,
   turn: number,
   state: { status: TurnStatus; error?: RunError | null; usage?: Usage },
-): Promise<void> {
-  await threadMessagesCollection(db).updateOne(
+): Promise<boolean> {
+  const written = await threadMessagesCollection(db).updateOne(
     { _id: threadMessageDocId(threadId, turn, 0), status: { $in: ['queued', 'running', 'waiting'] } },
     { $set: state },
   );
+  return written.modifiedCount === 1;
+}
+
+/** A queued turn cancelled before it started; false when it is no longer queued. */
+export async function cancelQueuedTurn(db: Db, threadId: string, turn: number): Promise<boolean> {
+  const written = await threadMessagesCollection(db).updateOne(
+    { _id: threadMessageDocId(threadId, turn, 0), status: 'queued' },
+    {
+      $set: {
+        status: 'cancelled',
+        error: { step_id: null, reason: 'cancelled', message: 'cancelled before it started' },
+      },
+    },
+  );
+  return written.modifiedCount === 1;
+}
+
+/** The assistant message that answered a turn, or null. */
+export async function findReply(db: Db, threadId: string, turn: number): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ thread_id: threadId, turn, role: 'assistant', final: true });
 }
 
 /** Writes a turn's answer (idempotent: each message's `_id` is fixed by its transcript seq). */

@@ -47,6 +47,8 @@ export interface ThreadDoc {
   running: RunningTurn | null;
   /** The public id of the conversation's last message (null while empty): a message's `after` must name it. */
   last_message_id: string | null;
+  /** Messages in the conversation (user messages, and each ended turn's answer). */
+  message_count: number;
   /** The ended turns' model usage, summed. */
   usage: Usage;
   /** Changed by every write of the turn state (compare-and-set). */
@@ -146,7 +148,7 @@ export async function acceptTurn(
     if (idle) set.running = { turn, run_id: args.runId };
     const written = await threadsCollection(db).updateOne(
       { _id: t._id, version: t.version, ...alive },
-      { $set: set, $inc: { version: 1, ...(idle ? {} : { queued: 1 }) } },
+      { $set: set, $inc: { version: 1, message_count: 1, ...(idle ? {} : { queued: 1 }) } },
     );
     if (written.modifiedCount === 1) return { kind: idle ? 'started' : 'queued', turn };
   }
@@ -162,8 +164,9 @@ export async function endTurn(
   threadId: string,
   turn: number,
   usage: Usage,
-  lastMessageId: string | null,
+  answer: { lastMessageId: string | null; messages: number },
 ): Promise<boolean> {
+  const { lastMessageId } = answer;
   const update = (last: boolean) => ({
     $set: {
       running: null,
@@ -172,6 +175,7 @@ export async function endTurn(
     },
     $inc: {
       version: 1,
+      message_count: answer.messages,
       'usage.llm_calls': usage.llm_calls,
       'usage.input_tokens': usage.input_tokens,
       'usage.output_tokens': usage.output_tokens,
@@ -181,6 +185,14 @@ export async function endTurn(
   const first = await coll.updateOne({ _id: threadId, 'running.turn': turn, turns: turn }, update(true));
   if (first.modifiedCount === 1) return true;
   return (await coll.updateOne({ _id: threadId, 'running.turn': turn }, update(false))).modifiedCount === 1;
+}
+
+/** A queued turn cancelled before it started: one fewer waits. */
+export async function dropQueuedTurn(db: Db, threadId: string): Promise<void> {
+  await threadsCollection(db).updateOne(
+    { _id: threadId, queued: { $gt: 0 } },
+    { $inc: { version: 1, queued: -1 }, $set: { updated_at: new Date() } },
+  );
 }
 
 /** Makes the queued turn `turn` the running one (the oldest waiting); false when another writer started a turn. */

@@ -15,6 +15,7 @@ import { mcpStdioServerRoutes } from './mcp-stdio-servers';
 import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { scheduleRoutes } from './schedules';
+import { threadRoutes } from './threads';
 import { transcriptRoutes } from './transcripts';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
@@ -42,6 +43,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(scheduleRoutes(deps).routes());
   v1.use(workflowRoutes(deps).routes());
   v1.use(webhookRoutes(deps).routes());
+  v1.use(threadRoutes(deps).routes());
   v1.use(mcpStdioServerRoutes(deps).routes());
   v1.use(mcpServerRoutes(deps).routes());
   root.use(v1.routes());

@@ -32,8 +32,9 @@ import { withWarnings } from '../commands/model-warnings';
 import { rerunRun } from '../commands/rerun';
 import { startRun } from '../commands/start-run';
 import { respond } from '../http/envelope';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { NotFoundError } from '../http/errors';
 import { validate } from '../middleware/validate';
+import { idempotencyKey } from '../http/idempotency-key';
 import { dryRunQuery, isDryRun, withoutId } from '../schemas/dry-run';
 import { pageQuery, paginate } from '../http/pagination';
 import { presentWorkflow } from '../presenters/workflow';
@@ -65,19 +66,6 @@ export const listExecutionsRoute = validate({ params: stepExecutionsParams, quer
 export const cancelRunRoute = validate({ params: runIdParams });
 export const approveRoute = validate({ params: runIdParams, body: approveBody });
 export const rerunRoute = validate({ params: runIdParams, body: rerunBody });
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,200}$/;
-
-/** The `Idempotency-Key` header of a run start or rerun, checked. */
-function idempotencyKey(ctx: Context): string | undefined {
-  // Present but empty (or only spaces, which HTTP strips) is refused like any other malformed key, not read as absent.
-  if (ctx.request.headers['idempotency-key'] === undefined) return undefined;
-  const key = ctx.get('Idempotency-Key');
-  if (!IDEMPOTENCY_KEY.test(key)) {
-    throw new BadRequestError('Idempotency-Key: 1–200 visible ASCII characters', 'invalid_field');
-  }
-  return key;
-}
 
 function workflowIdOr404(id: string): string {
   if (!isId('wf', id)) throw new NotFoundError(`workflow ${id} not found`);

@@ -44,7 +44,7 @@ export const builtInToolName = z
   .min(1)
   .max(64)
   .meta({ enum: [...TOOL_NAMES] });
-const defaultTools = z
+export const toolNames = z
   .array(builtInToolName)
   .max(LIMITS.listItems)
   .meta({ description: 'Tool names from GET /api/v1/agents/tools (agents only).', example: ['http_fetch'] });
@@ -98,7 +98,7 @@ const contextTokens = z
 const fields = {
   name,
   default_prompt: defaultPrompt,
-  default_tools: defaultTools,
+  default_tools: toolNames,
   default_tasks: defaultTasks,
   tags,
   short_description: shortDescription,

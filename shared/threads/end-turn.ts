@@ -44,14 +44,14 @@ export async function finishTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: 
   await setTurnState(deps.db, threadId, turn, { status: run.status, error: run.error, usage });
   const last = docs[docs.length - 1];
   const lastId = last ? publicMessageId(last) : null;
-  await endTurn(deps.db, threadId, turn, usage, lastId);
+  await endTurn(deps.db, threadId, turn, usage, { lastMessageId: lastId, messages: docs.length });
   await startNextTurn(deps, threadId);
 }
 
 /** A turn that never got a run (refused at its start): failed, with the reason, and ended. */
 export async function failTurn(db: Db, threadId: string, turn: number, error: RunError): Promise<void> {
   await setTurnState(db, threadId, turn, { status: 'failed', error, usage: ZERO });
-  await endTurn(db, threadId, turn, ZERO, null);
+  await endTurn(db, threadId, turn, ZERO, { lastMessageId: null, messages: 0 });
 }
 
 /**

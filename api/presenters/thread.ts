@@ -1,0 +1,125 @@
+/** The views of threads and their messages (docs/threads.md), with the schemas the OpenAPI document states. */
+import { z } from 'zod';
+import type { ThreadDoc } from '../../db/threads';
+import { publicMessageId, type ThreadMessageDoc } from '../../db/thread-messages';
+import { RUN_STATUSES } from '../../domain/run-status';
+import { iso, isoTimestamp, jsonObjectView } from './common';
+
+const usageView = z.strictObject({
+  llm_calls: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  estimated: z.literal(true).optional(),
+});
+
+const errorView = z.strictObject({
+  step_id: z.string().nullable(),
+  reason: z.string().meta({ description: 'E.g. `budget_exceeded`, `cancelled`, `not_started`.' }),
+  message: z.string(),
+  code: z.string().optional(),
+});
+
+export const threadView = z
+  .strictObject({
+    id: z.string().meta({ example: 'thr_x1Y2z3A4b5C6d7E8' }),
+    template_id: z.string(),
+    template_name: z.string(),
+    title: z.string().nullable(),
+    metadata: jsonObjectView,
+    overrides: jsonObjectView.meta({ description: 'What the thread changes of its template (as created).' }),
+    turns: z.number().int().meta({ description: 'Turns accepted so far (the last turn’s number).' }),
+    message_count: z.number().int(),
+    running_turn: z
+      .strictObject({ turn: z.number().int(), run_id: z.string() })
+      .nullable()
+      .meta({ description: 'The turn being answered, if any (its run is an ordinary run).' }),
+    queued: z.number().int().meta({ description: 'Messages waiting for their turn (policy `enqueue`).' }),
+    last_message_id: z.string().nullable().meta({ description: 'Send it as `after` with your next message.' }),
+    usage: usageView.meta({ description: 'Model usage of the turns that ended, summed.' }),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .meta({ id: 'Thread' });
+
+export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
+  return {
+    id: doc._id,
+    template_id: doc.template_id,
+    template_name: doc.template_name,
+    title: doc.title,
+    metadata: doc.metadata,
+    overrides: { ...doc.overrides },
+    turns: doc.turns,
+    message_count: doc.message_count,
+    running_turn: doc.running ? { turn: doc.running.turn, run_id: doc.running.run_id } : null,
+    queued: doc.queued,
+    last_message_id: doc.last_message_id,
+    usage: doc.usage,
+    created_at: iso(doc.created_at),
+    updated_at: iso(doc.updated_at),
+  };
+}
+
+export const threadMessageView = z
+  .strictObject({
+    id: z.string().meta({ description: '`m<turn>.<pos>`; pos 0 is the turn’s user message.', example: 'm1.0' }),
+    turn: z.number().int(),
+    role: z.enum(['user', 'assistant', 'tool']),
+    text: z.string().nullable(),
+    tool_calls: z
+      .array(z.strictObject({ id: z.string(), name: z.string(), args: z.unknown() }))
+      .optional()
+      .meta({ description: 'Assistant messages: the tool calls it made.' }),
+    tool: z
+      .strictObject({
+        call_id: z.string(),
+        name: z.string(),
+        args: z.unknown(),
+        output: z.unknown(),
+        is_error: z.boolean(),
+      })
+      .optional()
+      .meta({ description: 'Tool messages: the call and its result.' }),
+    final: z.literal(true).optional().meta({ description: 'The assistant message that answered the turn.' }),
+    run_id: z.string().optional().meta({ description: 'User messages: the turn’s run (absent in a fork’s copies).' }),
+    status: z
+      .enum(['queued', ...RUN_STATUSES])
+      .optional()
+      .meta({ description: 'User messages: the turn’s state (`queued` until it starts, then its run’s status).' }),
+    error: errorView.nullable().optional(),
+    usage: usageView.optional(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: 'ThreadMessage' });
+
+export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof threadMessageView> {
+  return {
+    id: publicMessageId(doc),
+    turn: doc.turn,
+    role: doc.role,
+    text: doc.text,
+    ...(doc.tool_calls ? { tool_calls: doc.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) } : {}),
+    ...(doc.tool ? { tool: doc.tool } : {}),
+    ...(doc.final ? { final: true as const } : {}),
+    ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
+    ...(doc.status !== undefined ? { status: doc.status } : {}),
+    ...(doc.error !== undefined ? { error: doc.error } : {}),
+    ...(doc.usage !== undefined ? { usage: doc.usage } : {}),
+    created_at: iso(doc.created_at),
+  };
+}
+
+export const acceptedMessageView = z
+  .strictObject({
+    thread_id: z.string(),
+    message_id: z.string().meta({ example: 'm3.0' }),
+    turn: z.number().int(),
+    run_id: z.string().meta({ description: 'The turn’s run (its status and events as for any run).' }),
+    status: z.enum(['queued', ...RUN_STATUSES]),
+    reply: threadMessageView
+      .nullable()
+      .meta({ description: 'The assistant’s answer, once the turn completed (null before, and when it did not).' }),
+  })
+  .meta({ id: 'AcceptedMessage' });
+
+export type AcceptedMessage = z.infer<typeof acceptedMessageView>;

@@ -1,0 +1,44 @@
+/**
+ * A thread's removal (DELETE /api/v1/threads/:id, once its running turn has ended): its turns' runs and everything
+ * keyed by them — transcripts, the event log (live text included), approvals, map executions, blobs, webhook
+ * deliveries, the idempotency claims of its messages — then its messages and the thread. The per-call usage
+ * documents (`usage_calls`) stay: they are the owner's accounting of the day, not the thread's content, and expire
+ * by themselves. Collections without a `run_id` field are listed here on purpose, so a new run-keyed collection is
+ * added in one place.
+ */
+import type { Db } from 'mongodb';
+import { removeThreadDoc } from './threads';
+import { removeThreadMessages, threadRunIds } from './thread-messages';
+import { runsCollection } from './runs';
+
+/** Collections whose documents belong to one run through their `run_id`. */
+export const RUN_KEYED_COLLECTIONS = [
+  'transcripts',
+  'run_events',
+  'approvals',
+  'step_executions',
+  'blobs',
+  'webhook_deliveries',
+  'idempotency_keys',
+] as const;
+
+/** The thread's turn runs: those its messages name and those recorded under it (a start a message never saw). */
+export async function threadRuns(db: Db, threadId: string): Promise<string[]> {
+  const [named, recorded] = await Promise.all([
+    threadRunIds(db, threadId),
+    runsCollection(db)
+      .find({ thread_id: threadId }, { projection: { _id: 1 } })
+      .toArray(),
+  ]);
+  return [...new Set([...named, ...recorded.map((r) => r._id)])];
+}
+
+export async function removeThreadData(db: Db, threadId: string, runIds: readonly string[]): Promise<void> {
+  if (runIds.length > 0) {
+    const ids = [...runIds];
+    await Promise.all(RUN_KEYED_COLLECTIONS.map((name) => db.collection(name).deleteMany({ run_id: { $in: ids } })));
+    await runsCollection(db).deleteMany({ _id: { $in: ids } });
+  }
+  await removeThreadMessages(db, threadId);
+  await removeThreadDoc(db, threadId);
+}
