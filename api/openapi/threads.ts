@@ -143,8 +143,9 @@ export const threadsPaths: ZodOpenApiPathsObject = {
         'Frames are `id: <turn>.<seq>`, `event: <type>`, `data: <RunEvent JSON + thread_turn>`: every event of ' +
         'each turn’s run in turn order (live text, tool calls, approvals, `run.ended`), then the next turn’s as it ' +
         'comes. Resume with `Last-Event-ID` (or `?after=`) to get exactly the events after it; `0.0` or nothing: ' +
-        'from the first turn. `: ping` comments every EVENTS_HEARTBEAT_SECONDS; the server ends a stream after ' +
-        'EVENTS_MAX_STREAM_SECONDS (resume).',
+        'from the first turn. The stream stays open for the next turns (`?until=idle`: it ends once every turn ' +
+        'accepted so far was sent). `: ping` comments every EVENTS_HEARTBEAT_SECONDS; the server ends a stream ' +
+        'after EVENTS_MAX_STREAM_SECONDS (resume).',
       security: BEARER,
       requestParams: {
         path: threadIdParams,

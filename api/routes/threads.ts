@@ -213,6 +213,7 @@ export function threadRoutes(deps: ApiDeps): Router {
       heartbeatMs: config.EVENTS_HEARTBEAT_SECONDS * 1000,
       deadline: Date.now() + config.EVENTS_MAX_STREAM_SECONDS * 1000,
       signal: closed.signal,
+      untilIdle: query.until === 'idle',
     })
       .then((end) => log.debug({ end }, 'thread event stream done'))
       .catch((err: unknown) => {

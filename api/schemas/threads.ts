@@ -142,4 +142,8 @@ export const threadEventId = z
 
 export const threadEventsQuery = z.strictObject({
   after: threadEventId.optional().meta({ description: 'Resume after this event id (as `Last-Event-ID`).' }),
+  until: z.enum(['idle']).optional().meta({
+    description:
+      '`idle`: end the stream once the events of every turn accepted so far were sent (default: wait for more).',
+  }),
 });

@@ -96,6 +96,10 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
     const schedule = await post(`/api/v1/workflows/${gated}/schedules`, { spec: { cron: '0 3 * * *' }, paused: true });
     const mcp = await post('/api/v1/mcp-servers', { name: uniqueId('tools'), url: 'http://127.0.0.1:9/mcp' });
 
+    const thread = await post('/api/v1/threads', { template: agent._id, title: 'reads' });
+    const said = await api.http.post(`/api/v1/threads/${thread}/messages?wait=30`).set(user.auth).send({ text: 'Hi' });
+    if (said.status !== 200) throw new Error(`thread message: ${said.status} ${JSON.stringify(said.body)}`);
+
     const rows: Record<string, string> = {
       '/livez': '/livez',
       '/readyz': '/readyz',
@@ -124,6 +128,11 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       '/api/v1/mcp-servers': '/api/v1/mcp-servers',
       '/api/v1/mcp-servers/{id}': `/api/v1/mcp-servers/${mcp}`,
       '/api/v1/mcp-servers/stdio': '/api/v1/mcp-servers/stdio',
+      '/api/v1/threads': `/api/v1/threads?q=reads&template_id=${agent._id}`,
+      '/api/v1/threads/{id}': `/api/v1/threads/${thread}`,
+      '/api/v1/threads/{id}/messages': `/api/v1/threads/${thread}/messages`,
+      // A thread whose turn ended: the stream delivers its events and ends.
+      '/api/v1/threads/{id}/events': `/api/v1/threads/${thread}/events?until=idle`,
     };
     const doc = buildOpenApiDocument({ PUBLIC_URL: undefined });
     for (const [template, item] of Object.entries(doc.paths ?? {})) {

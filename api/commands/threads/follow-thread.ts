@@ -3,7 +3,7 @@
  * read with the run event follower (../run-events/follow.ts), each tagged with its turn so that the event id
  * `<turn>.<seq>` resumes exactly where the client left off. After a turn's `run.ended` the next turn follows; when
  * there is none yet the stream waits for it (polling the thread), sending heartbeats, until the client leaves or the
- * stream's time is up. Turns that never ran (refused at their start, cancelled while queued, a fork's copies) have
+ * stream's time is up — or, with `untilIdle`, ends. Turns that never ran (refused at their start, cancelled while queued, a fork's copies) have
  * no events and are stepped over. It writes nothing.
  */
 import type { Db } from 'mongodb';
@@ -24,6 +24,8 @@ export interface ThreadFollowOptions {
   heartbeatMs: number;
   deadline: number;
   signal: AbortSignal;
+  /** End the stream once every turn accepted so far was delivered (`?until=idle`) instead of waiting for more. */
+  untilIdle?: boolean;
 }
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
@@ -76,8 +78,10 @@ export async function followThreadEvents(
       turn += 1;
       afterSeq = 0;
       continue;
-    } else if (!message && !(await findThread(db, threadId))) {
-      return 'gone';
+    } else if (!message) {
+      const thread = await findThread(db, threadId);
+      if (!thread) return 'gone';
+      if (opts.untilIdle && turn > thread.turns) return 'ended';
     }
     if (Date.now() - lastWrite >= opts.heartbeatMs) {
       await sink.comment('ping');
