@@ -195,6 +195,18 @@ export async function dropQueuedTurn(db: Db, threadId: string): Promise<void> {
   );
 }
 
+/**
+ * A thread counting queued messages none of which exists (their requests stopped between the accept and the message's
+ * write, and were not retried): the count is cleared, unless the thread changed since it was read. True when cleared.
+ */
+export async function clearLostQueue(db: Db, thread: Pick<ThreadDoc, '_id' | 'version'>): Promise<boolean> {
+  const written = await threadsCollection(db).updateOne(
+    { _id: thread._id, version: thread.version, running: null },
+    { $set: { queued: 0, updated_at: new Date() }, $inc: { version: 1 } },
+  );
+  return written.modifiedCount === 1;
+}
+
 /** Makes the queued turn `turn` the running one (the oldest waiting); false when another writer started a turn. */
 export async function claimQueuedTurn(db: Db, threadId: string, turn: number, runId: string): Promise<boolean> {
   const written = await threadsCollection(db).updateOne(

@@ -18,10 +18,11 @@ import {
   findTurnByRun,
   findUserMessage,
   insertUserMessage,
+  oldestQueued,
   publicMessageId,
   type ThreadMessageDoc,
 } from '../../../db/thread-messages';
-import { acceptTurn, findOwnThread, findThread, type ThreadDoc } from '../../../db/threads';
+import { acceptTurn, clearLostQueue, findOwnThread, findThread, type ThreadDoc } from '../../../db/threads';
 import { canonicalJson } from '../../../domain/json';
 import { MAX_THREAD_MESSAGE_BYTES, threadMessageId, type MessagePolicy } from '../../../domain/thread';
 import { RunRefusedError } from '../../../shared/runs/create-run';
@@ -256,8 +257,15 @@ function refusal(deps: ThreadCommandDeps, err: unknown): unknown {
  */
 async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<boolean> {
   const thread = await findThread(deps.db, threadId);
-  const running = thread?.running;
-  if (!thread || !running) return false;
+  if (!thread) return false;
+  const running = thread.running;
+  if (!running) {
+    // Messages counted as queued whose documents never were written (a request stopped between its two writes).
+    // Only long after the last change: a request between its two writes right now is not a lost one.
+    if (thread.queued === 0 || Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
+    if (await oldestQueued(deps.db, threadId)) return false;
+    return clearLostQueue(deps.db, thread);
+  }
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
   if (run && isTerminal(run.status)) {
     await finishTurn(deps, running.run_id);
