@@ -221,6 +221,33 @@ describe('threads', () => {
     expect((await getThread(id)).turns).toBe(2);
   }, 60_000);
 
+  it('a turn over its turn budget fails naming the budget; tool calls and results are in the conversation', async () => {
+    // Asks the calculator first, answers once the model has its result.
+    const { tpl } = await agent(
+      (req) =>
+        (req.body.messages as { role: string }[]).at(-1)?.role === 'tool'
+          ? { text: 'It is 42.' }
+          : { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] },
+      { default_tools: ['calculator'] },
+    );
+    const tight = (await create({ template: tpl._id, overrides: { budget: { turn_max_model_calls: 1 } } })).body.data
+      .id as string;
+    const refused = await send(tight, { text: 'What is 6*7?' }, { wait: 30 });
+    expect(refused.body.data).toMatchObject({ status: 'failed', reply: null });
+    const [user] = await messages(tight);
+    expect(user).toMatchObject({ role: 'user', status: 'failed', error: { reason: 'budget_exceeded' } });
+    expect((user!.error as Body).message).toContain('max_model_calls is 1');
+
+    const roomy = (await create({ template: tpl._id })).body.data.id as string;
+    const answered = await send(roomy, { text: 'What is 6*7?' }, { wait: 30 });
+    expect(answered.body.data.reply.text).toBe('It is 42.');
+    const conv = await messages(roomy);
+    expect(conv.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(conv[1]!.tool_calls).toEqual([expect.objectContaining({ name: 'calculator', args: { expression: '6*7' } })]);
+    expect(conv[2]!.tool).toMatchObject({ name: 'calculator', output: { result: 42 }, is_error: false });
+    expect((await getThread(roomy)).usage).toMatchObject({ llm_calls: 2 });
+  }, 60_000);
+
   it('streams the turns’ events; a reconnect with Last-Event-ID gets every event exactly once', async () => {
     const { tpl } = await agent([{ text: 'first answer' }, { text: 'second answer' }]);
     const id = (await create({ template: tpl._id })).body.data.id as string;
