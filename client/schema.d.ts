@@ -1778,7 +1778,7 @@ export interface paths {
     };
     /**
      * Search your runs across all workflows, newest first
-     * @description Filters combine (AND): `status` (several at once; the status as the status endpoint shows it, `waiting` included), `workflow_id`, `created_after` (inclusive), `created_before`, `q` (text in the workflow name). Top-level runs only: a sub-workflow run is reached through its parent. Paged (`limit`, `cursor`, `Link: rel="next"`), one indexed query per page.
+     * @description Filters combine (AND): `status` (several at once; the status as the status endpoint shows it, `waiting` included), `workflow_id`, `created_after` (inclusive), `created_before`, `q` (text in the workflow name). Top-level runs only: a sub-workflow run is reached through its parent, a thread’s turn through its thread. Paged (`limit`, `cursor`, `Link: rel="next"`), one indexed query per page.
      */
     get: {
       parameters: {
@@ -3766,6 +3766,15 @@ export interface paths {
               };
               error: null;
             };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
           };
         };
         /** @description Missing, malformed, unknown or revoked API key. */

@@ -179,7 +179,7 @@ export const threadsPaths: ZodOpenApiPathsObject = {
           'Cancellation requested',
           z.strictObject({ thread_id: z.string(), turn: z.number().int(), run_id: z.string().nullable() }),
         ),
-        ...errors(401, 404, 409),
+        ...errors(400, 401, 404, 409),
       },
     },
   },
