@@ -117,6 +117,27 @@ describe('threads', () => {
     expect(status.body.data.status).toBe('completed');
   }, 90_000);
 
+  it('gives each turn the recent turns that fit the template’s context_tokens', async () => {
+    const model = g.llm.script(uniqueId('window-'), (_req, i) => ({ text: `reply ${i + 1}` }));
+    const tpl = await g.api.http
+      .post('/api/v1/agents')
+      .set(g.user.auth)
+      .send({
+        name: uniqueId('windowed '),
+        default_prompt: 'Answer.',
+        model: `openai:${model.model}`,
+        context_tokens: 256,
+      });
+    expect(tpl.status).toBe(201);
+    expect(tpl.body.data.context_tokens).toBe(256);
+    const id = (await create({ template: tpl.body.data.id })).body.data.id as string;
+    // About 150 tokens a message: one earlier turn fits the window, two do not.
+    for (const n of [1, 2, 3]) await send(id, { text: `m${n} ` + 'x'.repeat(600), policy: 'enqueue' }, { wait: 30 });
+    await idle(id);
+    const seen = userTexts(model.requests[2]!).map((t) => t.slice(0, 9));
+    expect(seen).toEqual(['user:m2 x', 'assistant', 'user:m3 x']);
+  }, 60_000);
+
   it('lists, filters, changes; another user gets 404 everywhere; bad input gets clear errors', async () => {
     const { tpl } = await agent([{ text: 'ok' }]);
     const a = (await create({ template: tpl._id, title: 'Invoices Q3', metadata: { project: 'p1' } })).body.data;
