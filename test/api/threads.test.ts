@@ -254,6 +254,7 @@ describe('threads', () => {
     const tight = (await create({ template: tpl._id, overrides: { budget: { turn_max_model_calls: 1 } } })).body.data
       .id as string;
     const refused = await send(tight, { text: 'What is 6*7?' }, { wait: 30 });
+    expect(refused.status).toBe(200);
     expect(refused.body.data).toMatchObject({ status: 'failed', reply: null });
     const [user] = await messages(tight);
     expect(user).toMatchObject({ role: 'user', status: 'failed', error: { reason: 'budget_exceeded' } });
