@@ -299,6 +299,41 @@ describe('threads', () => {
     expect([...head.events, ...tail.events].map((e) => e.id)).toEqual(ids);
   }, 90_000);
 
+  it('cancels a running turn (the next queued one starts) and a queued one (it never starts); live events', async () => {
+    const { tpl, model } = await agent((_req, i) =>
+      i === 0 ? { hold: new Promise(() => undefined) } : { text: `answer ${i + 1}` },
+    );
+    const id = (await create({ template: tpl._id, overrides: { policy: 'enqueue' } })).body.data.id as string;
+    // Open before the first message: the stream waits for the turn, then delivers its events as they happen.
+    const live = readSse(`${base}/api/v1/threads/${id}/events`, {
+      headers: g.user.auth,
+      stopWhen: (e) => e.event === 'run.ended' && e.data.thread_turn === 2,
+      timeoutMs: 60_000,
+    });
+    const first = await send(id, { text: 'one' });
+    await model.waitForRequests(1, 30_000);
+    const second = await send(id, { text: 'two' });
+    const third = await send(id, { text: 'three' });
+    expect([second.body.data.status, third.body.data.status]).toEqual(['queued', 'queued']);
+    const dropped = await g.api.http.post(`/api/v1/threads/${id}/turns/3/cancel`).set(g.user.auth);
+    expect(dropped.status).toBe(202);
+    expect(dropped.body.data).toMatchObject({ turn: 3, run_id: null });
+    const cancelled = await g.api.http.post(`/api/v1/threads/${id}/turns/1/cancel`).set(g.user.auth);
+    expect(cancelled.body.data).toMatchObject({ turn: 1, run_id: first.body.data.run_id });
+    await idle(id);
+    const users = (await messages(id)).filter((m) => m.role === 'user');
+    expect(users.map((m) => [m.text, m.status])).toEqual([
+      ['one', 'cancelled'],
+      ['two', 'completed'],
+      ['three', 'cancelled'],
+    ]);
+    expect(model.requests).toHaveLength(2);
+    const again = await g.api.http.post(`/api/v1/threads/${id}/turns/2/cancel`).set(g.user.auth);
+    expect(again.status).toBe(409);
+    const stream = await live;
+    expect(stream.events.filter((e) => e.event === 'run.ended').map((e) => e.data.thread_turn)).toEqual([1, 2]);
+  }, 90_000);
+
   it('forks at a message: the conversation up to there, no model call; an unknown point is refused', async () => {
     const { tpl, model } = await agent([{ text: 'A1' }, { text: 'A2' }, { text: 'B2' }]);
     const id = (await create({ template: tpl._id, title: 'source' })).body.data.id as string;
