@@ -40,12 +40,9 @@ export const datasetItemView = z
     input: jsonObjectView,
     expected: z.unknown().meta({ description: 'What a good answer is; null when there is none.' }),
     metadata: jsonObjectView,
-    source_run_id: z
-      .string()
-      .nullable()
-      .meta({
-        description: 'The run the item was recorded from (its record serves a replay); null if written by hand.',
-      }),
+    source_run_id: z.string().nullable().meta({
+      description: 'The run the item was recorded from (its record serves a replay); null if written by hand.',
+    }),
     added_in: z.number().int().meta({ description: 'The version this form of the item first appeared in.' }),
     removed_in: z
       .number()

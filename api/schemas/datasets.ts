@@ -105,12 +105,9 @@ export const itemsFromRunsBody = z
   });
 
 export const importItemsBody = z.strictObject({
-  jsonl: z
-    .string()
-    .min(1)
-    .meta({
-      description: 'One item per line (`{"input": …, "expected": …, "metadata": …}`); blank lines are skipped.',
-    }),
+  jsonl: z.string().min(1).meta({
+    description: 'One item per line (`{"input": …, "expected": …, "metadata": …}`); blank lines are skipped.',
+  }),
 });
 
 /** `?version=`: a committed version (default the latest). */
