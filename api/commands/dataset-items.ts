@@ -3,12 +3,12 @@
  * update, remove. Every item is checked before anything is written — its size, and its input against the dataset's
  * workflow input_schema — and a refusal names the item (`items[3]`, `line 7`, `run run_…`) with the schema's message.
  */
+import { randomBytes } from 'node:crypto';
 import type { Db } from 'mongodb';
 import { changeDataset, DatasetBusyError, type ChangeSummary } from '../../db/dataset-changes';
 import { closeItemRows, findItemAt, insertItemRows, OPEN_ROW, type DatasetItemDoc } from '../../db/dataset-items';
 import type { DatasetDoc } from '../../db/datasets';
 import type { DatasetChangeKind } from '../../db/dataset-versions';
-import { newId } from '../../db/ids';
 import { findWorkflow } from '../../db/workflows';
 import type { JsonObject, JsonValue } from '../../domain/json';
 import { ApiError, BadRequestError, ConflictError, NotFoundError } from '../http/errors';
@@ -75,6 +75,16 @@ export async function itemChecker(deps: DatasetCommandDeps, dataset: DatasetDoc)
   };
 }
 
+/**
+ * The id of the `index`-th item of a batch added at `at`: `itm_` + the time and the index in fixed-width base 36 +
+ * randomness. Ids of one batch sort in the order given, so the list (by `created_at`, then `_id`) keeps it; an item
+ * keeps its id and first time in every later version. The shape of `db/ids.ts` (`isId('itm', …)`).
+ */
+export function batchItemId(at: Date, index: number): string {
+  const time = at.getTime().toString(36).padStart(9, '0');
+  return `itm_${time}${index.toString(36).padStart(3, '0')}${randomBytes(6).toString('base64url')}`;
+}
+
 /** A DatasetBusyError as the API answers it; null (no such dataset) as a 404. */
 async function change<T>(
   deps: DatasetCommandDeps,
@@ -109,7 +119,7 @@ export async function addItems(
       );
     }
     const rows: DatasetItemDoc[] = items.map(({ item }, i) => {
-      const itemId = newId('itm');
+      const itemId = batchItemId(now, i);
       return {
         _id: `${itemId}@${version}`,
         item_id: itemId,
@@ -119,8 +129,8 @@ export async function addItems(
         removed_in: OPEN_ROW,
         ...texts[i]!,
         source_run_id: item.source_run_id ?? null,
-        // A millisecond apart, so the list keeps the order they were given in (ties would fall back to random ids).
-        created_at: new Date(now.getTime() + i),
+        // One time for the batch: the list orders by it, then by _id, whose item id keeps the batch's order.
+        created_at: now,
         updated_at: now,
       };
     });
