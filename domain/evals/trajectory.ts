@@ -65,7 +65,7 @@ export function matchTrajectory(
   };
 }
 
-/** The longest common subsequence by DP over n × m cells; ties prefer the earliest actual call. */
+/** The longest common subsequence by DP over n × m cells; ties keep the earlier expected calls matched. */
 function longestCommonSubsequence(n: number, m: number, fits: (e: number, a: number) => boolean): [number, number][] {
   // len[e][a]: LCS of expected[e..] and actual[a..].
   const len: number[][] = Array.from({ length: n + 1 }, () => new Array<number>(m + 1).fill(0));
@@ -80,8 +80,8 @@ function longestCommonSubsequence(n: number, m: number, fits: (e: number, a: num
       pairs.push([e, a]);
       e++;
       a++;
-    } else if (len[e + 1]![a]! >= len[e]![a + 1]!) e++;
-    else a++;
+    } else if (len[e]![a + 1]! >= len[e + 1]![a]!) a++;
+    else e++;
   }
   return pairs;
 }
