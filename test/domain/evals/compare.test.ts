@@ -175,6 +175,12 @@ describe('the regression verdict', () => {
     });
   });
 
+  it('a drop of exactly the threshold is not a regression, float noise included (0.90 → 0.85)', () => {
+    const base = experiment('a', [item('q', { x: 0.9 })]);
+    expect(compareExperiments(base, experiment('b', [item('q', { x: 0.85 })])).regression.regressed).toBe(false);
+    expect(compareExperiments(base, experiment('b', [item('q', { x: 0.84 })])).regression.regressed).toBe(true);
+  });
+
   it('with fail_on any_item, also fires on one item turning from pass to fail', () => {
     const b = experiment('b', [item('q1', { x: 1 }), item('q2', { x: 1 }), item('q3', { x: 0.4 })]);
     expect(compareExperiments(a, b).regression.regressed).toBe(false);

@@ -2,6 +2,8 @@
  * Scorers are checked when an experiment is created (issue #47 item 8): every problem comes back with the path of
  * the field and a message that says what is wrong, and a list that compiles keeps what it compiled.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { compileScorers, jsonataProblem } from '../../../domain/evals/compile';
 import { parseFieldPath, selectField, formatFieldPath } from '../../../domain/evals/field-path';
 
@@ -45,6 +47,14 @@ describe('compileScorers', () => {
       pass_threshold: 1,
     });
     expect(result.scorers[8]!.config).toMatchObject({ pass_threshold: 0.5 });
+  });
+
+  it('compiles the example list of docs/evals.md', () => {
+    const doc = fs.readFileSync(path.join(__dirname, '../../../docs/evals.md'), 'utf8');
+    const example = /## Scorers[\s\S]*?```json\n([\s\S]*?)\n```/.exec(doc);
+    const result = compileScorers(JSON.parse(example![1]!));
+    expect(result.ok ? result.scorers.map((s) => s.kind) : result.errors).toHaveLength(9);
+    expect(result.ok).toBe(true);
   });
 
   it('derives unique names from the kind, around the names given', () => {
