@@ -4,7 +4,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { z } from 'zod';
 import { compileScorers, jsonataProblem } from '../../../domain/evals/compile';
+import { scorerListSchema } from '../../../domain/evals/declarations';
 import { parseFieldPath, selectField, formatFieldPath } from '../../../domain/evals/field-path';
 
 function errorsOf(input: unknown) {
@@ -55,6 +57,13 @@ describe('compileScorers', () => {
     const result = compileScorers(JSON.parse(example![1]!));
     expect(result.ok ? result.scorers.map((s) => s.kind) : result.errors).toHaveLength(9);
     expect(result.ok).toBe(true);
+  });
+
+  it('publishes the list as JSON Schema (what the API document will carry), one variant per kind', () => {
+    const schema = z.toJSONSchema(scorerListSchema, { io: 'input' }) as {
+      items: { oneOf?: unknown[]; anyOf?: unknown[] };
+    };
+    expect((schema.items.oneOf ?? schema.items.anyOf)!).toHaveLength(9);
   });
 
   it('derives unique names from the kind, around the names given', () => {
