@@ -176,6 +176,8 @@ export function jsonataProblem(expression: string): string | undefined {
   try {
     ast = jsonata(expression).ast();
   } catch (err) {
+    // The parser recurses once per nesting level: ten thousand `(` overflow its stack before any syntax rule fires.
+    if (err instanceof RangeError) return 'JSONata syntax error: the expression is nested too deeply to parse';
     const e = (typeof err === 'object' && err !== null ? err : {}) as JsonataError;
     const at = typeof e.position === 'number' ? ` at character ${e.position}` : '';
     const code = e.code ? ` [${e.code}]` : '';

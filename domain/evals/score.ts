@@ -19,7 +19,10 @@ type Of<K extends CompiledScorer['kind']> = Extract<CompiledScorer, { kind: K }>
 
 /** What scoring needs from the layers above. Absent ones make their scorers answer "cannot score". */
 export interface ScoringDeps {
-  /** The worker's bounded JSONata evaluator (ExpressionEvaluator.evaluate); rejects on a limit or a runtime error. */
+  /**
+   * The worker's bounded JSONata evaluator (ExpressionEvaluator.evaluate); rejects on a limit or a runtime error.
+   * A scorer's result is a boolean or a number, so the wiring may bind a small `maxResultChars`.
+   */
   evaluateExpression?: (expression: string, data: JsonValue) => Promise<JsonValue>;
   /** Sends a judge request to its model; resolves to the raw answer (text or a parsed object). */
   judge?: (request: JudgeRequest) => Promise<unknown>;

@@ -102,6 +102,16 @@ describe('compileScorers', () => {
     expect(jsonataProblem('output.score >')).toMatch(/^JSONata syntax error at character 14: .*\[S0207\]$/);
   });
 
+  it('refuses pathological JSONata quickly and with a message, not a crash', () => {
+    // Whether 10 000 levels overflow the parser's stack depends on the process's stack size; 100 000 always do.
+    expect(jsonataProblem('('.repeat(100_000))).toBe(
+      'JSONata syntax error: the expression is nested too deeply to parse',
+    );
+    expect(jsonataProblem('('.repeat(10_000))).toMatch(/^JSONata syntax error/);
+    // Nested quantifiers are fine for RE2 (linear time), so the literal is accepted.
+    expect(jsonataProblem(`$match(output, /${'(a+)+'.repeat(50)}$/)`)).toBeUndefined();
+  });
+
   it('refuses a JSONata regex literal RE2 cannot run, before any item is scored', () => {
     expect(jsonataProblem('$match(output, /(a)\\1/)')).toMatch(/regular expression \/\(a\)\\1\/ is not supported/);
     expect(jsonataProblem('$contains(output, /pa+ris/i)')).toBeUndefined();
