@@ -1,7 +1,8 @@
 /**
- * Scoring one sample with one compiled scorer: an exhaustive switch over the kinds. Never throws — a scorer that
- * cannot score (no expected value, an evaluator that failed, a judge that answered nonsense) answers score 0,
- * not passed, and says why — so one bad item never loses the scores of the others.
+ * Scoring one sample with one compiled scorer: an exhaustive switch over the kinds. Never throws for the sample's sake —
+ * a scorer that cannot score (no expected value, an expression that failed, a judge that answered nonsense) answers
+ * score 0, not passed, and says why, so one bad item never loses the scores of the others. Only a failure the
+ * caller marks transient (deps.isTransient: the infrastructure's, not the sample's) propagates, to be retried.
  *
  * Two kinds need what the domain cannot do: `jsonata` evaluates in the worker's bounded evaluator
  * (temporal/expressions: a separate process, killed at its time limit) and `llm_judge` calls a model (an activity).
@@ -26,9 +27,18 @@ export interface ScoringDeps {
   evaluateExpression?: (expression: string, data: JsonValue) => Promise<JsonValue>;
   /** Sends a judge request to its model; resolves to the raw answer (text or a parsed object). */
   judge?: (request: JudgeRequest) => Promise<unknown>;
+  /**
+   * Failures of the two above that are the infrastructure's, not the sample's (no free evaluator, a provider's 503):
+   * those propagate, so the calling activity is retried instead of recording a 0 that says nothing about the run.
+   * Without it, every failure is recorded as "cannot score".
+   */
+  isTransient?: (err: unknown) => boolean;
 }
 
-/** Scores `sample` with `scorer`; always resolves, with a score in [0, 1]. */
+/**
+ * Scores `sample` with `scorer`: resolves with a score in [0, 1] — rejecting only with a failure `deps.isTransient`
+ * calls transient.
+ */
 export async function score(
   scorer: CompiledScorer,
   sample: ScoringSample,
@@ -57,11 +67,12 @@ export async function score(
         return judgeResult(scorer, await deps.judge(judgeRequest(scorer, sample)));
     }
   } catch (err) {
+    if (deps.isTransient?.(err)) throw err;
     return cannotScore(scorer.name, truncate(err instanceof Error ? err.message : String(err), 200));
   }
 }
 
-/** Every scorer on one sample, in the list's order. */
+/** Every scorer on one sample, in the list's order (rejects as score() does). */
 export async function scoreAll(
   scorers: CompiledScorer[],
   sample: ScoringSample,
@@ -124,6 +135,7 @@ async function scoreJsonata(scorer: Of<'jsonata'>, sample: ScoringSample, deps: 
   try {
     result = await deps.evaluateExpression(config.expression, data);
   } catch (err) {
+    if (deps.isTransient?.(err)) throw err;
     return cannotScore(
       name,
       `the expression failed: ${truncate(err instanceof Error ? err.message : String(err), 200)}`,

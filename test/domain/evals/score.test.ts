@@ -343,3 +343,22 @@ describe('every scorer, any sample', () => {
     );
   });
 });
+
+describe('transient failures', () => {
+  class Unavailable extends Error {}
+  const isTransient = (err: unknown) => err instanceof Unavailable;
+
+  it('propagate when the caller marks them transient; anything else is recorded as cannot score', async () => {
+    const expression = compileScorer({ kind: 'jsonata', expression: 'true' });
+    const judge = compileScorer({ kind: 'llm_judge', rubric: 'r', model: 'openai:m' });
+    const busy: ScoringDeps = {
+      isTransient,
+      evaluateExpression: () => Promise.reject(new Unavailable('no free evaluator')),
+      judge: () => Promise.reject(new Unavailable('provider answered 503')),
+    };
+    await expect(score(expression, sample(), busy)).rejects.toThrow('no free evaluator');
+    await expect(scoreAll([judge], sample(), busy)).rejects.toThrow('provider answered 503');
+    const broken: ScoringDeps = { ...busy, evaluateExpression: () => Promise.reject(new Error('D3001: bad')) };
+    expect((await score(expression, sample(), broken)).reason).toBe('cannot score: the expression failed: D3001: bad');
+  });
+});
