@@ -9,7 +9,8 @@
 import { canonicalJson } from '../json';
 import { fmt } from './result';
 import type { ExperimentResults, ItemResult } from './results';
-import { distribution, mean, sampleSd, tInterval95, type Distribution } from './stats';
+import { mean } from './stats';
+import { scorerStats, scoresByScorer, usageSummary, type ScorerStats, type UsageSummary } from './summary';
 
 export interface CompareOptions {
   /** An item's score moving by at most this much (absolute) is "unchanged". Default 0. */
@@ -21,16 +22,6 @@ export interface CompareOptions {
    * on every repetition in the baseline and fails on one now. Default `mean`.
    */
   fail_on?: 'mean' | 'any_item';
-}
-
-/** One side's statistics of one scorer, over all its item × repetition scores. */
-export interface ScorerStats {
-  n: number;
-  mean: number;
-  sd: number;
-  /** 95 % t-interval for the mean, clipped to [0, 1]; null with fewer than two scores. */
-  ci95: [number, number] | null;
-  pass_rate: number;
 }
 
 export interface ScorerComparison {
@@ -75,15 +66,6 @@ export interface ItemComparison {
   steps?: StepDiff;
 }
 
-export interface UsageSide {
-  tokens: Distribution | null;
-  llm_calls: Distribution | null;
-  /** Null when no item has a cost (no price table covers the models). */
-  cost: Distribution | null;
-  latency_ms: Distribution | null;
-  errors: number;
-}
-
 export interface Regression {
   regressed: boolean;
   /** Each rule that fired, as a sentence ("exact: mean 0.9 → 0.8 (−0.1, more than 0.05)"). */
@@ -96,36 +78,12 @@ export interface Comparison {
   scorers: ScorerComparison[];
   items: ItemComparison[];
   counts: Record<ItemComparison['change'], number>;
-  usage: { baseline: UsageSide; candidate: UsageSide };
+  usage: { baseline: UsageSummary; candidate: UsageSummary };
   regression: Regression;
 }
 
 /** Float noise (0.1 + 0.2) must never turn "unchanged" into a change or a mean at the threshold into a regression. */
 const EPSILON = 1e-9;
-
-function scoresByScorer(items: ItemResult[]): Map<string, { score: number; pass: boolean }[]> {
-  const out = new Map<string, { score: number; pass: boolean }[]>();
-  for (const item of items) {
-    for (const s of item.scores) {
-      const list = out.get(s.name) ?? [];
-      list.push({ score: s.score, pass: s.pass });
-      out.set(s.name, list);
-    }
-  }
-  return out;
-}
-
-function stats(values: { score: number; pass: boolean }[] | undefined): ScorerStats | null {
-  if (!values || values.length === 0) return null;
-  const scores = values.map((v) => v.score);
-  return {
-    n: scores.length,
-    mean: mean(scores),
-    sd: sampleSd(scores),
-    ci95: tInterval95(scores, 0, 1),
-    pass_rate: values.filter((v) => v.pass).length / values.length,
-  };
-}
 
 function byItem(items: ItemResult[]): Map<string, ItemResult[]> {
   const out = new Map<string, ItemResult[]>();
@@ -202,17 +160,6 @@ function stepDiff(base: NonNullable<ItemResult['steps']>, cand: NonNullable<Item
   return diff;
 }
 
-function usageSide(items: ItemResult[]): UsageSide {
-  const costs = items.flatMap((i) => (i.usage.cost === undefined ? [] : [i.usage.cost]));
-  return {
-    tokens: distribution(items.map((i) => i.usage.input_tokens + i.usage.output_tokens)),
-    llm_calls: distribution(items.map((i) => i.usage.llm_calls)),
-    cost: distribution(costs),
-    latency_ms: distribution(items.map((i) => i.latency_ms)),
-    errors: items.filter((i) => i.error !== undefined).length,
-  };
-}
-
 /**
  * The regression rule of the CI gate:
  * 1. a scorer both sides have whose candidate mean is lower than the baseline mean by more than
@@ -260,8 +207,8 @@ export function compareExperiments(
   const b = scoresByScorer(baseline.items);
   const c = scoresByScorer(candidate.items);
   const scorers = [...new Set([...b.keys(), ...c.keys()])].sort().map((name): ScorerComparison => {
-    const bs = stats(b.get(name));
-    const cs = stats(c.get(name));
+    const bs = scorerStats(b.get(name));
+    const cs = scorerStats(c.get(name));
     return { name, baseline: bs, candidate: cs, delta: bs && cs ? cs.mean - bs.mean : null };
   });
   const bi = byItem(baseline.items);
@@ -284,7 +231,7 @@ export function compareExperiments(
     scorers,
     items,
     counts,
-    usage: { baseline: usageSide(baseline.items), candidate: usageSide(candidate.items) },
+    usage: { baseline: usageSummary(baseline.items), candidate: usageSummary(candidate.items) },
     regression: regressionOf(scorers, items, opts),
   };
 }

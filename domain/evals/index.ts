@@ -7,6 +7,7 @@ export * from './score';
 export * from './judge';
 export * from './trajectory';
 export * from './compare';
+export * from './summary';
 export * from './stats';
 export * from './junit';
 export { parseFieldPath, selectField, formatFieldPath, type FieldPath } from './field-path';

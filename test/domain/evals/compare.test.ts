@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { compareExperiments, type Comparison } from '../../../domain/evals/compare';
 import type { ExperimentResults, ItemResult } from '../../../domain/evals/results';
 import { percentile, sampleSd, tInterval95, tQuantile975 } from '../../../domain/evals/stats';
+import { summarizeExperiment } from '../../../domain/evals/summary';
 
 function item(item_id: string, scores: Record<string, number>, over: Partial<ItemResult> = {}): ItemResult {
   return {
@@ -157,6 +158,25 @@ describe('compareExperiments', () => {
       added: ['new'],
       removed: ['old'],
     });
+  });
+});
+
+describe('summarizeExperiment', () => {
+  it('gives one experiment’s numbers on their own, as the comparison shows each side', () => {
+    const results = experiment('exp_a', [
+      item('q1', { b: 1, a: 0.5 }),
+      item('q1', { b: 0, a: 0.5 }, { repetition: 1, error: 'failed' }),
+    ]);
+    const summary = summarizeExperiment(results);
+    expect(summary).toMatchObject({ experiment_id: 'exp_a', items: 1 });
+    expect(summary.scorers.map((s) => [s.name, s.stats.mean, s.stats.pass_rate])).toEqual([
+      ['a', 0.5, 1],
+      ['b', 0.5, 0.5],
+    ]);
+    expect(summary.usage.errors).toBe(1);
+    const c = compareExperiments(results, experiment('exp_b', []));
+    expect(c.scorers.map((s) => s.baseline)).toEqual(summary.scorers.map((s) => s.stats));
+    expect(c.usage.baseline).toEqual(summary.usage);
   });
 });
 
