@@ -6,23 +6,37 @@
  *
  * Symmetric by design: comparing B against A gives A against B's deltas negated, improved and regressed swapped.
  */
+import { z } from 'zod';
 import { canonicalJson } from '../json';
 import { fmt } from './result';
 import type { ExperimentResults, ItemResult } from './results';
 import { mean } from './stats';
 import { scorerStats, scoresByScorer, usageSummary, type ScorerStats, type UsageSummary } from './summary';
 
-export interface CompareOptions {
-  /** An item's score moving by at most this much (absolute) is "unchanged". Default 0. */
-  tolerance?: number;
-  /** The gate fails when a scorer's mean drops by more than this (absolute, 0–1). Default 0.05. */
-  regression_threshold?: number;
-  /**
-   * `mean`: only a mean drop beyond the threshold is a regression. `any_item`: so is any item whose scorer passed
-   * on every repetition in the baseline and fails on one now. Default `mean`.
-   */
-  fail_on?: 'mean' | 'any_item';
-}
+/** The comparison's settings as a request or the CLI gives them (the source of the API's and flags' rules). */
+export const compareOptionsSchema = z.strictObject({
+  tolerance: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe('An item score moving by at most this much (absolute) is unchanged. Default 0.'),
+  regression_threshold: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe("A regression is a scorer's mean dropping by more than this (absolute). Default 0.05."),
+  fail_on: z
+    .enum(['mean', 'any_item'])
+    .optional()
+    .describe(
+      'mean: only a mean drop beyond the threshold regresses; any_item: so does an item and scorer that passed ' +
+        'on every baseline repetition and fails on one now. Default mean.',
+    ),
+});
+
+export type CompareOptions = z.infer<typeof compareOptionsSchema>;
 
 export interface ScorerComparison {
   name: string;

@@ -4,7 +4,7 @@
  * swaps improved with regressed; comparing an experiment with itself changes nothing and regresses nothing.
  */
 import fc from 'fast-check';
-import { compareExperiments, type Comparison } from '../../../domain/evals/compare';
+import { compareExperiments, compareOptionsSchema, type Comparison } from '../../../domain/evals/compare';
 import type { ExperimentResults, ItemResult } from '../../../domain/evals/results';
 import { percentile, sampleSd, tInterval95, tQuantile975 } from '../../../domain/evals/stats';
 import { summarizeExperiment } from '../../../domain/evals/summary';
@@ -199,6 +199,15 @@ describe('the regression verdict', () => {
     const base = experiment('a', [item('q', { x: 0.9 })]);
     expect(compareExperiments(base, experiment('b', [item('q', { x: 0.85 })])).regression.regressed).toBe(false);
     expect(compareExperiments(base, experiment('b', [item('q', { x: 0.84 })])).regression.regressed).toBe(true);
+  });
+
+  it('its options are checked by one schema', () => {
+    expect(compareOptionsSchema.parse({ regression_threshold: 0.02, fail_on: 'any_item' })).toEqual({
+      regression_threshold: 0.02,
+      fail_on: 'any_item',
+    });
+    expect(compareOptionsSchema.safeParse({ regression_threshold: -0.1 }).success).toBe(false);
+    expect(compareOptionsSchema.safeParse({ fail_on: 'always' }).success).toBe(false);
   });
 
   it('with fail_on any_item, also fires on one item turning from pass to fail', () => {
