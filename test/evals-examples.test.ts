@@ -15,7 +15,9 @@ import { createTestUser, type TestUser } from './helpers/users';
 
 /** The shell blocks of the page's Datasets section, in order, without those that call the CLI. */
 function datasetBlocks(markdown: string): string[] {
-  const section = markdown.slice(markdown.indexOf('## Datasets'));
+  const start = markdown.indexOf('## Datasets');
+  const end = markdown.indexOf('\n## ', start + 1);
+  const section = markdown.slice(start, end === -1 ? undefined : end);
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).filter((b) => !b.includes('npm run'));
 }
 
