@@ -20,6 +20,7 @@ import { webhooksPaths } from './webhooks';
 import { mcpPaths } from './mcp';
 import { mcpServersPaths } from './mcp-servers';
 import { mcpStdioServersPaths } from './mcp-stdio-servers';
+import { usagePaths } from './usage';
 import { runEventView } from '../presenters/run-event';
 
 /** Every resource's paths; one line per resource router. */
@@ -50,6 +51,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   mcpServersPaths,
   // /api/v1/mcp-servers/stdio
   mcpStdioServersPaths,
+  // /api/v1/usage
+  usagePaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -16,6 +16,7 @@ import { runEventRoutes } from './run-events';
 import { runRoutes } from './runs';
 import { scheduleRoutes } from './schedules';
 import { transcriptRoutes } from './transcripts';
+import { usageRoutes } from './usage';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
@@ -44,6 +45,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(webhookRoutes(deps).routes());
   v1.use(mcpStdioServerRoutes(deps).routes());
   v1.use(mcpServerRoutes(deps).routes());
+  v1.use(usageRoutes(deps).routes());
   root.use(v1.routes());
   return root;
 }
