@@ -13,6 +13,7 @@ import { Catalog } from './pages/Catalog';
 import { RunPage } from './pages/Run';
 import { Runs } from './pages/Runs';
 import { SignIn } from './pages/SignIn';
+import { Usage } from './pages/Usage';
 import { WorkflowPage } from './pages/Workflow';
 import { Workflows } from './pages/Workflows';
 
@@ -21,6 +22,7 @@ const NAV = [
   { to: '/approvals', label: 'Approvals' },
   { to: '/workflows', label: 'Workflows' },
   { to: '/catalog', label: 'Templates & tools' },
+  { to: '/usage', label: 'Usage' },
 ] as const;
 
 function Page({ path }: { path: string }) {
@@ -36,6 +38,7 @@ function Page({ path }: { path: string }) {
   if (section === 'workflows' && parts.length === 1) return <Workflows />;
   if (section === 'workflows' && id && parts.length === 2) return <WorkflowPage workflowId={id} />;
   if (section === 'catalog' && parts.length === 1) return <Catalog />;
+  if (section === 'usage' && parts.length === 1) return <Usage />;
   return (
     <main id="main">
       <h1>Not found</h1>
