@@ -26,17 +26,20 @@ export function usageRoutes(deps: ApiDeps): Router {
     const { query } = read.input(ctx);
     const today = utcDay(new Date());
     const to = query.to ?? today;
-    const from = query.from ?? shift(to, -(DEFAULT_DAYS - 1));
     const groupBy = query.group_by ?? ['day'];
+    const threads = groupBy.includes('thread') ? firstThreadDay(today) : undefined;
+    // The default range is the last 30 days, or the kept week when grouping by thread.
+    const defaultFrom = shift(to, -(DEFAULT_DAYS - 1));
+    const from = query.from ?? (threads !== undefined && threads > defaultFrom ? threads : defaultFrom);
+    if (threads !== undefined && (from < threads || to < threads)) {
+      throw new BadRequestError(
+        `grouping by thread covers the days from ${threads} on (calls are kept a week)`,
+        'invalid_range',
+      );
+    }
     if (from > to) throw new BadRequestError(`from (${from}) is after to (${to})`, 'invalid_range');
     if (shift(from, USAGE_DAY_KEEP_DAYS - 1) < to) {
       throw new BadRequestError(`a range covers at most ${USAGE_DAY_KEEP_DAYS} days`, 'invalid_range');
-    }
-    if (groupBy.includes('thread') && from < firstThreadDay(today)) {
-      throw new BadRequestError(
-        `grouping by thread covers the days from ${firstThreadDay(today)} on (calls are kept a week)`,
-        'invalid_range',
-      );
     }
     const range = { from, to, groupBy };
     const rows = await readUsage(deps.db, userId(ctx), range);
