@@ -32,7 +32,7 @@
  * `scheduledTimestampMs`, the same for every attempt), so a retry after midnight does not count it on the next day.
  */
 import { createHash } from 'node:crypto';
-import type { Db } from 'mongodb';
+import type { Db, Filter, UpdateFilter } from 'mongodb';
 import { isDuplicateKey } from './duplicate-key';
 import { runsCollection } from './runs';
 import { innerExecution } from './step-writes';
@@ -239,6 +239,34 @@ function settled(db: Db, dayId: string): Set<string> {
   return keys;
 }
 
+/** MongoDB's error for a field path through a value that cannot hold it (`pending.<key>` in an array). */
+const PATH_NOT_VIABLE = 28;
+
+/**
+ * A day counted by the build before this one keeps `pending` as an array of keys (of calls in flight at the upgrade,
+ * which a retry across it may count again): it becomes a map, once. True when it was such a day.
+ */
+async function pendingToMap(db: Db, dayId: string): Promise<boolean> {
+  const res = await usageCollection(db).updateOne(
+    { _id: dayId, pending: { $type: 'array' } },
+    { $set: { pending: {} } },
+  );
+  return res.modifiedCount === 1;
+}
+
+/** The add as one upsert; true when it counted. */
+async function addOnce(db: Db, filter: Filter<UsageDoc>, update: UpdateFilter<UsageDoc>): Promise<boolean> {
+  try {
+    const res = await usageCollection(db).updateOne(filter, update, { upsert: true });
+    return res.modifiedCount + res.upsertedCount === 1;
+  } catch (err) {
+    // The upsert's insert collided on _id: the day's document exists, written by an earlier attempt of this call (its
+    // key is pending) or by another call at the same moment. Without the upsert the filter says which.
+    if (!isDuplicateKey(err)) throw err;
+    return (await usageCollection(db).updateOne(filter, update)).modifiedCount === 1;
+  }
+}
+
 /** Step 1: the day's totals grow by the call's, unless its key is pending there (an earlier attempt added it). */
 async function addToDay(db: Db, call: CountedCall, day: string): Promise<boolean> {
   const dayId = usageDayId(call.ownerId, day);
@@ -267,13 +295,12 @@ async function addToDay(db: Db, call: CountedCall, day: string): Promise<boolean
   };
   let added: boolean;
   try {
-    const res = await usageCollection(db).updateOne(filter, update, { upsert: true });
-    added = res.modifiedCount + res.upsertedCount === 1;
+    added = await addOnce(db, filter, update);
+    // Not added: an earlier attempt's key is pending, or (rarely) the day is one of the build before (below).
+    if (!added && (await pendingToMap(db, dayId))) added = await addOnce(db, filter, update);
   } catch (err) {
-    // The upsert's insert collided on _id: the day's document exists, written by an earlier attempt of this call (its
-    // key is pending) or by another call at the same moment. Without the upsert the filter says which.
-    if (!isDuplicateKey(err)) throw err;
-    added = (await usageCollection(db).updateOne(filter, update)).modifiedCount === 1;
+    if ((err as { code?: unknown }).code !== PATH_NOT_VIABLE || !(await pendingToMap(db, dayId))) throw err;
+    added = await addOnce(db, filter, update);
   }
   // Those keys have left (or the document was new and never held them).
   if (added) for (const k of leaving) settled(db, dayId).delete(k);

@@ -14,6 +14,7 @@ import {
   usageCollection,
   utcDay,
   type CountedCall,
+  type UsageDoc,
 } from '../../db/usage';
 import { testConfig, uniqueId, useTestDb } from '../helpers/stack';
 
@@ -123,6 +124,23 @@ describe('usage counting', () => {
     );
     expect(results.every(Boolean)).toBe(true);
     expect(await dayOf(owner)).toMatchObject({ tokens: 40, call_count: 20 });
+  });
+
+  it('goes on counting a day recorded by the build before, whose pending keys were an array', async () => {
+    const owner = uniqueId('usr_');
+    const day = utcDay(new Date());
+    await usageCollection(database.db).insertOne({
+      _id: `${owner}:${day}`,
+      owner_id: owner,
+      day,
+      tokens: 50,
+      call_count: 5,
+      pending: [] as unknown as Record<string, true>,
+      expires_at: new Date(Date.now() + 86_400_000),
+    } as UsageDoc);
+    expect(await attemptOf(database.db, call(owner, 'run_i:s:1', 10), 1)).toBe(true);
+    expect(await attemptOf(database.db, call(owner, 'run_i:s:1', 10), 2)).toBe(false);
+    expect(await dayOf(owner)).toMatchObject({ tokens: 60, call_count: 6 });
   });
 
   it('keeps the totals by model, template and workflow', async () => {
