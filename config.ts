@@ -93,6 +93,28 @@ export const configSchema = z.object({
   LOOP_MAX_ITERATIONS: z.coerce.number().int().positive().max(1000).default(100),
   SUBWORKFLOW_MAX_DEPTH: z.coerce.number().int().positive().max(10).default(3),
   USER_MAX_TOKENS_PER_DAY: z.coerce.number().int().positive().default(10_000_000),
+  /**
+   * The operator's price table: USD per million input and output tokens, by model as steps name it
+   * (`{"openai:gpt-4o-mini": {"input": 0.15, "output": 0.6}}`). GET /api/v1/usage prices the counted tokens with it
+   * when it answers (decision 0531); a model without a price shows its tokens with a null cost.
+   */
+  MODEL_PRICES: z
+    .string()
+    .transform((text, ctx): unknown => {
+      try {
+        return JSON.parse(text);
+      } catch {
+        ctx.addIssue({ code: 'custom', message: 'must be a JSON object: {"<model>": {"input": 0.15, "output": 0.6}}' });
+        return z.NEVER;
+      }
+    })
+    .pipe(
+      z.record(
+        z.string().min(1).max(200),
+        z.strictObject({ input: z.number().nonnegative().finite(), output: z.number().nonnegative().finite() }),
+      ),
+    )
+    .default({}),
 
   MONGODB_URI: z
     .string()

@@ -13,6 +13,7 @@ import { registerMcpServerCommands } from './commands/mcp-servers';
 import { registerScheduleCommands } from './commands/schedules';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
+import { registerUsageCommands } from './commands/usage';
 import { registerUserCommands } from './commands/users';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -33,6 +34,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
   registerMcpServerCommands(program, ctx);
+  registerUsageCommands(program, ctx);
   registerDatasetCommands(program, ctx);
   const { workflows, agents } = registerDefinitionCommands(program, ctx);
   registerWorkflowList(workflows, ctx);

@@ -5398,6 +5398,104 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/usage': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your model usage: tokens, calls and cost by day, model, template, workflow or thread
+     * @description Every model call of your runs, counted once however often it was retried, on the UTC day it was first scheduled. `from`/`to` are UTC days, both included (default: the last 30 days; at most 400 days, which is how long days are kept). Rows are grouped by the `group_by` dimensions (default `day`); grouping by `thread` covers the last 8 days. `cost_usd` comes from the operator’s price table (USD per million input and output tokens by model) and is null for a row with a model the table does not price. 400 (`invalid_range`) when `from` is after `to`, the range is longer than 400 days, or a thread grouping reaches past the kept calls.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description First UTC day, included (default: 29 days before `to`). */
+          from?: string;
+          /** @description One or more of day, model, template, workflow, thread, comma-separated or repeated (default: day). Each row is one group; `thread` covers the last 8 days. */
+          group_by?: string | string[];
+          /** @description Last UTC day, included (default: today). */
+          to?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The usage in the range */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Usage'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/webhooks/secret': {
     parameters: {
       query?: never;
@@ -10700,6 +10798,49 @@ export interface components {
        */
       step_type?: 'agent' | 'action';
       tags?: string[];
+    };
+    Usage: {
+      /** @constant */
+      currency: 'USD';
+      from: string;
+      group_by: ('day' | 'model' | 'template' | 'workflow' | 'thread')[];
+      /** @description By day (oldest first), then most tokens first. */
+      rows: components['schemas']['UsageRow'][];
+      to: string;
+      total: {
+        /** @description Model calls counted. */
+        calls: number;
+        /** @description From the operator’s price table; null when a model of these calls has no price there. */
+        cost_usd: number | null;
+        input_tokens: number;
+        output_tokens: number;
+        /** @description Input and output tokens together (what the daily budget counts). */
+        tokens: number;
+      };
+    };
+    UsageRow: {
+      /** @description Model calls counted. */
+      calls: number;
+      /** @description From the operator’s price table; null when a model of these calls has no price there. */
+      cost_usd: number | null;
+      /** @description UTC day (grouped by day). */
+      day?: string;
+      input_tokens: number;
+      /** @description The model as the step names it (grouped by model). */
+      model?: string;
+      output_tokens: number;
+      /** @description Agent template (grouped by template). */
+      template_id?: string | null;
+      /** @description Its name; null when it is gone. */
+      template_name?: string | null;
+      /** @description Thread (grouped by thread); null for runs outside a thread. */
+      thread_id?: string | null;
+      /** @description Input and output tokens together (what the daily budget counts). */
+      tokens: number;
+      /** @description Workflow (grouped by workflow). */
+      workflow_id?: string | null;
+      /** @description Its name; null when it is gone. */
+      workflow_name?: string | null;
     };
     WebhookDelivery: {
       attempts: {

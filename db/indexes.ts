@@ -94,10 +94,16 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // Completion webhook deliveries of a run (db/webhook-deliveries.ts), read by the status endpoint once it ended.
   webhook_deliveries: [{ key: { run_id: 1, created_at: 1, _id: 1 }, name: 'by_run' }],
   transcripts: [{ key: { run_id: 1, step_id: 1, seq: 1 }, unique: true, name: 'run_step_seq_unique' }],
-  // Tokens per user and UTC day (db/usage.ts): one document per (owner, day) and one per model call, each found by
-  // _id; both expired by TTL.
-  usage: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
-  usage_calls: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
+  // Tokens per user and UTC day (db/usage.ts): one document per (owner, day) and one per model call, each written by
+  // _id; both expired by TTL. The usage view (db/usage-report.ts) reads a range of an owner's days.
+  usage: [
+    { key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' },
+    { key: { owner_id: 1, day: 1 }, name: 'by_owner_day' },
+  ],
+  usage_calls: [
+    { key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' },
+    { key: { owner_id: 1, day: 1 }, name: 'by_owner_day' },
+  ],
   // Datasets (db/datasets.ts): names unique per owner; listed newest first.
   datasets: [
     { key: { owner_id: 1, name: 1 }, unique: true, name: 'owner_name_unique' },

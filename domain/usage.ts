@@ -26,3 +26,7 @@ export function callUsage(call: TokenUsage): Usage {
     ...(call.estimated ? { estimated: true } : {}),
   };
 }
+
+/** What the usage view (GET /api/v1/usage) groups counted calls by. */
+export const USAGE_DIMENSIONS = ['day', 'model', 'template', 'workflow', 'thread'] as const;
+export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];

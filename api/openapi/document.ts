@@ -20,6 +20,7 @@ import { webhooksPaths } from './webhooks';
 import { mcpPaths } from './mcp';
 import { mcpServersPaths } from './mcp-servers';
 import { mcpStdioServersPaths } from './mcp-stdio-servers';
+import { usagePaths } from './usage';
 import { datasetsPaths } from './datasets';
 import { threadsPaths } from './threads';
 import { runEventView } from '../presenters/run-event';
@@ -52,6 +53,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   mcpServersPaths,
   // /api/v1/mcp-servers/stdio
   mcpStdioServersPaths,
+  // /api/v1/usage
+  usagePaths,
   // /api/v1/datasets[/{id}[/versions|/items[/from-runs|/import|/export|/{itemId}]]]
   datasetsPaths,
   // /api/v1/threads[/{id}[/messages|events|fork|turns/{turn}/cancel]]

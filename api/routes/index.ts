@@ -18,6 +18,7 @@ import { runRoutes } from './runs';
 import { scheduleRoutes } from './schedules';
 import { threadRoutes } from './threads';
 import { transcriptRoutes } from './transcripts';
+import { usageRoutes } from './usage';
 import { webhookRoutes } from './webhooks';
 import { workflowRoutes } from './workflows';
 
@@ -47,6 +48,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(threadRoutes(deps).routes());
   v1.use(mcpStdioServerRoutes(deps).routes());
   v1.use(mcpServerRoutes(deps).routes());
+  v1.use(usageRoutes(deps).routes());
   v1.use(datasetRoutes(deps).routes());
   root.use(v1.routes());
   return root;

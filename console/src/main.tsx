@@ -15,6 +15,7 @@ import { Datasets } from './pages/Datasets';
 import { RunPage } from './pages/Run';
 import { Runs } from './pages/Runs';
 import { SignIn } from './pages/SignIn';
+import { Usage } from './pages/Usage';
 import { WorkflowPage } from './pages/Workflow';
 import { Workflows } from './pages/Workflows';
 
@@ -24,6 +25,7 @@ const NAV = [
   { to: '/workflows', label: 'Workflows' },
   { to: '/datasets', label: 'Datasets' },
   { to: '/catalog', label: 'Templates & tools' },
+  { to: '/usage', label: 'Usage' },
 ] as const;
 
 function Page({ path }: { path: string }) {
@@ -41,6 +43,7 @@ function Page({ path }: { path: string }) {
   if (section === 'datasets' && parts.length === 1) return <Datasets />;
   if (section === 'datasets' && id && parts.length === 2) return <DatasetPage datasetId={id} />;
   if (section === 'catalog' && parts.length === 1) return <Catalog />;
+  if (section === 'usage' && parts.length === 1) return <Usage />;
   return (
     <main id="main">
       <h1>Not found</h1>

@@ -135,6 +135,8 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       '/api/v1/mcp-servers': '/api/v1/mcp-servers',
       '/api/v1/mcp-servers/{id}': `/api/v1/mcp-servers/${mcp}`,
       '/api/v1/mcp-servers/stdio': '/api/v1/mcp-servers/stdio',
+      // The finished run's model call, by every group of the day documents (and the names of its template and workflow).
+      '/api/v1/usage': '/api/v1/usage?group_by=day,model,template,workflow',
       '/api/v1/datasets': '/api/v1/datasets',
       '/api/v1/datasets/{id}': `/api/v1/datasets/${dataset}`,
       '/api/v1/datasets/{id}/versions': `/api/v1/datasets/${dataset}/versions`,

@@ -13,12 +13,13 @@ import type { Config } from '../../../config';
 import { setStepProgress } from '../../../db/step-states';
 import { recordMcpProblems } from '../../../db/step-warnings';
 import { TranscriptSupersededError, usageOf } from '../../../db/transcripts';
+import { callOrigin, earlierCount } from '../../../db/usage';
 import type { WorkerMetrics } from '../../metrics';
 import { failStepAttempt } from '../step-failure';
 import { buildConversation } from './conversation';
 import { createOutputChecker } from './final-answer';
 import { callTheModel } from './model-call';
-import { recordCall } from './record-call';
+import { recordCall, usageCallKey } from './record-call';
 import type { CallModelInput, CallModelResult } from './types';
 
 export interface AgentActivityDeps {
@@ -67,11 +68,30 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
             )
           : undefined,
       ]);
+      // Also sent with the call: what the usage count needs after it (db/usage.ts) — where the call is made, and on a
+      // retry what an earlier attempt counted.
+      const callKey = usageCallKey(req, conversation.seq);
+      const usage = {
+        callKey,
+        at: new Date(ctx.info.scheduledTimestampMs),
+        origin: callOrigin(deps.db, req.run_id, req.step_id),
+        earlier: earlierCount(deps.db, { ownerId: req.owner_id, callKey, attempt }),
+      };
+      // Settled, so a failed read is not an unhandled rejection while the model thinks; countCall rethrows it.
+      void Promise.allSettled([usage.origin, usage.earlier]);
       const answer = await callTheModel(deps, req, { attempt, log, ctx }, conversation).catch(async (err: unknown) => {
         await before;
         throw err;
       });
-      const outcome = await recordCall({ db: deps.db, checker }, req, { attempt, log }, conversation, answer, before);
+      const outcome = await recordCall(
+        { db: deps.db, checker },
+        req,
+        { attempt, log },
+        conversation,
+        answer,
+        before,
+        usage,
+      );
       log.debug({ kind: outcome.kind, usage: outcome.usage }, 'model call done');
       attemptOutcome = 'completed';
       return outcome;

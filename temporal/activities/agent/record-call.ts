@@ -1,9 +1,9 @@
 /**
  * The third part of a model call: recording what came back. The answer decides the outcome (tool calls, a final
- * answer, or one that does not fit `output_schema`); its transcript entry, the owner's usage count, a large final
- * answer's blob and the step's turn write go together, and the call's events follow once they have landed — two
- * database round trips in sequence after the call. A failed turn write does not make Temporal repeat the call (only a
- * failed transcript or usage write may).
+ * answer, or one that does not fit `output_schema`); its transcript entry, the usage count's add, a large final
+ * answer's blob and the step's turn write go together, and the call's events follow once they have landed, beside the
+ * usage count's call document — two database round trips in sequence after the call. A failed turn write does not make
+ * Temporal repeat the call (only a failed transcript or usage write may).
  */
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
@@ -12,12 +12,26 @@ import type { NewRunEvent } from '../../../db/run-events';
 import { agentTurnEvent } from '../../../db/step-events';
 import { recordTurn } from '../../../db/step-states';
 import { putTranscriptEntry, usageOf, type TranscriptEntry } from '../../../db/transcripts';
-import { addCallTokens } from '../../../db/usage';
+import { countCall, type CallOrigin, type UsageCallDoc } from '../../../db/usage';
 import type { LlmToolCall } from '../../llm/types';
 import type { Conversation } from './conversation';
 import type { createOutputChecker } from './final-answer';
 import type { ModelAnswer } from './model-call';
 import type { CallModelInput, CallModelResult } from './types';
+
+/** What the usage count of a call needs, read while the model thought (call-model.ts). */
+export interface UsageContext {
+  callKey: string;
+  /** When the call's activity was first scheduled: the day it counts on. */
+  at: Date;
+  origin: Promise<CallOrigin>;
+  earlier: Promise<UsageCallDoc | null>;
+}
+
+/** The call's usage key: the transcript seq of its answer, so every attempt of the same call has the same key. */
+export function usageCallKey(req: CallModelInput, assistantSeq: number): string {
+  return `${req.run_id}:${req.step_id}:${assistantSeq}`;
+}
 
 /** Records the answer and returns what the workflow needs to decide. `before`: writes still in flight from before. */
 export async function recordCall(
@@ -27,6 +41,7 @@ export async function recordCall(
   conversation: Conversation,
   answer: ModelAnswer,
   before: Promise<unknown>,
+  usage: UsageContext,
 ): Promise<CallModelResult> {
   const { result } = answer;
   const assistantSeq = conversation.seq;
@@ -43,7 +58,7 @@ export async function recordCall(
     finish_reason: result.finishReason,
     final,
   };
-  const [tail] = await Promise.all([answer.liveTail, before]);
+  const [tail, , origin] = await Promise.all([answer.liveTail, before, usage.origin]);
   const stored = checked?.ok ? storeOutput(deps.db, req.run_id, req.step_id, checked.output) : undefined;
   const written = Promise.all([
     putTranscriptEntry(
@@ -51,15 +66,22 @@ export async function recordCall(
       { runId: req.run_id, stepId: req.step_id, seq: assistantSeq, attempt: at.attempt },
       entry,
     ),
-    // Keyed by the transcript seq of this answer: every attempt of the same call has the same key.
-    addCallTokens(deps.db, {
-      ownerId: req.owner_id,
-      callKey: `${req.run_id}:${req.step_id}:${assistantSeq}`,
-      tokens: result.usage.input_tokens + result.usage.output_tokens,
-      at: new Date(),
-    }),
     stored,
   ]);
+  // Its add goes beside the entry, its call document beside the events (db/usage.ts).
+  const counted = countCall(
+    deps.db,
+    {
+      ownerId: req.owner_id,
+      callKey: usage.callKey,
+      at: usage.at,
+      model: conversation.setup.model,
+      origin,
+      input_tokens: result.usage.input_tokens,
+      output_tokens: result.usage.output_tokens,
+    },
+    usage.earlier,
+  );
   const events: NewRunEvent[] = [
     ...tail,
     agentTurnEvent(req.step_id, assistantSeq, {
@@ -71,7 +93,10 @@ export async function recordCall(
     }),
   ];
   const progress = { turn: req.turn, usage: usageOf([...conversation.history, entry]) };
-  const { failed } = await recordTurn(deps.db, req.run_id, req.step_id, progress, events, written);
+  const [{ failed }] = await Promise.all([
+    recordTurn(deps.db, req.run_id, req.step_id, progress, events, written),
+    counted,
+  ]);
   if (failed !== undefined) at.log.warn({ err: failed }, 'could not record agent progress');
 
   if (toolCalls.length > 0) {

@@ -33,14 +33,22 @@ export async function startCallModelHarness(env: Record<string, string> = {}): P
     logger: silentLogger,
     metrics: createWorkerMetrics(new Registry()),
   });
+  // Temporal keeps the time an activity was first scheduled across its attempts; so does this harness, per call.
+  const scheduled = new Map<string, number>();
+  const scheduledAt = (req: CallModelInput) => {
+    const key = `${req.run_id}:${req.step_id}:${req.turn}`;
+    if (!scheduled.has(key)) scheduled.set(key, Date.now());
+    return scheduled.get(key)!;
+  };
   return {
     llm,
     database,
     attempt: (n, req) =>
-      new MockActivityEnvironment({ attempt: n }).run<[CallModelInput], CallModelResult, typeof callModel>(
-        callModel,
-        req,
-      ),
+      new MockActivityEnvironment({ attempt: n, scheduledTimestampMs: scheduledAt(req) }).run<
+        [CallModelInput],
+        CallModelResult,
+        typeof callModel
+      >(callModel, req),
     close: async () => {
       await database.db.dropDatabase();
       await database.close();
