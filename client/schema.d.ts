@@ -131,6 +131,8 @@ export interface paths {
                 config: {
                   [key: string]: unknown;
                 };
+                /** @description Tokens of a thread's earlier turns each turn is given (absent: 16000). */
+                context_tokens?: number;
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -184,6 +186,8 @@ export interface paths {
                 config: {
                   [key: string]: unknown;
                 };
+                /** @description Tokens of a thread's earlier turns each turn is given (absent: 16000). */
+                context_tokens?: number;
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -532,6 +536,8 @@ export interface paths {
                 config: {
                   [key: string]: unknown;
                 };
+                /** @description Tokens of a thread's earlier turns each turn is given (absent: 16000). */
+                context_tokens?: number;
                 /**
                  * Format: date-time
                  * @description ISO-8601 UTC timestamp
@@ -2655,6 +2661,1133 @@ export interface paths {
         };
         /** @description Request body is not JSON. */
         415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Your threads, newest first
+     * @description Filters combine (AND): `template_id`, `metadata=key:value` (repeatable; string values), `q` (text in the title). Paged (`limit`, `cursor`, `Link: rel="next"`).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+          metadata?: string | string[];
+          /** @description Text the title contains (case-insensitive). */
+          q?: string;
+          template_id?: string;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of threads */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Thread'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Start a conversation with an agent template
+     * @description The template by id or name (422 `unknown_template`, `not_an_agent`). `overrides` change the model, add instructions, replace tools or MCP tools, set the thread budget and the message policy for every turn.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Flat key → string, number or boolean; lists filter on it. */
+            metadata?: {
+              [key: string]: string | number | boolean;
+            };
+            overrides?: components['schemas']['ThreadOverrides'];
+            /**
+             * @description The agent template: its id (`tpl_…`) or its name.
+             * @example support-agent
+             */
+            template: string;
+            title?: string | null;
+          };
+        };
+      };
+      responses: {
+        /** @description The new thread */
+        201: {
+          headers: {
+            /** @description The thread’s URL. */
+            Location: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Thread'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One thread: message count, usage, the running turn */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The thread */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Thread'];
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    /**
+     * Delete a thread and everything of it
+     * @description A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, transcripts, events, approvals, the messages and the thread are removed.
+     */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Deleted */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @constant */
+                deleted: true;
+                id: string;
+              };
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    /** Change a thread’s title or metadata */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description Replaces the whole metadata. */
+            metadata?: {
+              [key: string]: string | number | boolean;
+            };
+            title?: string | null;
+          };
+        };
+      };
+      responses: {
+        /** @description The thread */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Thread'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    trace?: never;
+  };
+  '/api/v1/threads/{id}/events': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Follow a thread live: its turns’ run events as Server-Sent Events
+     * @description Frames are `id: <turn>.<seq>`, `event: <type>`, `data: <RunEvent JSON + thread_turn>`: every event of each turn’s run in turn order (live text, tool calls, approvals, `run.ended`), then the next turn’s as it comes. Resume with `Last-Event-ID` (or `?after=`) to get exactly the events after it; `0.0` or nothing: from the first turn. The stream stays open for the next turns (`?until=idle`: it ends once every turn accepted so far was sent). `: ping` comments every EVENTS_HEARTBEAT_SECONDS; the server ends a stream after EVENTS_MAX_STREAM_SECONDS (resume).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Resume after this event id (as `Last-Event-ID`). */
+          after?: string;
+          /** @description `idle`: end the stream once the events of every turn accepted so far were sent (default: wait for more). */
+          until?: 'idle';
+        };
+        header?: {
+          /** @description The id of the last event received. */
+          'Last-Event-ID'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The event stream */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'text/event-stream': components['schemas']['ThreadEventItem'];
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads/{id}/fork': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Fork a thread at a message: a new thread with the conversation up to there
+     * @description The messages up to and including `at` are copied (no model call); the fork keeps the template, overrides and metadata. 422 `unknown_message` when `at` is not a message of the thread.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description The last message the new thread keeps.
+             * @example m3.0
+             */
+            at: string;
+            title?: string | null;
+          };
+        };
+      };
+      responses: {
+        /** @description The new thread */
+        201: {
+          headers: {
+            /** @description The new thread’s URL. */
+            Location: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Thread'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads/{id}/messages': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The conversation, oldest first
+     * @description User messages (with their turn’s state, error and usage), assistant messages (with their tool calls) and tool results. A turn’s answer appears when the turn has ended; follow `…/events` for it live.
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+        };
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of messages */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ThreadMessage'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Send a message: the thread’s next turn
+     * @description `text` of 1 to 32768 UTF-8 bytes (413 `message_too_large` above). 202 with the message and its turn (and the turn’s run); with `?wait=N`, 200 with the reply once the turn completed within N seconds. 409 `turn_running` (policy `reject`, naming the running turn), `stale_after` (`after` is not the last message), `thread_deleting`, `in_flight` (same key still under way). 422 `thread_budget_exceeded` (with the numbers), `idempotency_mismatch`, `thread_invalid` (its template is gone). 429 when the run-start rate or USER_MAX_CONCURRENT_RUNS is reached.
+     */
+    post: {
+      parameters: {
+        query?: {
+          /** @description Wait up to this many seconds for the turn's reply (200 with it when it came). */
+          wait?: number;
+        };
+        header?: {
+          /** @description Same key + same body → the same message and turn (never a second turn); other body → 422. Kept 7 days. */
+          'Idempotency-Key'?: string;
+        };
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /**
+             * @description The last message you saw: refused (409 `stale_after`) when the thread has moved on.
+             * @example m3.0
+             */
+            after?: string;
+            /**
+             * @description This message's policy instead of the thread's.
+             * @enum {string}
+             */
+            policy?: 'reject' | 'enqueue';
+            /** @description The user's message; at most 32768 UTF-8 bytes (413 `message_too_large`). */
+            text: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The turn completed within the wait: its reply */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['AcceptedMessage'];
+              error: null;
+            };
+          };
+        };
+        /** @description Accepted: the turn runs (or waits for the turns before it) */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['AcceptedMessage'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads/{id}/turns/{turn}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel a turn
+     * @description A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends `cancelled`, the next queued turn starts). 409 when the turn has ended.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+          /** @description The turn number (1 is the first). */
+          turn: number;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Cancellation requested */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                run_id: string | null;
+                thread_id: string;
+                turn: number;
+              };
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -6265,6 +7398,18 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    AcceptedMessage: {
+      /** @example m3.0 */
+      message_id: string;
+      /** @description The assistant’s answer, once the turn completed (null before, and when it did not). */
+      reply: components['schemas']['ThreadMessage'] | null;
+      /** @description The turn’s run (its status and events as for any run). */
+      run_id: string;
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      thread_id: string;
+      turn: number;
+    };
     ActionType: {
       /** @description JSON Schema (2020-12) of the action config. */
       config_schema: {
@@ -6280,6 +7425,8 @@ export interface components {
       config: {
         [key: string]: unknown;
       };
+      /** @description Tokens of a thread's earlier turns each turn is given (absent: 16000). */
+      context_tokens?: number;
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp
@@ -6344,6 +7491,8 @@ export interface components {
        * @default {}
        */
       config: components['schemas']['JsonDataObject'];
+      /** @description Agents only: how many tokens of a thread's earlier turns each turn's model call is given (null → 16000; docs/threads.md). */
+      context_tokens?: number | null;
       /** @description System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8. */
       default_prompt: string;
       /** @default [] */
@@ -7269,6 +8418,163 @@ export interface components {
         output_tokens: number;
       };
     };
+    Thread: {
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      /** @example thr_x1Y2z3A4b5C6d7E8 */
+      id: string;
+      /** @description Send it as `after` with your next message. */
+      last_message_id: string | null;
+      message_count: number;
+      metadata: {
+        [key: string]: unknown;
+      };
+      /** @description What the thread changes of its template (as created). */
+      overrides: {
+        [key: string]: unknown;
+      };
+      /** @description Messages waiting for their turn (policy `enqueue`). */
+      queued: number;
+      /** @description The turn being answered, if any (its run is an ordinary run). */
+      running_turn: {
+        run_id: string;
+        turn: number;
+      } | null;
+      template_id: string;
+      template_name: string;
+      title: string | null;
+      /** @description Turns accepted so far (the last turn’s number). */
+      turns: number;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updated_at: string;
+      /** @description Model usage of the turns that ended, summed. */
+      usage: {
+        /** @constant */
+        estimated?: true;
+        input_tokens: number;
+        llm_calls: number;
+        output_tokens: number;
+      };
+    };
+    ThreadBudget: {
+      /** @description Tokens of the whole thread: once used, every new message is refused (422). */
+      max_tokens?: number;
+      /** @description Model calls of one turn; capped by RUN_MAX_MODEL_CALLS. */
+      turn_max_model_calls?: number;
+      /** @description Tokens (input + output) of one turn; capped by RUN_MAX_TOKENS. */
+      turn_max_tokens?: number;
+    };
+    ThreadEventItem: {
+      /** @description The run event as JSON (RunEvent) with `thread_turn`, the turn it belongs to. */
+      data: string;
+      /**
+       * @description The event's `type` (a run event of the turn's run).
+       * @enum {string}
+       */
+      event:
+        | 'step.started'
+        | 'step.retrying'
+        | 'step.waiting'
+        | 'step.resumed'
+        | 'step.completed'
+        | 'step.failed'
+        | 'step.skipped'
+        | 'step.child_run'
+        | 'step.warning'
+        | 'agent.model_call'
+        | 'agent.tool_call'
+        | 'agent.text.delta'
+        | 'agent.text.void'
+        | 'run.ended';
+      /** @description `<turn>.<seq>`: resume after it with `Last-Event-ID`. */
+      id: string;
+    };
+    ThreadMessage: {
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      error?: {
+        code?: string;
+        message: string;
+        /** @description E.g. `budget_exceeded`, `cancelled`, `not_started`. */
+        reason: string;
+        step_id: string | null;
+      } | null;
+      /**
+       * @description The assistant message that answered the turn.
+       * @constant
+       */
+      final?: true;
+      /**
+       * @description `m<turn>.<pos>`; pos 0 is the turn’s user message.
+       * @example m1.0
+       */
+      id: string;
+      /** @enum {string} */
+      role: 'user' | 'assistant' | 'tool';
+      /** @description User messages: the turn’s run (absent in a fork’s copies). */
+      run_id?: string;
+      /**
+       * @description User messages: the turn’s state (`queued` until it starts, then its run’s status).
+       * @enum {string}
+       */
+      status?: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      text: string | null;
+      /** @description Tool messages: the call and its result. */
+      tool?: {
+        args: unknown;
+        call_id: string;
+        is_error: boolean;
+        name: string;
+        output: unknown;
+      };
+      /** @description Assistant messages: the tool calls it made. */
+      tool_calls?: {
+        args: unknown;
+        id: string;
+        name: string;
+      }[];
+      turn: number;
+      usage?: {
+        /** @constant */
+        estimated?: true;
+        input_tokens: number;
+        llm_calls: number;
+        output_tokens: number;
+      };
+    };
+    ThreadOverrides: {
+      budget?: components['schemas']['ThreadBudget'];
+      /** @description Added to the template's system prompt. */
+      instructions?: string;
+      /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
+      mcp_tools?: components['schemas']['McpToolSelection'][];
+      /** @description `provider:model` instead of the template's. */
+      model?: string;
+      /**
+       * @description A message sent while a turn runs: `reject` (409 naming the running turn, the default) or `enqueue` (it runs after the turns before it).
+       * @enum {string}
+       */
+      policy?: 'reject' | 'enqueue';
+      /**
+       * @description Built-in tools instead of the template's.
+       * @example [
+       *       "http_fetch"
+       *     ]
+       */
+      tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
+    };
     /**
      * @description IANA time zone the cron expressions are read in (default UTC).
      * @enum {string}
@@ -7721,6 +9027,8 @@ export interface components {
       action_type?: ('send_email' | 'http_request' | 'transform' | 'delay' | 'approval') | null;
       /** @description Action: defaults checked by the action type (see GET /api/v1/agents/actions); `{{…}}` references allowed. Agent: `temperature`, `max_output_tokens`. */
       config?: components['schemas']['JsonDataObject'];
+      /** @description Agents only: how many tokens of a thread's earlier turns each turn's model call is given (null → 16000; docs/threads.md). */
+      context_tokens?: number | null;
       /** @description System prompt of an agent (for an action: what the step is for), ≤ 32 KiB of UTF-8. */
       default_prompt?: string;
       default_tasks?: string[];
