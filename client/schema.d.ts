@@ -1778,7 +1778,7 @@ export interface paths {
     };
     /**
      * Search your runs across all workflows, newest first
-     * @description Filters combine (AND): `status` (several at once; the status as the status endpoint shows it, `waiting` included), `workflow_id`, `created_after` (inclusive), `created_before`, `q` (text in the workflow name). Top-level runs only: a sub-workflow run is reached through its parent. Paged (`limit`, `cursor`, `Link: rel="next"`), one indexed query per page.
+     * @description Filters combine (AND): `status` (several at once; the status as the status endpoint shows it, `waiting` included), `workflow_id`, `created_after` (inclusive), `created_before`, `q` (text in the workflow name). Top-level runs only: a sub-workflow run is reached through its parent, a thread’s turn through its thread. Paged (`limit`, `cursor`, `Link: rel="next"`), one indexed query per page.
      */
     get: {
       parameters: {
@@ -3564,7 +3564,7 @@ export interface paths {
     put?: never;
     /**
      * Send a message: the thread’s next turn
-     * @description `text` of 1 to 32768 UTF-8 bytes (413 `message_too_large` above). 202 with the message and its turn (and the turn’s run); with `?wait=N`, 200 with the reply once the turn completed within N seconds. 409 `turn_running` (policy `reject`, naming the running turn), `stale_after` (`after` is not the last message), `thread_deleting`, `in_flight` (same key still under way). 422 `thread_budget_exceeded` (with the numbers), `idempotency_mismatch`, `thread_invalid` (its template is gone). 429 when the run-start rate or USER_MAX_CONCURRENT_RUNS is reached.
+     * @description `text` of 1 to 32768 UTF-8 bytes (413 `message_too_large` above). 202 with the message and its turn (and the turn’s run); with `?wait=N`, 200 once the turn ended within N seconds (with the reply when it completed; `status` and the user message’s `error` say why not). 409 `turn_running` (policy `reject`, naming the running turn), `stale_after` (`after` is not the last message), `thread_deleting`, `in_flight` (same key still under way). 422 `thread_budget_exceeded` (with the numbers), `idempotency_mismatch`, `thread_invalid` (its template is gone). 429 when the run-start rate or USER_MAX_CONCURRENT_RUNS is reached.
      */
     post: {
       parameters: {
@@ -3600,7 +3600,7 @@ export interface paths {
         };
       };
       responses: {
-        /** @description The turn completed within the wait: its reply */
+        /** @description The turn ended within the wait (its reply when it completed) */
         200: {
           headers: {
             [name: string]: unknown;
@@ -3766,6 +3766,15 @@ export interface paths {
               };
               error: null;
             };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
           };
         };
         /** @description Missing, malformed, unknown or revoked API key. */

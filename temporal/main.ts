@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   const stopReconciler =
     config.RECONCILE_INTERVAL_SECONDS > 0
       ? startReconciler(
-          { db: deps.db, temporal, logger, quietMs: config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000 },
+          { db: deps.db, temporal, logger, config, quietMs: config.RUN_STATUS_CHECK_AFTER_SECONDS * 1000 },
           config.RECONCILE_INTERVAL_SECONDS * 1000,
         )
       : async () => undefined;

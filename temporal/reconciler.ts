@@ -18,6 +18,8 @@ import type { RunStatus } from '../domain/run';
 import { deriveOutcome } from '../domain/run-state';
 import { DELIVER_WEBHOOK_WORKFLOW_TYPE, webhookDeliveryId, type WebhookRequest } from '../domain/webhook';
 import { closedOutcome, describeRun, endedWithoutWorkflow, isOpen, lostOutputs } from '../shared/runs/temporal-state';
+import { finishTurn } from '../shared/threads/end-turn';
+import type { Config } from '../config';
 
 /** Runs looked at per pass and scan: bounds the pass's reads and Temporal calls. */
 const BATCH = 100;
@@ -34,6 +36,8 @@ export interface ReconcilerDeps {
   db: Db;
   temporal: Client;
   logger: Logger;
+  /** With it, a reconciled thread turn's end also starts the thread's next queued turn (shared/threads/end-turn.ts). */
+  config?: Config;
   /** A run quiet this long is compared with Temporal (RUN_STATUS_CHECK_AFTER_SECONDS). */
   quietMs: number;
 }
@@ -77,6 +81,7 @@ export class Reconciler {
       const steps = run.steps.map((s) => ({ id: s.id, status: s.status }));
       if (await recordRunOutcome(this.deps.db, run._id, deriveOutcome(steps, { kind: 'not_started' }), now)) {
         done.not_started.push(run._id);
+        await finishTurn({ ...this.deps, log: this.deps.logger }, run._id).catch(() => undefined);
       }
       return;
     }
@@ -92,6 +97,10 @@ export class Reconciler {
     if (!(await recordRunOutcome(this.deps.db, run._id, outcome, d.closeTime ?? now))) return;
     done.ended.push(run._id);
     this.deps.logger.info({ run_id: run._id, status: outcome.status }, 'reconciled a run Temporal has closed');
+    // A thread's turn that ended without its workflow (terminated, timed out by Temporal) ends in its thread too.
+    await finishTurn({ ...this.deps, log: this.deps.logger }, run._id).catch((err: unknown) =>
+      this.deps.logger.warn({ run_id: run._id, err }, 'could not end the thread turn of a reconciled run'),
+    );
     if (outcome.status === 'completed') await this.restoreOutputs({ ...run, status: 'completed' }, done);
   }
 

@@ -13,7 +13,7 @@ export const runsPaths: ZodOpenApiPathsObject = {
       description:
         'Filters combine (AND): `status` (several at once; the status as the status endpoint shows it, `waiting` ' +
         'included), `workflow_id`, `created_after` (inclusive), `created_before`, `q` (text in the workflow name). ' +
-        'Top-level runs only: a sub-workflow run is reached through its parent. Paged (`limit`, `cursor`, ' +
+        'Top-level runs only: a sub-workflow run is reached through its parent, a thread’s turn through its thread. Paged (`limit`, `cursor`, ' +
         '`Link: rel="next"`), one indexed query per page.',
       security: BEARER,
       requestParams: { query: runSearchQuery },

@@ -107,8 +107,8 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       summary: 'Send a message: the thread’s next turn',
       description:
         `\`text\` of 1 to ${MAX_THREAD_MESSAGE_BYTES} UTF-8 bytes (413 \`message_too_large\` above). 202 with ` +
-        'the message and its turn (and the turn’s run); with `?wait=N`, 200 with the reply once the turn ' +
-        'completed within N seconds. 409 `turn_running` (policy `reject`, naming the running turn), ' +
+        'the message and its turn (and the turn’s run); with `?wait=N`, 200 once the turn ended within N seconds ' +
+        '(with the reply when it completed; `status` and the user message’s `error` say why not). 409 `turn_running` (policy `reject`, naming the running turn), ' +
         '`stale_after` (`after` is not the last message), `thread_deleting`, `in_flight` (same key still under ' +
         'way). 422 `thread_budget_exceeded` (with the numbers), `idempotency_mismatch`, `thread_invalid` (its ' +
         'template is gone). 429 when the run-start rate or USER_MAX_CONCURRENT_RUNS is reached.',
@@ -116,7 +116,7 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       requestParams: { path: threadIdParams, query: postMessageQuery, header: idempotencyHeader },
       requestBody: jsonRequest(postMessageBody),
       responses: {
-        ...ok(200, 'The turn completed within the wait: its reply', acceptedMessageView),
+        ...ok(200, 'The turn ended within the wait (its reply when it completed)', acceptedMessageView),
         ...ok(202, 'Accepted: the turn runs (or waits for the turns before it)', acceptedMessageView),
         ...errors(400, 401, 404, 409, 413, 415, 422),
       },
@@ -179,7 +179,7 @@ export const threadsPaths: ZodOpenApiPathsObject = {
           'Cancellation requested',
           z.strictObject({ thread_id: z.string(), turn: z.number().int(), run_id: z.string().nullable() }),
         ),
-        ...errors(401, 404, 409),
+        ...errors(400, 401, 404, 409),
       },
     },
   },

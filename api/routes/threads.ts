@@ -9,6 +9,7 @@ import Router from '@koa/router';
 import type { Context } from 'koa';
 import { userId } from '../http/caller';
 import { isId } from '../../db/ids';
+import { isTerminal } from '../../db/runs';
 import { threadMessagesCollection } from '../../db/thread-messages';
 import {
   findOwnThread,
@@ -157,7 +158,8 @@ export function threadRoutes(deps: ApiDeps): Router {
       charge: () => deps.limits.runStarts(ctx),
     });
     ctx.state.log.info({ thread_id: thread._id, turn: accepted.turn, run_id: accepted.run_id }, 'thread message');
-    respond(ctx, accepted.reply ? 200 : 202, accepted);
+    // 200 once the turn has ended within the wait (its reply when it completed), else 202: it runs or waits.
+    respond(ctx, accepted.status === 'queued' || !isTerminal(accepted.status) ? 202 : 200, accepted);
   });
 
   router.get('/:id/messages', ...auth, listMessages, async (ctx) => {

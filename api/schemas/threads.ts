@@ -7,10 +7,10 @@ import { queryInteger } from '../http/query-integer';
 import { LIMITS, toolNames } from './agents';
 import { mcpToolSelections } from './mcp-tools';
 
-export const threadIdParams = z.strictObject({ id: z.string().min(1).max(100) });
+export const threadIdParams = z.strictObject({ id: z.string().min(1) });
 
 export const turnParams = z.strictObject({
-  id: z.string().min(1).max(100),
+  id: z.string().min(1),
   turn: queryInteger({ min: 1, max: 999_999_999 }).meta({ description: 'The turn number (1 is the first).' }),
 });
 

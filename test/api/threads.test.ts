@@ -117,6 +117,27 @@ describe('threads', () => {
     expect(status.body.data.status).toBe('completed');
   }, 90_000);
 
+  it('gives each turn the recent turns that fit the template’s context_tokens', async () => {
+    const model = g.llm.script(uniqueId('window-'), (_req, i) => ({ text: `reply ${i + 1}` }));
+    const tpl = await g.api.http
+      .post('/api/v1/agents')
+      .set(g.user.auth)
+      .send({
+        name: uniqueId('windowed '),
+        default_prompt: 'Answer.',
+        model: `openai:${model.model}`,
+        context_tokens: 256,
+      });
+    expect(tpl.status).toBe(201);
+    expect(tpl.body.data.context_tokens).toBe(256);
+    const id = (await create({ template: tpl.body.data.id })).body.data.id as string;
+    // About 150 tokens a message: one earlier turn fits the window, two do not.
+    for (const n of [1, 2, 3]) await send(id, { text: `m${n} ` + 'x'.repeat(600), policy: 'enqueue' }, { wait: 30 });
+    await idle(id);
+    const seen = userTexts(model.requests[2]!).map((t) => t.slice(0, 9));
+    expect(seen).toEqual(['user:m2 x', 'assistant', 'user:m3 x']);
+  }, 60_000);
+
   it('lists, filters, changes; another user gets 404 everywhere; bad input gets clear errors', async () => {
     const { tpl } = await agent([{ text: 'ok' }]);
     const a = (await create({ template: tpl._id, title: 'Invoices Q3', metadata: { project: 'p1' } })).body.data;
@@ -221,6 +242,34 @@ describe('threads', () => {
     expect((await getThread(id)).turns).toBe(2);
   }, 60_000);
 
+  it('a turn over its turn budget fails naming the budget; tool calls and results are in the conversation', async () => {
+    // Asks the calculator first, answers once the model has its result.
+    const { tpl } = await agent(
+      (req) =>
+        (req.body.messages as { role: string }[]).at(-1)?.role === 'tool'
+          ? { text: 'It is 42.' }
+          : { toolCalls: [{ name: 'calculator', args: { expression: '6*7' } }] },
+      { default_tools: ['calculator'] },
+    );
+    const tight = (await create({ template: tpl._id, overrides: { budget: { turn_max_model_calls: 1 } } })).body.data
+      .id as string;
+    const refused = await send(tight, { text: 'What is 6*7?' }, { wait: 30 });
+    expect(refused.status).toBe(200);
+    expect(refused.body.data).toMatchObject({ status: 'failed', reply: null });
+    const [user] = await messages(tight);
+    expect(user).toMatchObject({ role: 'user', status: 'failed', error: { reason: 'budget_exceeded' } });
+    expect((user!.error as Body).message).toContain('max_model_calls is 1');
+
+    const roomy = (await create({ template: tpl._id })).body.data.id as string;
+    const answered = await send(roomy, { text: 'What is 6*7?' }, { wait: 30 });
+    expect(answered.body.data.reply.text).toBe('It is 42.');
+    const conv = await messages(roomy);
+    expect(conv.map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(conv[1]!.tool_calls).toEqual([expect.objectContaining({ name: 'calculator', args: { expression: '6*7' } })]);
+    expect(conv[2]!.tool).toMatchObject({ name: 'calculator', output: { result: 42 }, is_error: false });
+    expect((await getThread(roomy)).usage).toMatchObject({ llm_calls: 2 });
+  }, 60_000);
+
   it('streams the turns’ events; a reconnect with Last-Event-ID gets every event exactly once', async () => {
     const { tpl } = await agent([{ text: 'first answer' }, { text: 'second answer' }]);
     const id = (await create({ template: tpl._id })).body.data.id as string;
@@ -248,6 +297,41 @@ describe('threads', () => {
       timeoutMs: 30_000,
     });
     expect([...head.events, ...tail.events].map((e) => e.id)).toEqual(ids);
+  }, 90_000);
+
+  it('cancels a running turn (the next queued one starts) and a queued one (it never starts); live events', async () => {
+    const { tpl, model } = await agent((_req, i) =>
+      i === 0 ? { hold: new Promise(() => undefined) } : { text: `answer ${i + 1}` },
+    );
+    const id = (await create({ template: tpl._id, overrides: { policy: 'enqueue' } })).body.data.id as string;
+    // Open before the first message: the stream waits for the turn, then delivers its events as they happen.
+    const live = readSse(`${base}/api/v1/threads/${id}/events`, {
+      headers: g.user.auth,
+      stopWhen: (e) => e.event === 'run.ended' && e.data.thread_turn === 2,
+      timeoutMs: 60_000,
+    });
+    const first = await send(id, { text: 'one' });
+    await model.waitForRequests(1, 30_000);
+    const second = await send(id, { text: 'two' });
+    const third = await send(id, { text: 'three' });
+    expect([second.body.data.status, third.body.data.status]).toEqual(['queued', 'queued']);
+    const dropped = await g.api.http.post(`/api/v1/threads/${id}/turns/3/cancel`).set(g.user.auth);
+    expect(dropped.status).toBe(202);
+    expect(dropped.body.data).toMatchObject({ turn: 3, run_id: null });
+    const cancelled = await g.api.http.post(`/api/v1/threads/${id}/turns/1/cancel`).set(g.user.auth);
+    expect(cancelled.body.data).toMatchObject({ turn: 1, run_id: first.body.data.run_id });
+    await idle(id);
+    const users = (await messages(id)).filter((m) => m.role === 'user');
+    expect(users.map((m) => [m.text, m.status])).toEqual([
+      ['one', 'cancelled'],
+      ['two', 'completed'],
+      ['three', 'cancelled'],
+    ]);
+    expect(model.requests).toHaveLength(2);
+    const again = await g.api.http.post(`/api/v1/threads/${id}/turns/2/cancel`).set(g.user.auth);
+    expect(again.status).toBe(409);
+    const stream = await live;
+    expect(stream.events.filter((e) => e.event === 'run.ended').map((e) => e.data.thread_turn)).toEqual([1, 2]);
   }, 90_000);
 
   it('forks at a message: the conversation up to there, no model call; an unknown point is refused', async () => {

@@ -44,14 +44,17 @@ export function threadHistoryCase(turns: number): void {
             .send({ text, ...(after ? { after } : {}) });
           if (res.status !== 200) throw new Error(`turn ${turn}: ${res.status} ${JSON.stringify(res.body)}`);
           after = res.body.data.reply.id as string;
-          const history = await g.api.temporal.workflow.getHandle(res.body.data.run_id as string).fetchHistory();
+          // The turn's end is written just before its workflow closes: its whole history once it has.
+          const handle = g.api.temporal.workflow.getHandle(res.body.data.run_id as string);
+          await handle.result();
+          const history = await handle.fetchHistory();
           bytes.push(Buffer.byteLength(JSON.stringify(history)));
         }
         expect(Math.max(...bytes)).toBeLessThan(MB);
         // Flat: the last turns' histories are no larger than the first turns' (a turn number has a few more digits).
         const first = Math.max(...bytes.slice(0, 5));
         const last = Math.max(...bytes.slice(-5));
-        expect(last).toBeLessThanOrEqual(first * 1.05);
+        expect(last).toBeLessThanOrEqual(first * 1.02);
         // The model still answers from a window of the conversation, not all of it.
         const lastCall = model.requests[model.requests.length - 1]!;
         const sent = Buffer.byteLength(JSON.stringify(lastCall.body.messages));

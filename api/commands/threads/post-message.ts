@@ -262,8 +262,14 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
   if (!running) {
     // Messages counted as queued whose documents never were written (a request stopped between its two writes).
     // Only long after the last change: a request between its two writes right now is not a lost one.
-    if (thread.queued === 0 || Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
-    if (await oldestQueued(deps.db, threadId)) return false;
+    if (thread.queued === 0) return false;
+    if (await oldestQueued(deps.db, threadId)) {
+      // Queued messages and no turn running: the end of the last one could not start the next (Temporal down).
+      await startNextTurn(deps, threadId);
+      return true;
+    }
+    // Only long after the last change: a request between its two writes right now is not a lost one.
+    if (Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
     return clearLostQueue(deps.db, thread);
   }
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
