@@ -62,6 +62,18 @@ export function registerChatCommand(program: Command, ctx: CliContext): void {
 
       const input = chatInput(source, ctx.io.terminal?.stream);
       let incomplete = 0;
+      // The last message this chat has seen, sent as `after`: when another client answered meanwhile, the thread
+      // refuses the message (409 stale_after) instead of answering a conversation this chat did not show.
+      let last = thread.last_message_id;
+      const refresh = async (ended?: number) => {
+        // A turn's end is written just after its run's end is streamed: until the thread shows it, it is not the last.
+        for (let tries = 0; ; tries++) {
+          const now = await getThread(api, thread.id);
+          last = now.last_message_id;
+          if (ended === undefined || now.running_turn?.turn !== ended || tries >= 100) return;
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        }
+      };
       const turn = async (n: number, runId: string): Promise<boolean> => {
         const end = await followTurn(api, input, screen, { threadId: thread.id, turn: n, runId });
         if (end.abandoned) return false;
@@ -77,6 +89,7 @@ export function registerChatCommand(program: Command, ctx: CliContext): void {
         if (thread.running_turn) {
           screen.note(`turn ${thread.running_turn.turn} is running; its answer follows`);
           if (!(await turn(thread.running_turn.turn, thread.running_turn.run_id))) return;
+          await refresh(thread.running_turn.turn);
         }
         for (;;) {
           const line = await input.read('you> ');
@@ -87,23 +100,29 @@ export function registerChatCommand(program: Command, ctx: CliContext): void {
           try {
             const answer = api.http.POST('/api/v1/threads/{id}/messages', {
               params: { path: { id: thread.id } },
-              body: { text: line },
+              body: { text: line, ...(last ? { after: last } : {}) },
             });
             accepted = (await api.unwrap('POST …/messages', answer)).data;
           } catch (err) {
             if (!(err instanceof ApiRequestError) || !RECOVERABLE.has(err.status)) throw err;
             incomplete++;
             screen.note(`not sent: ${err.message}`);
+            if (err.code === 'stale_after') {
+              screen.note(`the thread moved on (another client): npm run cli -- threads messages ${thread.id}`);
+              await refresh();
+            }
             continue;
           }
           if (accepted.status === 'queued') screen.note(`turn ${accepted.turn} is queued behind the running one`);
           if (['queued', 'running', 'waiting'].includes(accepted.status)) {
             if (!(await turn(accepted.turn, accepted.run_id))) break;
+            await refresh(accepted.turn);
           } else if (accepted.reply?.text) screen.agentText(accepted.reply.text);
           else {
             incomplete++;
             screen.note(`turn ${accepted.turn} ${accepted.status}`);
           }
+          if (!['queued', 'running', 'waiting'].includes(accepted.status)) await refresh();
           screen.endText();
         }
       } finally {

@@ -4,7 +4,8 @@
  * small Python driver, test/cli/pty-driver.py): the reply's text shows while the model still writes it, a tool call
  * waits for an approval typed inline, Ctrl-C cancels the running turn and the chat goes on, Ctrl-D ends it with the
  * thread id, and resuming the thread shows its recent conversation. With stdin and stdout piped: the lines of stdin
- * are the messages (and the approval's answer), stdout is plain lines with no control sequences. And `threads
+ * are the messages (and the approval's answer), stdout is plain lines with no control sequences; a message sent
+ * after another client answered is refused as stale, never answered twice. And `threads
  * create|list|get|messages|fork|delete`, in-process.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
@@ -222,6 +223,46 @@ describe('stepwise chat', () => {
     expect(stderr).toMatch(/^New thread thr_\S+ with /);
     expect(stderr).toMatch(/Resume it with: npm run cli -- chat thr_\S+\n$/);
     expect(mcp.callsOf('wipe').map((c) => c.args)).toContainEqual({ target: 'prod' });
+  }, 120_000);
+
+  it('piped: a message after another client answered is refused (stale), not answered twice', async () => {
+    const { tpl } = await template([{ text: 'First answer.' }, { text: 'Second answer.' }, { text: 'Third.' }]);
+    const created = await g.api.http.post('/api/v1/threads').set(g.user.auth).send({ template: tpl._id });
+    const threadId = created.body.data.id as string;
+    const first = await g.api.http
+      .post(`/api/v1/threads/${threadId}/messages?wait=30`)
+      .set(g.user.auth)
+      .send({ text: 'Before the chat' });
+    expect(first.status).toBe(200);
+    const proc = spawn(TSX, ['cli/index.ts', 'chat', threadId], { cwd: ROOT, env });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    const opened = new Promise<void>((resolve) =>
+      proc.stderr.on('data', (d: Buffer) => {
+        stderr += d.toString();
+        if (stderr.includes(`Thread ${threadId} with`)) resolve();
+      }),
+    );
+    await opened;
+    // Another client talks in the thread after the chat read it.
+    const other = await g.api.http
+      .post(`/api/v1/threads/${threadId}/messages?wait=30`)
+      .set(g.user.auth)
+      .send({ text: 'From elsewhere' });
+    expect(other.status).toBe(200);
+    proc.stdin.end('Hello from the chat\n');
+    const code = await new Promise<number | null>((resolve) => proc.on('close', resolve));
+    expect(code).toBe(1);
+    expect(stdout.trimEnd().split('\n')).toEqual([
+      'you> Before the chat',
+      'agent> First answer.',
+      'you> Hello from the chat',
+    ]);
+    expect(stderr).toMatch(/not sent: .*\(HTTP 409 stale_after\)/);
+    expect(stderr).toContain(`the thread moved on (another client): npm run cli -- threads messages ${threadId}`);
+    const thread = await g.api.http.get(`/api/v1/threads/${threadId}`).set(g.user.auth);
+    expect(thread.body.data.turns).toBe(2);
   }, 120_000);
 });
 
