@@ -262,7 +262,10 @@ export function ThreadPage({ threadId }: { threadId: string }) {
         ...(last ? { after: last } : {}),
       });
       setText('');
-      if (UNFINISHED.includes(accepted.status)) setLive({ turn: accepted.turn, run_id: accepted.run_id });
+      // A queued turn has no run to follow yet: the thread, read again while it waits, names it once it runs.
+      if (accepted.status === 'running' || accepted.status === 'waiting') {
+        setLive({ turn: accepted.turn, run_id: accepted.run_id });
+      }
       reload();
     } catch (err) {
       setError(errorMessage(err));
