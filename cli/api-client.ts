@@ -18,6 +18,8 @@ export type TextVoidEvent = Extract<RunEvent, { type: 'agent.text.void' }>;
 export type HookItem = Schemas['Hook'];
 export type ScheduleItem = Schemas['Schedule'];
 export type McpServerItem = Schemas['McpServer'];
+export type DatasetView = Schemas['Dataset'];
+export type DatasetItem = Schemas['DatasetItem'];
 export type { RunStatus } from '../client/values';
 
 /** An error answer of the API: the server's message, its status and its stable code (`X-Error-Code`). */

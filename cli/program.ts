@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import type { CliContext } from './context';
 import { registerApprovalCommands } from './commands/approvals';
 import { registerAgentList, registerWorkflowList } from './commands/catalog';
+import { registerDatasetCommands } from './commands/datasets';
 import { registerDefinitionCommands } from './commands/definitions';
 import { registerHookCommands } from './commands/hooks';
 import { registerMcpServerCommands } from './commands/mcp-servers';
@@ -19,8 +20,8 @@ import { registerUserCommands } from './commands/users';
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, threads and chat, hooks, schedules, ' +
-        'workflows and agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, threads and chat, hooks, ' +
+        'schedules, datasets, workflows and agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
     // Set before the subcommands are added, which inherit both: a usage error anywhere (an unknown subcommand, a
@@ -36,6 +37,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
   registerMcpServerCommands(program, ctx);
+  registerDatasetCommands(program, ctx);
   const { workflows, agents } = registerDefinitionCommands(program, ctx);
   registerWorkflowList(workflows, ctx);
   registerAgentList(agents, ctx);

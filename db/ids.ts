@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'tpl' | 'wf' | 'run' | 'usr' | 'key' | 'blob' | 'sch' | 'mcp' | 'thr';
+export type IdPrefix = 'tpl' | 'wf' | 'run' | 'usr' | 'key' | 'blob' | 'sch' | 'mcp' | 'ds' | 'itm' | 'thr';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(12).toString('base64url')}`;

@@ -98,6 +98,20 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // _id; both expired by TTL.
   usage: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
   usage_calls: [{ key: { expires_at: 1 }, expireAfterSeconds: 0, name: 'expires_ttl' }],
+  // Datasets (db/datasets.ts): names unique per owner; listed newest first.
+  datasets: [
+    { key: { owner_id: 1, name: 1 }, unique: true, name: 'owner_name_unique' },
+    { key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' },
+  ],
+  // Item rows across versions (db/dataset-items.ts): a version's list in order; one item's rows; a change's rows.
+  dataset_items: [
+    { key: { dataset_id: 1, created_at: 1, _id: 1 }, name: 'by_dataset_created' },
+    { key: { dataset_id: 1, item_id: 1 }, name: 'by_dataset_item' },
+    { key: { dataset_id: 1, added_in: 1 }, name: 'by_dataset_added' },
+    { key: { dataset_id: 1, removed_in: 1 }, name: 'by_dataset_removed' },
+  ],
+  // A dataset's versions (db/dataset-versions.ts), newest first by _id (`<dataset>@<version, 10 digits>`).
+  dataset_versions: [{ key: { dataset_id: 1, _id: -1 }, name: 'by_dataset' }],
   // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.
   rate_limits: [
     { key: { key: 1 }, unique: true, name: 'key_unique' },

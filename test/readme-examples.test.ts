@@ -1,5 +1,5 @@
 /**
- * The shell examples of the README and of docs/api.md are meant to run as pasted, one after the other, each file on
+ * The shell examples of the README, docs/api.md and docs/evals.md are meant to run as pasted, one after the other, each file on
  * its own: every `$VAR` they use is assigned earlier in the same file (or is the reader's own, `KEY`: the demo key
  * `npm run dev` prints), every tool they call is listed where the file's examples begin, and an execution id in a URL
  * path is percent-encoded (`#` would end the path, curl globs `[…]`).
@@ -12,6 +12,7 @@ import { repoRoot } from './helpers/run-node';
 const FILES: [file: string, minBlocks: number][] = [
   ['README.md', 5],
   ['docs/api.md', 9],
+  ['docs/evals.md', 6],
 ];
 /**
  * Variables the reader sets themselves, as each file says where they first appear: `KEY` (docs/api.md), and the

@@ -20,6 +20,7 @@ import { webhooksPaths } from './webhooks';
 import { mcpPaths } from './mcp';
 import { mcpServersPaths } from './mcp-servers';
 import { mcpStdioServersPaths } from './mcp-stdio-servers';
+import { datasetsPaths } from './datasets';
 import { threadsPaths } from './threads';
 import { runEventView } from '../presenters/run-event';
 
@@ -51,6 +52,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   mcpServersPaths,
   // /api/v1/mcp-servers/stdio
   mcpStdioServersPaths,
+  // /api/v1/datasets[/{id}[/versions|/items[/from-runs|/import|/export|/{itemId}]]]
+  datasetsPaths,
   // /api/v1/threads[/{id}[/messages|events|fork|turns/{turn}/cancel]]
   threadsPaths,
   // add one line per resource (workflows, runs) above this comment

@@ -10,6 +10,8 @@ import { Link, navigate, useLocation } from './router';
 import { currentKey, onKeyChange, signOut } from './session';
 import { Approvals } from './pages/Approvals';
 import { Catalog } from './pages/Catalog';
+import { DatasetPage } from './pages/Dataset';
+import { Datasets } from './pages/Datasets';
 import { RunPage } from './pages/Run';
 import { Runs } from './pages/Runs';
 import { SignIn } from './pages/SignIn';
@@ -23,6 +25,7 @@ const NAV = [
   { to: '/threads', label: 'Threads' },
   { to: '/approvals', label: 'Approvals' },
   { to: '/workflows', label: 'Workflows' },
+  { to: '/datasets', label: 'Datasets' },
   { to: '/catalog', label: 'Templates & tools' },
 ] as const;
 
@@ -40,6 +43,8 @@ function Page({ path }: { path: string }) {
   if (section === 'approvals' && parts.length === 1) return <Approvals />;
   if (section === 'workflows' && parts.length === 1) return <Workflows />;
   if (section === 'workflows' && id && parts.length === 2) return <WorkflowPage workflowId={id} />;
+  if (section === 'datasets' && parts.length === 1) return <Datasets />;
+  if (section === 'datasets' && id && parts.length === 2) return <DatasetPage datasetId={id} />;
   if (section === 'catalog' && parts.length === 1) return <Catalog />;
   return (
     <main id="main">

@@ -95,6 +95,13 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
     const hook = await post(`/api/v1/workflows/${gated}/hooks`, {});
     const schedule = await post(`/api/v1/workflows/${gated}/schedules`, { spec: { cron: '0 3 * * *' }, paused: true });
     const mcp = await post('/api/v1/mcp-servers', { name: uniqueId('tools'), url: 'http://127.0.0.1:9/mcp' });
+    const dataset = await post('/api/v1/datasets', { name: uniqueId('set') });
+    const added = await api.http
+      .post(`/api/v1/datasets/${dataset}/items/from-runs`)
+      .set(user.auth)
+      .send({ run_ids: [done] });
+    if (added.status !== 201) throw new Error(`dataset items: ${added.status} ${JSON.stringify(added.body)}`);
+    const item = (added.body as { data: { items: { id: string }[] } }).data.items[0]!.id;
 
     const thread = await post('/api/v1/threads', { template: agent._id, title: 'reads' });
     const said = await api.http.post(`/api/v1/threads/${thread}/messages?wait=30`).set(user.auth).send({ text: 'Hi' });
@@ -128,6 +135,13 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       '/api/v1/mcp-servers': '/api/v1/mcp-servers',
       '/api/v1/mcp-servers/{id}': `/api/v1/mcp-servers/${mcp}`,
       '/api/v1/mcp-servers/stdio': '/api/v1/mcp-servers/stdio',
+      '/api/v1/datasets': '/api/v1/datasets',
+      '/api/v1/datasets/{id}': `/api/v1/datasets/${dataset}`,
+      '/api/v1/datasets/{id}/versions': `/api/v1/datasets/${dataset}/versions`,
+      // An older version than the latest would do as well: a version is read the same way.
+      '/api/v1/datasets/{id}/items': `/api/v1/datasets/${dataset}/items?version=1`,
+      '/api/v1/datasets/{id}/items/export': `/api/v1/datasets/${dataset}/items/export`,
+      '/api/v1/datasets/{id}/items/{itemId}': `/api/v1/datasets/${dataset}/items/${item}?version=1`,
       '/api/v1/threads': `/api/v1/threads?q=reads&template_id=${agent._id}`,
       '/api/v1/threads/{id}': `/api/v1/threads/${thread}`,
       '/api/v1/threads/{id}/messages': `/api/v1/threads/${thread}/messages`,

@@ -37,6 +37,12 @@ const EXCEPTIONS: { path: string; method: string; check: string }[] = [
   { path: '/api/v1/workflows', method: 'POST', check: 'positive_data_acceptance' },
   // As above, for the changed definition.
   { path: '/api/v1/workflows/{id}', method: 'PATCH', check: 'positive_data_acceptance' },
+  // A dataset made for a workflow checks each item's input against that workflow's stored input_schema.
+  { path: '/api/v1/datasets/{id}/items', method: 'POST', check: 'positive_data_acceptance' },
+  { path: '/api/v1/datasets/{id}/items/{itemId}', method: 'PATCH', check: 'positive_data_acceptance' },
+  { path: '/api/v1/datasets/{id}/items/from-runs', method: 'POST', check: 'positive_data_acceptance' },
+  // As above, and the JSONL text's lines are items: rules inside a string.
+  { path: '/api/v1/datasets/{id}/items/import', method: 'POST', check: 'positive_data_acceptance' },
 ];
 
 /**
