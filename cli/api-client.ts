@@ -205,4 +205,9 @@ export class ApiClient {
   eventsUrl(runId: string): URL {
     return new URL(`${this.base}/api/v1/workflows/runs/${encodeURIComponent(runId)}/events`);
   }
+
+  /** The URL of a thread's event stream (every turn's run events, ids `<turn>.<seq>`). */
+  threadEventsUrl(threadId: string): URL {
+    return new URL(`${this.base}/api/v1/threads/${encodeURIComponent(threadId)}/events`);
+  }
 }

@@ -17,8 +17,10 @@ export interface CliOutput {
   err(line: string): void;
   /** Raw writes to stdout, no newline added (an agent's text as it comes); without it, text goes out by lines. */
   write?(text: string): void;
-  /** Present when stdout is a terminal: raw writes (ANSI redraws) and its size. */
-  terminal?: { write(text: string): void; columns: number; rows: number };
+  /** Present when stdout is a terminal: raw writes (ANSI redraws) and its size; `stream` for line editing (`chat`). */
+  terminal?: { write(text: string): void; columns: number; rows: number; stream?: NodeJS.WritableStream };
+  /** stdin, for `chat` (the messages it sends); absent, `chat` has nothing to read. */
+  input?: { stream: NodeJS.ReadableStream; isTTY: boolean };
 }
 
 /** --url / --api-key of a user command; unset ones come from STEPWISE_URL / STEPWISE_API_KEY. */

@@ -10,8 +10,9 @@ runCli(process.argv.slice(2), config, {
   err: (line) => process.stderr.write(`${line}\n`),
   write: (text) => stdout.write(text),
   terminal: stdout.isTTY
-    ? { write: (text) => stdout.write(text), columns: stdout.columns || 80, rows: stdout.rows || 24 }
+    ? { write: (text) => stdout.write(text), columns: stdout.columns || 80, rows: stdout.rows || 24, stream: stdout }
     : undefined,
+  input: { stream: process.stdin, isTTY: process.stdin.isTTY === true },
 }).then(
   (code) => process.exit(code),
   (err: unknown) => {

@@ -14,13 +14,15 @@ import { registerScheduleCommands } from './commands/schedules';
 import { registerKeyCommands } from './commands/keys';
 import { registerRunCommands } from './commands/runs';
 import { registerUsageCommands } from './commands/usage';
+import { registerChatCommand } from './commands/chat';
+import { registerThreadCommands } from './commands/threads';
 import { registerUserCommands } from './commands/users';
 
 export function buildProgram(ctx: CliContext): Command {
   const program = new Command('stepwise')
     .description(
-      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, hooks, schedules, datasets, ' +
-        'workflows and agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
+      'Stepwise: users and keys (admin, uses MONGODB_URI / MONGODB_DB); runs, approvals, threads and chat, hooks, ' +
+        'schedules, datasets, workflows and agents (as a user, through the API: STEPWISE_URL, STEPWISE_API_KEY)',
     )
     .showHelpAfterError()
     // Set before the subcommands are added, which inherit both: a usage error anywhere (an unknown subcommand, a
@@ -31,6 +33,8 @@ export function buildProgram(ctx: CliContext): Command {
   registerKeyCommands(program, ctx);
   registerRunCommands(program, ctx);
   registerApprovalCommands(program, ctx);
+  registerThreadCommands(program, ctx);
+  registerChatCommand(program, ctx);
   registerHookCommands(program, ctx);
   registerScheduleCommands(program, ctx);
   registerMcpServerCommands(program, ctx);

@@ -1,6 +1,6 @@
 /**
  * The fixed tools beside the workflow tools: list workflows, start a run, read a run, list and decide approvals, cancel
- * a run. Each is `{name, description, args (zod: the source of its inputSchema), run}` and calls the same command as
+ * a run, send a message to a thread and read a turn's reply (./threads.ts). Each is `{name, description, args (zod: the source of its inputSchema), run}` and calls the same command as
  * its HTTP route, scoped to the caller.
  */
 import type { CallToolResult, CreateTaskResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -10,6 +10,9 @@ import { isId } from '../../db/ids';
 import { workflowsCollection } from '../../db/workflows';
 import type { JsonObject } from '../../domain/json';
 import { approveStep, cancelRun } from '../commands/run-control';
+import { postMessage } from '../commands/threads/post-message';
+import { createThread } from '../commands/threads/thread-control';
+import { MAX_THREAD_MESSAGE_BYTES } from '../../domain/thread';
 import { NotFoundError } from '../http/errors';
 import { presentApproval } from '../presenters/approval';
 import type { ApiDeps } from '../deps';
@@ -19,6 +22,7 @@ import { jsonResult } from './results';
 import { readRun, runSummary } from './runs';
 import { startRunFromMcp } from './run-start';
 import { startedAnswer } from './start-answer';
+import { ownThreadId, turnAnswer } from './threads';
 import { WORKFLOW_TOOLS_PER_PAGE, workflowCursorAfter, workflowIdsPage, workflowToolNames } from './workflow-tools';
 
 export interface ToolCall {
@@ -172,12 +176,105 @@ const cancelRunTool = define({
   },
 });
 
+const threadId = z.string().min(1).max(100).meta({ description: 'The thread id (`thr_…`).' });
+const waitSeconds = z
+  .number()
+  .int()
+  .min(0)
+  .max(60)
+  .optional()
+  .meta({ description: 'How long to wait for the reply, in seconds (default 50): after it the turn goes on.' });
+const DEFAULT_WAIT_SECONDS = 50;
+
+const sendThreadMessage = define({
+  name: 'send_thread_message',
+  description:
+    "Sends a message to one of your threads (a conversation with an agent) and answers with the agent's reply and " +
+    'the thread id. Without thread_id it starts a new thread on `template`. A turn that waits for your approval of a ' +
+    'tool call answers `input_required` naming it (decide it with decide_approval, then call get_thread_turn); one ' +
+    'still running after wait_seconds answers `working`.',
+  args: z
+    .strictObject({
+      thread_id: threadId.optional(),
+      template: z
+        .string()
+        .min(1)
+        .max(200)
+        .optional()
+        .meta({ description: 'For a new thread: the agent template, its id (`tpl_…`) or its name.' }),
+      title: z.string().min(1).max(200).optional().meta({ description: 'For a new thread: its title.' }),
+      text: z
+        .string()
+        .min(1)
+        .max(MAX_THREAD_MESSAGE_BYTES)
+        .refine((t) => t.trim().length > 0, 'must not be blank')
+        .meta({ description: `Your message (at most ${MAX_THREAD_MESSAGE_BYTES} UTF-8 bytes).` }),
+      wait_seconds: waitSeconds,
+    })
+    .refine((a) => (a.thread_id === undefined) !== (a.template === undefined), {
+      message: 'give thread_id (an existing thread) or template (a new thread), not both',
+    }),
+  readOnly: false,
+  async run(args, { deps, caller }) {
+    const id =
+      args.thread_id !== undefined
+        ? await ownThreadId(deps, caller, args.thread_id)
+        : (
+            await createThread(deps, {
+              ownerId: caller.ownerId,
+              template: args.template ?? '',
+              title: args.title ?? null,
+              metadata: {},
+              overrides: {},
+            })
+          )._id;
+    const accepted = await postMessage(deps, {
+      ownerId: caller.ownerId,
+      threadId: id,
+      text: args.text,
+      after: undefined,
+      policy: undefined,
+      idempotencyKey: undefined,
+      waitSeconds: 0,
+      charge: caller.chargeRunStart,
+    });
+    caller.log.info({ thread_id: id, turn: accepted.turn, run_id: accepted.run_id, via: 'mcp' }, 'thread message');
+    return turnAnswer(deps, caller, id, accepted.turn, args.wait_seconds ?? DEFAULT_WAIT_SECONDS);
+  },
+});
+
+const getThreadTurn = define({
+  name: 'get_thread_turn',
+  description:
+    'A turn of one of your threads: its reply once it completed, `input_required` while it waits for your approval, ' +
+    '`working` while it runs (after waiting up to wait_seconds for it to end).',
+  args: z.strictObject({
+    thread_id: threadId,
+    turn: z.number().int().min(1).max(999_999_999).meta({ description: 'The turn (send_thread_message names it).' }),
+    wait_seconds: waitSeconds,
+  }),
+  readOnly: true,
+  async run(args, { deps, caller }) {
+    const id = await ownThreadId(deps, caller, args.thread_id);
+    return turnAnswer(deps, caller, id, args.turn, args.wait_seconds ?? DEFAULT_WAIT_SECONDS);
+  },
+});
+
 function runIdOr404(id: string): string {
   if (!isId('run', id)) throw new NotFoundError(`run ${id} not found`);
   return id;
 }
 
-export const FIXED_TOOLS = [listWorkflows, startRunTool, getRun, listApprovals, decideApproval, cancelRunTool] as const;
+export const FIXED_TOOLS = [
+  listWorkflows,
+  startRunTool,
+  getRun,
+  listApprovals,
+  decideApproval,
+  cancelRunTool,
+  sendThreadMessage,
+  getThreadTurn,
+] as const;
 export type AnyFixedTool = (typeof FIXED_TOOLS)[number];
 
 export const FIXED_TOOL_NAMES: ReadonlySet<string> = new Set(FIXED_TOOLS.map((t) => t.name));

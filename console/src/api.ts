@@ -29,6 +29,9 @@ export type DatasetVersion = Schemas['DatasetVersion'];
 export type StartedRun = ApiData<'/api/v1/workflows/{id}/run', 'post', 202>;
 export type Transcript = ApiData<'/api/v1/workflows/runs/{runId}/steps/{stepId}/transcript', 'get'>;
 export type TranscriptEntry = Transcript['entries'][number];
+export type Thread = Schemas['Thread'];
+export type ThreadMessage = Schemas['ThreadMessage'];
+export type AcceptedMessage = Schemas['AcceptedMessage'];
 
 export class ApiError extends Error {
   constructor(

@@ -16,11 +16,14 @@ import { RunPage } from './pages/Run';
 import { Runs } from './pages/Runs';
 import { SignIn } from './pages/SignIn';
 import { Usage } from './pages/Usage';
+import { ThreadPage } from './pages/Thread';
+import { Threads } from './pages/Threads';
 import { WorkflowPage } from './pages/Workflow';
 import { Workflows } from './pages/Workflows';
 
 const NAV = [
   { to: '/runs', label: 'Runs' },
+  { to: '/threads', label: 'Threads' },
   { to: '/approvals', label: 'Approvals' },
   { to: '/workflows', label: 'Workflows' },
   { to: '/datasets', label: 'Datasets' },
@@ -37,6 +40,8 @@ function Page({ path }: { path: string }) {
   if (parts.length === 0) return null;
   if (section === 'runs' && parts.length === 1) return <Runs />;
   if (section === 'runs' && id && parts.length === 2) return <RunPage runId={id} />;
+  if (section === 'threads' && parts.length === 1) return <Threads />;
+  if (section === 'threads' && id && parts.length === 2) return <ThreadPage threadId={id} />;
   if (section === 'approvals' && parts.length === 1) return <Approvals />;
   if (section === 'workflows' && parts.length === 1) return <Workflows />;
   if (section === 'workflows' && id && parts.length === 2) return <WorkflowPage workflowId={id} />;

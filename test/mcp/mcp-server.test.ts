@@ -159,16 +159,18 @@ describe('/mcp', () => {
     const client = await connect(user);
     const { pages } = await listAll(client);
     expect(pages).toHaveLength(2);
-    expect(pages[0]).toHaveLength(6 + 50);
+    expect(pages[0]).toHaveLength(8 + 50);
     const tools = pages.flat();
     const names = tools.map((t) => t.name);
-    expect(names.slice(0, 6)).toEqual([
+    expect(names.slice(0, 8)).toEqual([
       'list_workflows',
       'start_run',
       'get_run',
       'list_approvals',
       'decide_approval',
       'cancel_run',
+      'send_thread_message',
+      'get_thread_turn',
     ]);
     expect(new Set(names).size).toBe(names.length);
     for (const name of names) expect(name).toMatch(/^[A-Za-z0-9._-]{1,128}$/);
