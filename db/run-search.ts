@@ -69,7 +69,9 @@ function literal(text: string): string {
 
 export function runSearchFilter(search: RunSearch): Filter<RunDoc> {
   // Sub-workflow runs are reached through their parent (null also matches documents without the field).
-  const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null };
+  // An experiment's runs (experiment_id set) are the experiment's to list (GET …/experiments/:id/results), as a
+  // sub-workflow's are its parent's: the default search shows the runs a user started.
+  const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null, experiment_id: { $exists: false } };
   if (search.workflowId !== undefined) filter.workflow_id = search.workflowId;
   if (search.scheduleId !== undefined) filter.schedule_id = search.scheduleId;
   const statuses = [...new Set(search.statuses ?? [])];

@@ -142,6 +142,8 @@ export interface RunDoc {
   parent_run_id?: string | null;
   /** A run started by a schedule (db/schedules.ts): its id; absent on runs started otherwise. */
   schedule_id?: string;
+  /** A run of an experiment's item (db/experiments.ts): the experiment's id; absent on other runs. */
+  experiment_id?: string;
   /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */
   event_seq?: number;
   /** When Temporal's execution timeout ends the run (null: no timeout). */

@@ -21,6 +21,7 @@ import { mcpPaths } from './mcp';
 import { mcpServersPaths } from './mcp-servers';
 import { mcpStdioServersPaths } from './mcp-stdio-servers';
 import { datasetsPaths } from './datasets';
+import { experimentsPaths } from './experiments';
 import { runEventView } from '../presenters/run-event';
 
 /** Every resource's paths; one line per resource router. */
@@ -53,6 +54,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   mcpStdioServersPaths,
   // /api/v1/datasets[/{id}[/versions|/items[/from-runs|/import|/export|/{itemId}]]]
   datasetsPaths,
+  // /api/v1/experiments[/{id}[/cancel|/results|/compare]]
+  experimentsPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 
