@@ -8,6 +8,7 @@ import { registerApprovalCommands } from './commands/approvals';
 import { registerAgentList, registerWorkflowList } from './commands/catalog';
 import { registerDatasetCommands } from './commands/datasets';
 import { registerDefinitionCommands } from './commands/definitions';
+import { registerEvalCommands } from './commands/eval';
 import { registerHookCommands } from './commands/hooks';
 import { registerMcpServerCommands } from './commands/mcp-servers';
 import { registerScheduleCommands } from './commands/schedules';
@@ -34,6 +35,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerScheduleCommands(program, ctx);
   registerMcpServerCommands(program, ctx);
   registerDatasetCommands(program, ctx);
+  registerEvalCommands(program, ctx);
   const { workflows, agents } = registerDefinitionCommands(program, ctx);
   registerWorkflowList(workflows, ctx);
   registerAgentList(agents, ctx);
