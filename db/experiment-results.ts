@@ -18,7 +18,10 @@ export interface ExperimentResultDoc {
   /** The run's end status, or `not_started` when it could not start (the error says why). */
   run_status: string;
   scores: ScoreResult[];
+  /** The run's usage plus the LLM judge's model calls (what the experiment's budget counts). */
   usage: SampleUsage;
+  /** The LLM judge's share of `usage` (absent in results written before the judge existed). */
+  judge_usage?: SampleUsage;
   latency_ms: number;
   /** The run's output (`{stepId: output}`) as JSON text; null when it has none. */
   output_json: string | null;

@@ -37,12 +37,17 @@ import { buildSnapshot } from '../../shared/runs/snapshot';
 import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
 import { RetryableError } from '../failures';
+import { classifyLlmError, LlmError } from '../llm/errors';
+import { createLlmProvider } from '../llm/provider';
+import { parseModelRef } from '../llm/model-ref';
 
 /** A unit's run could not be created (the workflow changed since creation, the item's input no longer fits …). */
 export type PreparedUnit = { ok: true; snapshot: RunSnapshot } | { ok: false; message: string };
 
 /** A scorer's JSONata result is a boolean or a number: a small result bound is enough. */
 const SCORER_RESULT_CHARS = 1_000;
+/** One judge call, at most (a retry of the activity asks again). */
+const JUDGE_TIMEOUT_MS = 120_000;
 
 class Unbuildable extends Error {}
 
@@ -134,11 +139,35 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
       const compiled = compileScorers(exp.scorers);
       if (!compiled.ok) throw new Error(`experiment ${exp._id}: its scorers no longer compile`);
       const sample = run ? await sampleOf(deps.db, run, item?.expected_json ?? null) : emptySample(item?.input_json);
+      // The judge's model calls: made here, counted in the item's usage (so against the experiment's budget).
+      const judged = { input_tokens: 0, output_tokens: 0, llm_calls: 0 };
       const scores = await scoreAll(compiled.scorers, sample, {
         evaluateExpression: (expression, data) =>
           deps.expressions.evaluate(expression, data, { maxResultChars: SCORER_RESULT_CHARS }),
-        isTransient: (err) => err instanceof RetryableError,
+        judge: async (request) => {
+          const provider = createLlmProvider(deps.config, request.model, { timeoutMs: JUDGE_TIMEOUT_MS });
+          try {
+            const answer = await provider.generate({
+              system: request.system,
+              messages: [{ role: 'user', text: request.user }],
+              tools: [],
+              temperature: 0,
+            });
+            judged.input_tokens += answer.usage.input_tokens;
+            judged.output_tokens += answer.usage.output_tokens;
+            judged.llm_calls += 1;
+            return answer.text;
+          } catch (err) {
+            throw err instanceof LlmError ? err : classifyLlmError(err, parseModelRef(request.model).provider);
+          }
+        },
+        isTransient: (err) => err instanceof RetryableError || (err instanceof LlmError && err.retryable),
       });
+      const usage = {
+        input_tokens: sample.usage.input_tokens + judged.input_tokens,
+        output_tokens: sample.usage.output_tokens + judged.output_tokens,
+        llm_calls: sample.usage.llm_calls + judged.llm_calls,
+      };
       const runError = run?.error
         ? `${run.error.step_id ? `step ${run.error.step_id}: ` : ''}${run.error.message}`
         : null;
@@ -152,7 +181,8 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         run_id: runId,
         run_status: run && (run.status !== 'queued' || !req.error) ? run.status : 'not_started',
         scores,
-        usage: sample.usage,
+        usage,
+        judge_usage: judged,
         latency_ms: sample.latency_ms,
         output_json: run ? JSON.stringify(sample.output) : null,
         error: runError ?? req.error ?? (run && run.status !== 'completed' ? `the run ended ${run.status}` : null),

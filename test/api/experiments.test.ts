@@ -150,6 +150,32 @@ describe('experiments', () => {
     expect(model.requests).toHaveLength(1);
   });
 
+  it('scores with an LLM judge whose calls count against the budget', async () => {
+    const judge = g.llm.script(uniqueId('judge-'), [
+      { text: '{"score": 0.8, "reason": "close enough"}', usage: { input: 20, output: 6 } },
+    ]);
+    const wf = await addWorkflow();
+    const ds = await dataset([
+      [1, 2],
+      [3, 4],
+    ]);
+    const exp = await create({
+      dataset_id: ds,
+      workflow_id: wf,
+      scorers: [{ kind: 'llm_judge', rubric: 'The sum is right.', model: `openai:${judge.model}` }],
+      concurrency: 1,
+      budget: { max_model_calls: 1 },
+    });
+    const ended = await waitEnd(exp.id);
+    // The transform runs make no model call: the judge's one call spends the budget.
+    expect(ended).toMatchObject({ status: 'budget_exhausted', spend: { tokens: 26, model_calls: 1 } });
+    const [row] = await results(exp.id);
+    expect(row!.scores).toEqual([
+      { name: 'llm_judge', score: 0.8, pass: true, reason: `judge (openai:${judge.model}): close enough` },
+    ]);
+    expect(judge.requests).toHaveLength(1);
+  });
+
   it('cancels an experiment and the runs it has in flight', async () => {
     const wf = await createWorkflow(g.api, g.user, {
       name: uniqueId('gated'),
