@@ -8,6 +8,7 @@ import { registerApprovalCommands } from './commands/approvals';
 import { registerAgentList, registerWorkflowList } from './commands/catalog';
 import { registerDatasetCommands } from './commands/datasets';
 import { registerDefinitionCommands } from './commands/definitions';
+import { registerEvalCommands } from './commands/eval';
 import { registerHookCommands } from './commands/hooks';
 import { registerMcpServerCommands } from './commands/mcp-servers';
 import { registerScheduleCommands } from './commands/schedules';
@@ -40,6 +41,7 @@ export function buildProgram(ctx: CliContext): Command {
   registerMcpServerCommands(program, ctx);
   registerUsageCommands(program, ctx);
   registerDatasetCommands(program, ctx);
+  registerEvalCommands(program, ctx);
   const { workflows, agents } = registerDefinitionCommands(program, ctx);
   registerWorkflowList(workflows, ctx);
   registerAgentList(agents, ctx);

@@ -2478,6 +2478,804 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/experiments': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Your experiments, newest first */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of experiments */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Experiment'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    /**
+     * Create and start an experiment: a dataset version run through a workflow, scored
+     * @description The dataset version (default the latest) is pinned. Each item × repetition runs as an ordinary run tagged with the experiment, at most `concurrency` at once. 400 for a scorer that does not compile (naming its path, e.g. `scorers[1].pattern`), an override naming a step the workflow does not have (or one that is not an agent step), an item whose input the workflow's input_schema refuses (naming the item, with the schema’s message), an empty version, and `mode: "replay"` (not available yet). 404 for a dataset or workflow that is not yours. At most 500 experiments (409 `too_many_experiments`).
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': {
+            /** @description The hard budget: once either is reached no further item starts; the experiment ends `budget_exhausted` with the numbers. Runs already in flight (at most `concurrency`) finish and are counted. */
+            budget?: {
+              max_model_calls?: number;
+              /** @description Input plus output tokens of every run. */
+              max_tokens?: number;
+            };
+            /** @description Default 4. */
+            concurrency?: number;
+            dataset_id: string;
+            /** @description The version to run (default: the latest), pinned at creation. */
+            dataset_version?: number;
+            /**
+             * @description `live` (default) runs every item for real. `replay` is not available yet (400).
+             * @enum {string}
+             */
+            mode?: 'live' | 'replay';
+            /** @description Defaults to the id. */
+            name?: string;
+            /**
+             * @description By agent step id: the model that step uses in this experiment, as a rerun takes it.
+             * @example {
+             *       "draft": {
+             *         "model": "openai:gpt-4o-mini"
+             *       }
+             *     }
+             */
+            overrides?: {
+              [key: string]: {
+                /** @description Replaces the step's model (e.g. after the provider it named was found unconfigured). */
+                model: string;
+              };
+            };
+            /** @description Default 1. */
+            repetitions?: number;
+            scorers: (
+              | {
+                  /** @description The field of the item's expected value to compare with; defaults to `path` (use `$` for all of it) */
+                  expected_path?: string;
+                  /** @default false */
+                  ignore_case?: boolean;
+                  /** @constant */
+                  kind: 'exact';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /** @description Compare this field of the output instead of the whole output */
+                  path?: string;
+                  /** @description A fixed expected value, used instead of the item's expected */
+                  value?: components['schemas']['__schema0'];
+                  /**
+                   * @description exact: as is; trim: ends trimmed; collapse: trimmed and every run of whitespace made one space
+                   * @default trim
+                   * @enum {string}
+                   */
+                  whitespace?: 'exact' | 'trim' | 'collapse';
+                }
+              | {
+                  /** @default false */
+                  ignore_case?: boolean;
+                  /** @constant */
+                  kind: 'contains';
+                  /**
+                   * @default all
+                   * @enum {string}
+                   */
+                  mode?: 'all' | 'any';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /** @description Search this field of the output (a non-string is searched as JSON text) */
+                  path?: string;
+                  value: string | string[];
+                  /**
+                   * @description exact: as is; trim: ends trimmed; collapse: trimmed and every run of whitespace made one space
+                   * @default trim
+                   * @enum {string}
+                   */
+                  whitespace?: 'exact' | 'trim' | 'collapse';
+                }
+              | {
+                  /** @default false */
+                  ignore_case?: boolean;
+                  /** @constant */
+                  kind: 'regex';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /**
+                   * @description Pass when the pattern does NOT match
+                   * @default false
+                   */
+                  negate?: boolean;
+                  path?: string;
+                  /** @description RE2 syntax: no backreferences or lookarounds */
+                  pattern: string;
+                }
+              | {
+                  /** @constant */
+                  kind: 'json_schema';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  path?: string;
+                  /** @description JSON Schema 2020-12 the output must satisfy */
+                  schema: {
+                    [key: string]: components['schemas']['__schema0'];
+                  };
+                }
+              | {
+                  /** @description Reads {input, output, expected, trajectory, usage, latency_ms}; returns a boolean or a number 0–1 */
+                  expression: string;
+                  /** @constant */
+                  kind: 'jsonata';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /**
+                   * @description A numeric result passes at or above this
+                   * @default 1
+                   */
+                  pass_threshold?: number;
+                }
+              | {
+                  /**
+                   * @description exact: the arguments are equal; partial: every expected argument is present and equal
+                   * @default partial
+                   * @enum {string}
+                   */
+                  arguments_match?: 'exact' | 'partial';
+                  expected: {
+                    /** @description When given, the call must carry these arguments (see `arguments_match`) */
+                    arguments?: {
+                      [key: string]: components['schemas']['__schema0'];
+                    };
+                    name: string;
+                  }[];
+                  /** @constant */
+                  kind: 'trajectory';
+                  /**
+                   * @description ordered: these calls, in this order, nothing else; unordered: these calls in any order, nothing else; subset: at least these calls, in any order, others allowed
+                   * @default ordered
+                   * @enum {string}
+                   */
+                  match?: 'ordered' | 'unordered' | 'subset';
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /** @default 1 */
+                  pass_threshold?: number;
+                }
+              | {
+                  /** @constant */
+                  kind: 'cost';
+                  /** @description In the price table’s currency */
+                  max_cost?: number;
+                  max_model_calls?: number;
+                  /** @description Input + output tokens */
+                  max_tokens?: number;
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                }
+              | {
+                  /** @constant */
+                  kind: 'latency';
+                  max_ms: number;
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                }
+              | {
+                  /** @constant */
+                  kind: 'llm_judge';
+                  model: string;
+                  /** @description Unique in the list; defaults to the kind (then kind_2, kind_3 …) */
+                  name?: string;
+                  /** @default 0.5 */
+                  pass_threshold?: number;
+                  /** @description What a good answer is; the judge scores 0–1 against it */
+                  rubric: string;
+                }
+            )[];
+            /** @description The target: each item runs this workflow. */
+            workflow_id: string;
+          };
+        };
+      };
+      responses: {
+        /** @description The experiment (queued) */
+        201: {
+          headers: {
+            /** @description The experiment. */
+            Location: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['Experiment'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body over the size limit. */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/experiments/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One experiment: status, progress, spend and per-scorer summary */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The experiment */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ExperimentDetail'];
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/experiments/{id}/cancel': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Cancel an experiment and the runs it has in flight
+     * @description The experiment ends `cancelled` once its runs have recorded theirs. 409 once it has ended.
+     */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Cancellation requested */
+        202: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: {
+                /** @constant */
+                cancel_requested: true;
+                id: string;
+              };
+              error: null;
+            };
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/experiments/{id}/compare': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * This experiment against a baseline experiment of the same dataset
+     * @description Both must be yours (404 otherwise); another dataset is a 400.
+     */
+    get: {
+      parameters: {
+        query: {
+          /** @description The experiment to compare against (yours, same dataset). */
+          baseline: string;
+          /** @description mean: only a mean drop beyond the threshold regresses; any_item: so does an item and scorer that passed on every baseline repetition and fails on one now. Default mean. */
+          fail_on?: 'mean' | 'any_item';
+        };
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The comparison */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ExperimentComparison'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/experiments/{id}/results': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Item results: scores with their reasons, usage, latency, output, run id — in the items’ order */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+        };
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of results */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ExperimentResult'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/hooks/{hookId}': {
     parameters: {
       query?: never;
@@ -9060,6 +9858,7 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    __schema0: unknown;
     AcceptedMessage: {
       /** @example m3.0 */
       message_id: string;
@@ -9299,6 +10098,173 @@ export interface components {
     ErrorEnvelope: {
       data: null;
       error: string;
+    };
+    Experiment: {
+      budget: {
+        max_model_calls?: number;
+        max_tokens?: number;
+      };
+      completed_at: string | null;
+      concurrency: number;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      dataset_id: string;
+      dataset_version: number;
+      id: string;
+      /** @description Why it failed, or what stopped it (the budget, in numbers). */
+      message: string | null;
+      /** @enum {string} */
+      mode: 'live' | 'replay';
+      name: string;
+      overrides: {
+        [key: string]: {
+          model: string;
+        };
+      } | null;
+      progress: {
+        done: number;
+        total: number;
+      };
+      repetitions: number;
+      scorers: {
+        [key: string]: unknown;
+      }[];
+      spend: {
+        model_calls: number;
+        tokens: number;
+      };
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'completed' | 'budget_exhausted' | 'cancelled' | 'failed';
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updated_at: string;
+      workflow_id: string;
+    };
+    /** @description Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / unchanged; tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean dropping by more than 0.05, or with fail_on=any_item also an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments". */
+    ExperimentComparison: {
+      baseline_id: string;
+      candidate_id: string;
+      counts: {
+        [key: string]: number;
+      };
+      items: ({
+        change: string;
+        item_id: string;
+      } & {
+        [key: string]: unknown;
+      })[];
+      regression: {
+        reasons: string[];
+        regressed: boolean;
+      } & {
+        [key: string]: unknown;
+      };
+      scorers: ({
+        delta: number | null;
+        name: string;
+      } & {
+        [key: string]: unknown;
+      })[];
+      usage: {
+        baseline: unknown;
+        candidate: unknown;
+      } & {
+        [key: string]: unknown;
+      };
+    } & {
+      [key: string]: unknown;
+    };
+    ExperimentDetail: {
+      budget: {
+        max_model_calls?: number;
+        max_tokens?: number;
+      };
+      completed_at: string | null;
+      concurrency: number;
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      dataset_id: string;
+      dataset_version: number;
+      id: string;
+      /** @description Why it failed, or what stopped it (the budget, in numbers). */
+      message: string | null;
+      /** @enum {string} */
+      mode: 'live' | 'replay';
+      name: string;
+      overrides: {
+        [key: string]: {
+          model: string;
+        };
+      } | null;
+      progress: {
+        done: number;
+        total: number;
+      };
+      repetitions: number;
+      scorers: {
+        [key: string]: unknown;
+      }[];
+      spend: {
+        model_calls: number;
+        tokens: number;
+      };
+      /** @enum {string} */
+      status: 'queued' | 'running' | 'completed' | 'budget_exhausted' | 'cancelled' | 'failed';
+      /** @description Each scorer's mean, spread and pass rate over the results stored so far. */
+      summary: {
+        mean: number;
+        n: number;
+        name: string;
+        pass_rate: number;
+        sd: number;
+      }[];
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      updated_at: string;
+      workflow_id: string;
+    };
+    ExperimentResult: {
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      error: string | null;
+      item_id: string;
+      latency_ms: number;
+      /** @description The run's outputs by step id; null when it has none. */
+      output: unknown;
+      repetition: number;
+      /** @description An ordinary run: its status, events and transcript read as any run’s. */
+      run_id: string;
+      run_status: string;
+      scores: {
+        name: string;
+        pass: boolean;
+        reason: string;
+        score: number;
+      }[];
+      usage: {
+        cost?: number;
+        input_tokens: number;
+        llm_calls: number;
+        output_tokens: number;
+      };
     };
     Hook: {
       /**

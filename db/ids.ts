@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'tpl' | 'wf' | 'run' | 'usr' | 'key' | 'blob' | 'sch' | 'mcp' | 'ds' | 'itm' | 'thr';
+export type IdPrefix = 'tpl' | 'wf' | 'run' | 'usr' | 'key' | 'blob' | 'sch' | 'mcp' | 'ds' | 'itm' | 'thr' | 'exp';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomBytes(12).toString('base64url')}`;

@@ -116,6 +116,9 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { dataset_id: 1, added_in: 1 }, name: 'by_dataset_added' },
     { key: { dataset_id: 1, removed_in: 1 }, name: 'by_dataset_removed' },
   ],
+  // Experiments (db/experiments.ts): listed per owner, newest first. Results (db/experiment-results.ts): _id order.
+  experiments: [{ key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' }],
+  experiment_results: [{ key: { experiment_id: 1, _id: 1 }, name: 'by_experiment' }],
   // A dataset's versions (db/dataset-versions.ts), newest first by _id (`<dataset>@<version, 10 digits>`).
   dataset_versions: [{ key: { dataset_id: 1, _id: -1 }, name: 'by_dataset' }],
   // rate-limiter-flexible counters (api/middleware/rate-limit.ts): one document per key and window, expired by TTL.

@@ -70,8 +70,13 @@ function literal(text: string): string {
 export function runSearchFilter(search: RunSearch): Filter<RunDoc> {
   // Sub-workflow runs are reached through their parent (null also matches documents without the field).
   // So are a thread's turns, through their thread (null matches runs without the field): a chat of 500 turns would
-  // bury every other run.
-  const filter: Filter<RunDoc> = { owner_id: search.ownerId, parent_run_id: null, thread_id: null };
+  // bury every other run. An experiment's runs are the experiment's to list (GET …/experiments/:id/results).
+  const filter: Filter<RunDoc> = {
+    owner_id: search.ownerId,
+    parent_run_id: null,
+    thread_id: null,
+    experiment_id: null,
+  };
   if (search.workflowId !== undefined) filter.workflow_id = search.workflowId;
   if (search.scheduleId !== undefined) filter.schedule_id = search.scheduleId;
   const statuses = [...new Set(search.statuses ?? [])];

@@ -145,6 +145,8 @@ export interface RunDoc {
   /** A thread's turn (db/threads.ts): the thread and the turn number; absent on every other run. */
   thread_id?: string | null;
   thread_turn?: number;
+  /** A run of an experiment's item (db/experiments.ts): the experiment's id; absent on other runs. */
+  experiment_id?: string | null;
   /** The seq of the run's last event in `run_events` (db/run-events.ts); absent until the first. */
   event_seq?: number;
   /** When Temporal's execution timeout ends the run (null: no timeout). */

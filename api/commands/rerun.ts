@@ -22,6 +22,7 @@ import { descendantsOf, resolveDependencies, topologicalOrder } from '../../doma
 import type { JsonValue } from '../../domain/json';
 import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../domain/run';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
+import { overridesProblem, withOverrides } from '../../shared/runs/overrides';
 import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
 
 /** Reused outputs above this ride in the new run's snapshot by reference (the snapshot has a size limit). */
@@ -170,21 +171,9 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
  * reached only by naming the model again here.
  */
 export function applyOverrides(steps: readonly StepSnapshot[], overrides: RerunOverrides | undefined): StepSnapshot[] {
-  if (!overrides) return [...steps];
-  for (const id of Object.keys(overrides)) {
-    const step = steps.find((s) => s.id === id);
-    if (!step) throw new BadRequestError(`overrides.${id}: the run has no step "${id}"`, 'invalid_field');
-    if (step.kind !== 'agent') {
-      throw new BadRequestError(
-        `overrides.${id}: only agent steps take overrides ("${id}" is a ${step.kind} step)`,
-        'invalid_field',
-      );
-    }
-  }
-  return steps.map((step) => {
-    const override = overrides[step.id];
-    return override && step.kind === 'agent' ? { ...step, model: override.model } : step;
-  });
+  const problem = overridesProblem(steps, overrides);
+  if (problem) throw new BadRequestError(problem, 'invalid_field');
+  return withOverrides(steps, overrides);
 }
 
 /**

@@ -23,6 +23,7 @@ import { mcpStdioServersPaths } from './mcp-stdio-servers';
 import { usagePaths } from './usage';
 import { datasetsPaths } from './datasets';
 import { threadsPaths } from './threads';
+import { experimentsPaths } from './experiments';
 import { runEventView } from '../presenters/run-event';
 
 /** Every resource's paths; one line per resource router. */
@@ -59,6 +60,8 @@ const PATH_GROUPS: ZodOpenApiPathsObject[] = [
   datasetsPaths,
   // /api/v1/threads[/{id}[/messages|events|fork|turns/{turn}/cancel]]
   threadsPaths,
+  // /api/v1/experiments[/{id}[/cancel|/results|/compare]]
+  experimentsPaths,
   // add one line per resource (workflows, runs) above this comment
 ];
 

@@ -7,6 +7,7 @@ import { mcpRoutes } from '../mcp/route';
 import { agentRoutes } from './agents';
 import { approvalRoutes } from './approvals';
 import { datasetRoutes } from './datasets';
+import { experimentRoutes } from './experiments';
 import { consoleRoutes } from './console';
 import { docsRoutes } from './docs';
 import { healthRoutes } from './health';
@@ -50,6 +51,7 @@ export function rootRouter(deps: ApiDeps): Router {
   v1.use(mcpServerRoutes(deps).routes());
   v1.use(usageRoutes(deps).routes());
   v1.use(datasetRoutes(deps).routes());
+  v1.use(experimentRoutes(deps).routes());
   root.use(v1.routes());
   return root;
 }

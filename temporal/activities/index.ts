@@ -17,6 +17,7 @@ import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
 import { createPureStepActivity } from './pure-step';
+import { createExperimentActivities } from './experiment';
 import { createScheduledRunActivities } from './scheduled-run';
 import { createWebhookActivities } from './webhook';
 
@@ -40,6 +41,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createProjectionActivities(deps),
     ...createWebhookActivities(deps),
     ...createScheduledRunActivities(deps),
+    ...createExperimentActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
     ...createMcpToolActivities(deps),

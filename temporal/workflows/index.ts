@@ -2,3 +2,4 @@
 export { runWorkflow } from './run';
 export { deliverWebhook } from './webhook';
 export { scheduledRunWorkflow } from './scheduled-run';
+export { experimentWorkflow, experimentItemWorkflow } from './experiment';

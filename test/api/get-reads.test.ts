@@ -102,6 +102,24 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       .send({ run_ids: [done] });
     if (added.status !== 201) throw new Error(`dataset items: ${added.status} ${JSON.stringify(added.body)}`);
     const item = (added.body as { data: { items: { id: string }[] } }).data.items[0]!.id;
+    // An ended experiment over that dataset (a transform step: no model call).
+    const shaped = await createWorkflow(api, user, {
+      name: uniqueId('shaped'),
+      steps: [
+        { id: 'shape', template_id: tpl.transform._id, config: { expression: '$count(items)', data: '{{input}}' } },
+      ],
+    });
+    const experiment = await post('/api/v1/experiments', {
+      dataset_id: dataset,
+      workflow_id: shaped,
+      scorers: [{ kind: 'exact', path: 'shape', value: 2 }],
+    });
+    for (let i = 0; ; i++) {
+      const res = await api.http.get(`/api/v1/experiments/${experiment}`).set(user.auth);
+      if ((res.body as { data: { status: string } }).data.status === 'completed') break;
+      if (i > 300) throw new Error(`the experiment did not complete: ${JSON.stringify(res.body)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
 
     const thread = await post('/api/v1/threads', { template: agent._id, title: 'reads' });
     const said = await api.http.post(`/api/v1/threads/${thread}/messages?wait=30`).set(user.auth).send({ text: 'Hi' });
@@ -149,6 +167,10 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       '/api/v1/threads/{id}/messages': `/api/v1/threads/${thread}/messages`,
       // A thread whose turn ended: the stream delivers its events and ends.
       '/api/v1/threads/{id}/events': `/api/v1/threads/${thread}/events?until=idle`,
+      '/api/v1/experiments': '/api/v1/experiments',
+      '/api/v1/experiments/{id}': `/api/v1/experiments/${experiment}`,
+      '/api/v1/experiments/{id}/results': `/api/v1/experiments/${experiment}/results`,
+      '/api/v1/experiments/{id}/compare': `/api/v1/experiments/${experiment}/compare?baseline=${experiment}`,
     };
     const doc = buildOpenApiDocument({ PUBLIC_URL: undefined });
     for (const [template, item] of Object.entries(doc.paths ?? {})) {

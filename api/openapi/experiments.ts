@@ -1,0 +1,110 @@
+/** OpenAPI paths of experiments, their results and the comparison with a baseline. */
+import { z } from 'zod';
+import type { ZodOpenApiPathsObject } from 'zod-openapi';
+import { BEARER, errors, jsonRequest, ok } from './kit';
+import { pageQuery } from '../http/pagination';
+import { experimentDetailView, experimentResultView, experimentView } from '../presenters/experiment';
+import {
+  compareQuery,
+  createExperimentBody,
+  experimentParams,
+  listResultsQuery,
+  MAX_EXPERIMENTS_PER_USER,
+} from '../schemas/experiments';
+
+const tags = ['experiments'];
+
+const comparisonView = z
+  .looseObject({
+    baseline_id: z.string(),
+    candidate_id: z.string(),
+    scorers: z.array(z.looseObject({ name: z.string(), delta: z.number().nullable() })),
+    items: z.array(z.looseObject({ item_id: z.string(), change: z.string() })),
+    counts: z.record(z.string(), z.number().int()),
+    usage: z.looseObject({ baseline: z.unknown(), candidate: z.unknown() }),
+    regression: z.looseObject({ regressed: z.boolean(), reasons: z.array(z.string()) }),
+  })
+  .meta({
+    id: 'ExperimentComparison',
+    description:
+      "Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / " +
+      'unchanged; tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean ' +
+      'dropping by more than 0.05, or with fail_on=any_item also an item that passed in every baseline repetition ' +
+      'and fails now). docs/evals.md "Comparing experiments".',
+  });
+
+export const experimentsPaths: ZodOpenApiPathsObject = {
+  '/api/v1/experiments': {
+    get: {
+      tags,
+      summary: 'Your experiments, newest first',
+      security: BEARER,
+      requestParams: { query: pageQuery },
+      responses: {
+        ...ok(200, 'One page of experiments', z.array(experimentView), { paged: true }),
+        ...errors(400, 401),
+      },
+    },
+    post: {
+      tags,
+      summary: 'Create and start an experiment: a dataset version run through a workflow, scored',
+      description:
+        'The dataset version (default the latest) is pinned. Each item × repetition runs as an ordinary run tagged ' +
+        'with the experiment, at most `concurrency` at once. 400 for a scorer that does not compile (naming its ' +
+        'path, e.g. `scorers[1].pattern`), an override naming a step the workflow does not have (or one that is not ' +
+        "an agent step), an item whose input the workflow's input_schema refuses (naming the item, with the " +
+        'schema’s message), an empty version, and `mode: "replay"` (not available yet). 404 for a dataset or ' +
+        `workflow that is not yours. At most ${MAX_EXPERIMENTS_PER_USER} experiments (409 \`too_many_experiments\`).`,
+      security: BEARER,
+      requestBody: jsonRequest(createExperimentBody),
+      responses: {
+        ...ok(201, 'The experiment (queued)', experimentView, { location: 'The experiment.' }),
+        ...errors(400, 401, 404, 409, 413, 415, 503),
+      },
+    },
+  },
+  '/api/v1/experiments/{id}': {
+    get: {
+      tags,
+      summary: 'One experiment: status, progress, spend and per-scorer summary',
+      security: BEARER,
+      requestParams: { path: experimentParams },
+      responses: { ...ok(200, 'The experiment', experimentDetailView), ...errors(401, 404) },
+    },
+  },
+  '/api/v1/experiments/{id}/cancel': {
+    post: {
+      tags,
+      summary: 'Cancel an experiment and the runs it has in flight',
+      description: 'The experiment ends `cancelled` once its runs have recorded theirs. 409 once it has ended.',
+      security: BEARER,
+      requestParams: { path: experimentParams },
+      responses: {
+        ...ok(202, 'Cancellation requested', z.strictObject({ id: z.string(), cancel_requested: z.literal(true) })),
+        ...errors(401, 404, 409, 503),
+      },
+    },
+  },
+  '/api/v1/experiments/{id}/results': {
+    get: {
+      tags,
+      summary: 'Item results: scores with their reasons, usage, latency, output, run id — in the items’ order',
+      security: BEARER,
+      requestParams: { path: experimentParams, query: listResultsQuery },
+      responses: {
+        ...ok(200, 'One page of results', z.array(experimentResultView), { paged: true }),
+        ...errors(400, 401, 404),
+      },
+    },
+  },
+  '/api/v1/experiments/{id}/compare': {
+    get: {
+      tags,
+      summary: 'This experiment against a baseline experiment of the same dataset',
+      description: 'Both must be yours (404 otherwise); another dataset is a 400.',
+      security: BEARER,
+      requestParams: { path: experimentParams, query: compareQuery },
+      responses: { ...ok(200, 'The comparison', comparisonView), ...errors(400, 401, 404) },
+    },
+  },
+};

@@ -1,0 +1,78 @@
+/**
+ * An experiment's shape as the API, the worker's activities and the experiment workflow share it (issue #47 item 2):
+ * its statuses, its budget, the arguments of its workflows, and the one rule that names the run of an item ×
+ * repetition. The workflow's history holds only ids and counts; items, scorers and results live in MongoDB.
+ */
+
+/** Temporal workflow type of an experiment (workflow id = experiment id). */
+export const EXPERIMENT_WORKFLOW_TYPE = 'experimentWorkflow';
+
+/** `live`: every item runs the workflow for real. `replay` (serving unchanged steps from the record) is not built yet. */
+export const EXPERIMENT_MODES = ['live', 'replay'] as const;
+export type ExperimentMode = (typeof EXPERIMENT_MODES)[number];
+
+export const EXPERIMENT_STATUSES = [
+  'queued',
+  'running',
+  'completed',
+  'budget_exhausted',
+  'cancelled',
+  'failed',
+] as const;
+export type ExperimentStatus = (typeof EXPERIMENT_STATUSES)[number];
+export const TERMINAL_EXPERIMENT_STATUSES: readonly ExperimentStatus[] = [
+  'completed',
+  'budget_exhausted',
+  'cancelled',
+  'failed',
+];
+
+/** The hard budget: no new item starts once either is reached (absent: no limit of that kind). */
+export interface ExperimentBudget {
+  max_tokens?: number | undefined;
+  max_model_calls?: number | undefined;
+}
+
+/** Tokens and model calls spent so far (every item's run, counted once when its result is stored). */
+export interface ExperimentSpend {
+  tokens: number;
+  model_calls: number;
+}
+
+/** What the workflow learns from its first activity: the pinned items (ids only) and how to run them. */
+export interface ExperimentPlan {
+  item_ids: string[];
+  repetitions: number;
+  concurrency: number;
+  budget: ExperimentBudget;
+}
+
+/** One item × repetition, the child workflow's argument. */
+export interface ExperimentUnit {
+  experiment_id: string;
+  item_id: string;
+  repetition: number;
+  /** The item's place in the pinned list (names its run). */
+  index: number;
+}
+
+/** The end of one unit's run as the experiment workflow reads it back from the scoring activity. */
+export interface UnitOutcome {
+  spend: ExperimentSpend;
+}
+
+/**
+ * The run id of an item × repetition: derived from the experiment id, so a resumed experiment (a killed worker) asks
+ * for the same run again and createRun's idempotency (and Temporal's workflow-id uniqueness) keeps one run each.
+ */
+export function experimentRunId(experimentId: string, index: number, repetition: number): string {
+  return `run_${experimentId.slice('exp_'.length)}-${index}-${repetition}`;
+}
+
+/** True once the spend reaches either limit of the budget. */
+export function budgetSpent(budget: ExperimentBudget, spend: ExperimentSpend): boolean {
+  return (
+    (budget.max_tokens !== undefined && spend.tokens >= budget.max_tokens) ||
+    (budget.max_model_calls !== undefined && spend.model_calls >= budget.max_model_calls)
+  );
+}

@@ -1,0 +1,153 @@
+/**
+ * `eval run`, the CI gate, end to end: the CLI (in-process, as the entrypoint runs it) against the real API on a
+ * socket with a real worker. A baseline run exits 0 and prints the scorer table; a candidate whose workflow answers
+ * wrong, gated with --fail-on-regression against it, exits 2 and writes JUnit XML the strictest common schema
+ * accepts; a budget that stops the experiment exits 3; a bad flag exits 1 with a message a person can act on.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { loadConfig } from '../../config';
+import { runCli } from '../../cli/run';
+import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
+import { uniqueId } from '../helpers/stack';
+import { createWorkflow, insertTemplate } from '../helpers/workflows';
+import { junitSchemaViolations, parseXml } from '../domain/evals/junit-schema';
+
+describe('CLI eval run against the real API', () => {
+  let g: GraphStack;
+  let url: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    g = await startGraphStack();
+    url = await g.api.listen();
+    dir = await mkdtemp(path.join(tmpdir(), 'stepwise-eval-'));
+  }, 60_000);
+  afterAll(async () => {
+    await g?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  const cli = async (...args: string[]) => {
+    const config = loadConfig({ STEPWISE_URL: url, STEPWISE_API_KEY: g.user.key });
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runCli(args, config, { out: (l) => out.push(l), err: (l) => err.push(l) });
+    return { code, out, err };
+  };
+  const addWorkflow = (offset: number) =>
+    createWorkflow(g.api, g.user, {
+      name: uniqueId('add'),
+      steps: [
+        {
+          id: 'add',
+          template_id: g.tpl.transform._id,
+          config: { expression: `{"sum": a + b + ${offset}}`, data: '{{input}}' },
+        },
+      ],
+    });
+  const dataset = async () => {
+    const ds = await g.api.http
+      .post('/api/v1/datasets')
+      .set(g.user.auth)
+      .send({ name: uniqueId('set-') });
+    const id = (ds.body as { data: { id: string } }).data.id;
+    const items = [
+      [1, 2],
+      [3, 4],
+      [5, 6],
+    ].map(([a, b]) => ({ input: { a, b }, expected: { add: { sum: a! + b! } } }));
+    await g.api.http.post(`/api/v1/datasets/${id}/items`).set(g.user.auth).send({ items });
+    return id;
+  };
+
+  it('gates: the baseline passes (exit 0), a regression fails (exit 2) with valid JUnit XML', async () => {
+    const ds = await dataset();
+    const scorers = path.join(dir, 'scorers.json');
+    await writeFile(scorers, JSON.stringify([{ kind: 'exact', path: 'add.sum' }]));
+
+    const base = await cli('eval', 'run', '--dataset', ds, '--workflow', await addWorkflow(0), '--scorers', scorers);
+    expect(base.err).toEqual([]);
+    expect(base.code).toBe(0);
+    const baseline = /^experiment (exp_\S+): 3 runs$/.exec(base.out[0]!)?.[1];
+    expect(baseline).toBeDefined();
+    expect(base.out).toContain('completed');
+    expect(base.out.find((l) => l.startsWith('exact'))).toMatch(/^exact\s+1\.000\s+0\.000\s+1\.000\s+3$/);
+
+    const junit = path.join(dir, 'out.xml');
+    const cand = await cli(
+      'eval',
+      'run',
+      '--dataset',
+      ds,
+      '--workflow',
+      await addWorkflow(1),
+      '--scorers',
+      scorers,
+      '--baseline',
+      baseline!,
+      '--fail-on-regression',
+      '--junit',
+      junit,
+    );
+    expect(cand.code).toBe(2);
+    expect(cand.out).toContain('items: 0 improved, 3 regressed, 0 mixed, 0 unchanged');
+    expect(cand.out.some((l) => l.startsWith('REGRESSION: '))).toBe(true);
+    const xml = await readFile(junit, 'utf8');
+    expect(junitSchemaViolations(parseXml(xml))).toEqual([]);
+    expect(xml).toContain('failures="3"');
+
+    // The same candidate without the flag: the regression is printed, the exit is 0.
+    const unflagged = await cli(
+      'eval',
+      'run',
+      '--dataset',
+      ds,
+      '--workflow',
+      await addWorkflow(1),
+      '--scorers',
+      scorers,
+      '--baseline',
+      baseline!,
+    );
+    expect(unflagged.code).toBe(0);
+  });
+
+  it('exits 3 when the budget stops the experiment, 1 on a bad flag', async () => {
+    const model = g.llm.script(uniqueId('gate-'), [{ text: 'ok', usage: { input: 3, output: 2 } }]);
+    const agent = await insertTemplate(g.api.database.db, g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('answerer'),
+      default_prompt: 'Answer.',
+      default_tools: [],
+      model: `openai:${model.model}`,
+    });
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('ask'),
+      steps: [{ id: 'ask', template_id: agent._id, input: 'Say ok' }],
+    });
+    const ds = await dataset();
+    const spent = await cli(
+      'eval',
+      'run',
+      '--dataset',
+      ds,
+      '--workflow',
+      wf,
+      '--concurrency',
+      '1',
+      '--max-model-calls',
+      '1',
+    );
+    expect(spent.code).toBe(3);
+    expect(spent.out.some((l) => l.startsWith('budget_exhausted: the budget is spent'))).toBe(true);
+
+    const bad = await cli('eval', 'run', '--dataset', ds, '--workflow', wf, '--model', 'ask');
+    expect(bad.code).toBe(1);
+    expect(bad.err.join('\n')).toContain('--model ask: write step=provider:model');
+    const missing = await cli('eval', 'run', '--dataset', ds, '--workflow', wf, '--model', 'nope=openai:gpt-4o');
+    expect(missing.code).toBe(1);
+    expect(missing.err.join('\n')).toContain('overrides.nope');
+  });
+});
