@@ -8530,8 +8530,11 @@ export interface components {
        * @example m1.0
        */
       id: string;
-      /** @enum {string} */
-      role: 'user' | 'assistant' | 'tool';
+      /**
+       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay.
+       * @enum {string}
+       */
+      role: 'user' | 'assistant' | 'tool' | 'summary';
       /** @description User messages: the turn’s run (absent in a fork’s copies). */
       run_id?: string;
       /**
@@ -8539,6 +8542,22 @@ export interface components {
        * @enum {string}
        */
       status?: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      /** @description Summary messages: the turns covered, and the compaction call (what it was sent). */
+      summary?: {
+        from_turn: number;
+        model: string;
+        request: {
+          prompt: string;
+          system: string;
+        };
+        to_turn: number;
+        usage: {
+          /** @constant */
+          estimated?: true;
+          input_tokens: number;
+          output_tokens: number;
+        };
+      };
       text: string | null;
       /** @description Tool messages: the call and its result. */
       tool?: {

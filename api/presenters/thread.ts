@@ -64,8 +64,26 @@ export const threadMessageView = z
   .strictObject({
     id: z.string().meta({ description: '`m<turn>.<pos>`; pos 0 is the turn’s user message.', example: 'm1.0' }),
     turn: z.number().int(),
-    role: z.enum(['user', 'assistant', 'tool']),
+    role: z.enum(['user', 'assistant', 'tool', 'summary']).meta({
+      description:
+        '`summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns ' +
+        'instead of them; the raw messages stay.',
+    }),
     text: z.string().nullable(),
+    summary: z
+      .strictObject({
+        from_turn: z.number().int(),
+        to_turn: z.number().int(),
+        model: z.string(),
+        usage: z.strictObject({
+          input_tokens: z.number().int(),
+          output_tokens: z.number().int(),
+          estimated: z.literal(true).optional(),
+        }),
+        request: z.strictObject({ system: z.string(), prompt: z.string() }),
+      })
+      .optional()
+      .meta({ description: 'Summary messages: the turns covered, and the compaction call (what it was sent).' }),
     tool_calls: z
       .array(z.strictObject({ id: z.string(), name: z.string(), args: z.unknown() }))
       .optional()
@@ -100,6 +118,7 @@ export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof thre
     text: doc.text,
     ...(doc.tool_calls ? { tool_calls: doc.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) } : {}),
     ...(doc.tool ? { tool: doc.tool } : {}),
+    ...(doc.summary ? { summary: doc.summary } : {}),
     ...(doc.final ? { final: true as const } : {}),
     ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
     ...(doc.status !== undefined ? { status: doc.status } : {}),

@@ -13,6 +13,7 @@ import type { WorkerMetrics } from '../metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity } from './agent/call-model';
 import { createCallToolActivity } from './agent/call-tool';
+import { createCompactThreadActivity } from './agent/compact-thread';
 import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
@@ -42,6 +43,7 @@ export function createActivities(deps: ActivityDeps) {
     ...createScheduledRunActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
+    compactThread: createCompactThreadActivity(deps),
     ...createMcpToolActivities(deps),
     ...createMcpApprovalActivities(deps),
   };

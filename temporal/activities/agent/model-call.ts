@@ -51,7 +51,7 @@ export async function callTheModel(
   const started = performance.now();
   const generate = () =>
     provider.generate({
-      system: setup.system,
+      system: conversation.threadSystem ? `${setup.system}\n\n${conversation.threadSystem}` : setup.system,
       messages: toLlmMessages(context.length > 0 ? [...context, ...history] : history),
       tools: [...toolSpecs(setup.tools), ...mcpToolSpecs(setup.mcp_tools)],
       temperature: setup.temperature,
