@@ -69,6 +69,8 @@ export const INDEXES: Record<string, IndexDescription[]> = {
     { key: { thread_id: 1, _id: 1 }, name: 'by_thread' },
     { key: { thread_id: 1, role: 1, _id: 1 }, name: 'by_thread_role' },
   ],
+  // A thread's memory versions (db/thread-memory.ts): `_id` is (thread, version); an agent's change found by its call.
+  thread_memory_versions: [{ key: { thread_id: 1, call: 1 }, name: 'by_thread_call' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).
   step_executions: [{ key: { run_id: 1, step_id: 1, position: 1 }, name: 'by_run_step_position' }],

@@ -14,6 +14,7 @@ import { createActionStepActivity } from './action-step';
 import { createCallModelActivity } from './agent/call-model';
 import { createCallToolActivity } from './agent/call-tool';
 import { createCompactThreadActivity } from './agent/compact-thread';
+import { createUpdateMemoryActivity } from './agent/update-memory';
 import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
@@ -44,6 +45,7 @@ export function createActivities(deps: ActivityDeps) {
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
     compactThread: createCompactThreadActivity(deps),
+    updateMemory: createUpdateMemoryActivity(deps),
     ...createMcpToolActivities(deps),
     ...createMcpApprovalActivities(deps),
   };

@@ -30,6 +30,7 @@ import type { JsonValue } from '../../domain/json';
 import { needsApproval, type McpToolList, type McpToolShown } from '../../domain/mcp';
 import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
+import { UPDATE_MEMORY_TOOL } from '../../domain/thread-memory';
 import { callUsage } from '../../domain/usage';
 import { budgetExceeded, releaseCall, reserveCall, settleCall, untilVerdict, verdictPending } from './budget';
 import { addUsage } from './run-env';
@@ -57,7 +58,7 @@ export async function runAgentStep(
       maximumInterval: '60 seconds',
     },
   } satisfies ActivityOptions;
-  const { callModel, callTool, compactThread } = proxyActivities<Activities>(activityOptions);
+  const { callModel, callTool, compactThread, updateMemory } = proxyActivities<Activities>(activityOptions);
   const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
   const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
   // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
@@ -187,6 +188,8 @@ export async function runAgentStep(
         await Promise.all(
           result.calls.map((call, index) => {
             const at = { ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index };
+            // A thread's own tool (decision 0601): the working memory, with the thread's id.
+            if (step.thread && call.name === UPDATE_MEMORY_TOOL) return updateMemory({ ...at, thread: step.thread });
             const mcpTool = mcp?.list.tools.find((t) => t.name === call.name);
             return mcp && mcpTool ? mcp.call(mcpTool, at) : callTool(at);
           }),

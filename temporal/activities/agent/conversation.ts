@@ -33,8 +33,10 @@ export interface Conversation {
   seq: number;
   /** A thread's turn: its earlier turns that fit the window, given to the model before `history` (not recorded). */
   context: TranscriptEntry[];
-  /** A thread's turn: what follows the system prompt (the summary of older turns), not recorded; '' otherwise. */
+  /** A thread's turn: what follows the system prompt (memory, summary of older turns), not recorded; '' otherwise. */
   threadSystem: string;
+  /** A thread's turn with a working memory: the model is given the update_memory tool. */
+  memoryTool: boolean;
 }
 
 /** Opens or reads the conversation and checks the owner's daily token budget; throws what refuses the call. */
@@ -89,6 +91,7 @@ export async function buildConversation(
     seq: req.seq + (opening ? earlier.length : 0) + (repair ? 1 : 0),
     context: context?.entries ?? [],
     threadSystem: context ? threadSystemText(context) : '',
+    memoryTool: context?.memory != null,
   };
 }
 

@@ -9,6 +9,9 @@
 import type { Db } from 'mongodb';
 import { latestSummary, readEarlierMessages, type ThreadMessageDoc } from '../../../db/thread-messages';
 import type { TranscriptEntry } from '../../../db/transcripts';
+import { threadsCollection } from '../../../db/threads';
+import type { JsonObject } from '../../../domain/json';
+import { UPDATE_MEMORY_TOOL } from '../../../domain/thread-memory';
 import { estimateTokens, type ThreadRef } from '../../../domain/thread';
 
 /** The most messages one read takes: far more than any window holds (each message counts at least one token). */
@@ -20,6 +23,8 @@ export interface ThreadContext {
   entries: TranscriptEntry[];
   /** The latest summary of the turns before them (decision 0601), or null. */
   summary: ThreadMessageDoc | null;
+  /** The working memory and its schema, when the thread has one. */
+  memory: { schema: JsonObject; value: JsonObject } | null;
 }
 
 /** The thread's window as the read gives it: the recent messages (newest first) and the latest summary. */
@@ -40,16 +45,35 @@ export async function readThreadWindow(db: Db, thread: ThreadRef): Promise<Threa
 }
 
 export async function readThreadContext(db: Db, thread: ThreadRef): Promise<ThreadContext> {
-  const w = await readThreadWindow(db, thread);
-  const room = windowRoom(thread.context_tokens, w.summary);
-  return { entries: fitContext(w.docs, room, w.cut, w.summary?.summary?.to_turn ?? 0), summary: w.summary };
+  const [w, t] = await Promise.all([
+    readThreadWindow(db, thread),
+    threadsCollection(db).findOne({ _id: thread.id }, { projection: { memory: 1, memory_schema: 1 } }),
+  ]);
+  const memory = t?.memory_schema ? { schema: t.memory_schema, value: t.memory ?? {} } : null;
+  // The memory takes room in the window as the summary does.
+  const room = Math.max(
+    windowRoom(thread.context_tokens, w.summary) - (memory ? estimateTokens(JSON.stringify(memory.value)) : 0),
+    0,
+  );
+  return { entries: fitContext(w.docs, room, w.cut, w.summary?.summary?.to_turn ?? 0), summary: w.summary, memory };
 }
 
-/** What a turn's system prompt is followed by: the summary of the turns no longer in the context. */
-export function threadSystemText(context: ThreadContext): string {
+/** What a turn's system prompt is followed by: the working memory, then the summary of older turns. */
+export function threadSystemText(context: Pick<ThreadContext, 'summary' | 'memory'>): string {
+  const parts: string[] = [];
+  if (context.memory) {
+    parts.push(
+      `Working memory of this conversation (JSON; change it with the ${UPDATE_MEMORY_TOOL} tool; its JSON Schema: ` +
+        `${JSON.stringify(context.memory.schema)}):\n${JSON.stringify(context.memory.value)}`,
+    );
+  }
   const s = context.summary;
-  if (!s?.summary) return '';
-  return `Summary of the earlier conversation (turns ${s.summary.from_turn}–${s.summary.to_turn}):\n${s.text ?? ''}`;
+  if (s?.summary) {
+    parts.push(
+      `Summary of the earlier conversation (turns ${s.summary.from_turn}–${s.summary.to_turn}):\n${s.text ?? ''}`,
+    );
+  }
+  return parts.join('\n\n');
 }
 
 /** The tokens left for recent turns once the summary is in the context. */
