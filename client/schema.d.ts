@@ -146,6 +146,10 @@ export interface paths {
                 max_turns: number | null;
                 /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
                 mcp_tools?: components['schemas']['McpToolSelection'][];
+                /** @description JSON Schema of a thread's working memory (absent: threads have none). */
+                memory_schema?: {
+                  [key: string]: unknown;
+                };
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -203,6 +207,10 @@ export interface paths {
                 max_turns: number | null;
                 /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
                 mcp_tools?: components['schemas']['McpToolSelection'][];
+                /** @description JSON Schema of a thread's working memory (absent: threads have none). */
+                memory_schema?: {
+                  [key: string]: unknown;
+                };
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -553,6 +561,10 @@ export interface paths {
                 max_turns: number | null;
                 /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
                 mcp_tools?: components['schemas']['McpToolSelection'][];
+                /** @description JSON Schema of a thread's working memory (absent: threads have none). */
+                memory_schema?: {
+                  [key: string]: unknown;
+                };
                 /** @description `provider:model`; null → the configured default. */
                 model: string | null;
                 name: string;
@@ -5813,6 +5825,343 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/v1/threads/{id}/memory': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The thread’s working memory
+     * @description The memory document, its version and the JSON Schema it must fit (the template’s `memory_schema` when the thread was created). 422 `no_memory` when the template has none.
+     */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description The memory */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ThreadMemory'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    /**
+     * Replace the thread’s working memory
+     * @description The new document must fit the memory schema: else 400 `invalid_memory` naming the problems, and the memory is unchanged. Each change is a new version (`…/memory/versions`). 422 `no_memory` when the template has none.
+     */
+    put: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          'application/json': components['schemas']['PutThreadMemory'];
+        };
+      };
+      responses: {
+        /** @description The memory as written */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ThreadMemory'];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Request body is not JSON. */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/v1/threads/{id}/memory/versions': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The memory’s versions, oldest first
+     * @description Every change of the working memory: by the user (PUT) or the agent (the `update_memory` tool, with its turn).
+     */
+    get: {
+      parameters: {
+        query?: {
+          /** @description Position after which the page starts, taken from the `Link: <…>; rel="next"` header of the previous page. */
+          cursor?: string;
+          /** @description Page size, 1–200 (default 50). */
+          limit?: number;
+        };
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description One page of versions */
+        200: {
+          headers: {
+            /** @description Present when there is a next page: `<absolute url>; rel="next"`. */
+            Link?: string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': {
+              data: components['schemas']['ThreadMemoryVersion'][];
+              error: null;
+            };
+          };
+        };
+        /** @description Malformed JSON, an invalid or unknown field, or a `$`/dotted key; the message names the field. */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Missing, malformed, unknown or revoked API key. */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description `Idempotency-Key` reused with a different body. */
+        422: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Rate limited; retry after `Retry-After` seconds. */
+        429: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Internal error (no details are leaked). */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description MongoDB or Temporal unreachable; retry after `Retry-After` seconds. */
+        503: {
+          headers: {
+            /** @description Seconds to wait before retrying. */
+            'Retry-After': string;
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/api/v1/threads/{id}/messages': {
     parameters: {
       query?: never;
@@ -9903,6 +10252,10 @@ export interface components {
       max_turns: number | null;
       /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
       mcp_tools?: components['schemas']['McpToolSelection'][];
+      /** @description JSON Schema of a thread's working memory (absent: threads have none). */
+      memory_schema?: {
+        [key: string]: unknown;
+      };
       /** @description `provider:model`; null → the configured default. */
       model: string | null;
       name: string;
@@ -9975,6 +10328,8 @@ export interface components {
       max_turns: number | null;
       /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
       mcp_tools?: components['schemas']['McpToolSelection'][];
+      /** @description Agents only: JSON Schema of a thread's working memory (null/absent → threads have none; docs/threads.md). Threads created from the template take it, start with its defaults and get the `update_memory` tool. */
+      memory_schema?: components['schemas']['JsonSchemaObject'] | null;
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @default null
@@ -10410,6 +10765,10 @@ export interface components {
           /** @description A local stdio MCP server the operator declared (GET /api/v1/mcp-servers/stdio), by name. */
           stdio: string;
         };
+    PutThreadMemory: {
+      /** @description The new working memory; it must fit the thread's memory schema. */
+      memory: components['schemas']['JsonDataObject'];
+    };
     /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
     RunEvent:
       | ({
@@ -11133,6 +11492,12 @@ export interface components {
       id: string;
       /** @description Send it as `after` with your next message. */
       last_message_id: string | null;
+      /** @description The working memory (null: the template has no `memory_schema`). */
+      memory: {
+        [key: string]: unknown;
+      } | null;
+      /** @description Its version (0 as created; null: no memory). */
+      memory_version: number | null;
       message_count: number;
       metadata: {
         [key: string]: unknown;
@@ -11201,6 +11566,36 @@ export interface components {
       /** @description `<turn>.<seq>`: resume after it with `Last-Event-ID`. */
       id: string;
     };
+    ThreadMemory: {
+      memory: {
+        [key: string]: unknown;
+      };
+      /** @description The JSON Schema the memory must fit (the template’s). */
+      schema: {
+        [key: string]: unknown;
+      };
+      /** @description 0 as created; each change (user or agent) is one more. */
+      version: number;
+    };
+    ThreadMemoryVersion: {
+      /**
+       * @description `user` (PUT …/memory) or `agent` (the update_memory tool).
+       * @enum {string}
+       */
+      by: 'user' | 'agent';
+      /**
+       * Format: date-time
+       * @description ISO-8601 UTC timestamp
+       * @example 2026-01-31T12:00:00.000Z
+       */
+      created_at: string;
+      memory: {
+        [key: string]: unknown;
+      };
+      /** @description The turn whose agent made the change (null: the user). */
+      turn: number | null;
+      version: number;
+    };
     ThreadMessage: {
       /**
        * Format: date-time
@@ -11225,8 +11620,11 @@ export interface components {
        * @example m1.0
        */
       id: string;
-      /** @enum {string} */
-      role: 'user' | 'assistant' | 'tool';
+      /**
+       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay.
+       * @enum {string}
+       */
+      role: 'user' | 'assistant' | 'tool' | 'summary';
       /** @description User messages: the turn’s run (absent in a fork’s copies). */
       run_id?: string;
       /**
@@ -11234,6 +11632,22 @@ export interface components {
        * @enum {string}
        */
       status?: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      /** @description Summary messages: the turns covered, and the compaction call (what it was sent). */
+      summary?: {
+        from_turn: number;
+        model: string;
+        request: {
+          prompt: string;
+          system: string;
+        };
+        to_turn: number;
+        usage: {
+          /** @constant */
+          estimated?: true;
+          input_tokens: number;
+          output_tokens: number;
+        };
+      };
       text: string | null;
       /** @description Tool messages: the call and its result. */
       tool?: {
@@ -11748,6 +12162,8 @@ export interface components {
       max_turns?: number | null;
       /** @description Agents only: tools from your MCP servers, shown to the model as `<server name>__<tool>`. */
       mcp_tools?: components['schemas']['McpToolSelection'][];
+      /** @description Agents only: JSON Schema of a thread's working memory (null/absent → threads have none; docs/threads.md). Threads created from the template take it, start with its defaults and get the `update_memory` tool. */
+      memory_schema?: components['schemas']['JsonSchemaObject'] | null;
       /**
        * @description Agents only: `openai:…`, `anthropic:…` or `compat:…`; null → LLM_DEFAULT_MODEL.
        * @example openai:gpt-4o-mini

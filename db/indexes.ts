@@ -64,7 +64,13 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   // Threads (db/threads.ts): listed per owner, newest first; found by _id + owner.
   threads: [{ key: { owner_id: 1, created_at: -1, _id: -1 }, name: 'by_owner_created' }],
   // A thread's conversation (db/thread-messages.ts): `_id` is (thread, turn, pos) in order; read and paged per thread.
-  thread_messages: [{ key: { thread_id: 1, _id: 1 }, name: 'by_thread' }],
+  // Its summaries (compaction): the latest one before a turn, by index, however long the thread.
+  thread_messages: [
+    { key: { thread_id: 1, _id: 1 }, name: 'by_thread' },
+    { key: { thread_id: 1, role: 1, _id: 1 }, name: 'by_thread_role' },
+  ],
+  // A thread's memory versions (db/thread-memory.ts): `_id` is (thread, version); an agent's change found by its call.
+  thread_memory_versions: [{ key: { thread_id: 1, call: 1 }, name: 'by_thread_call' }],
   blobs: [{ key: { run_id: 1 }, name: 'by_run' }],
   // Map items and loop iterations of a run, listed per step in order (db/step-executions.ts).
   step_executions: [{ key: { run_id: 1, step_id: 1, position: 1 }, name: 'by_run_step_position' }],

@@ -44,6 +44,8 @@ export interface TemplateDoc {
   mcp_tools?: McpToolSelection[];
   /** Agent steps in a thread: tokens of earlier turns each turn is given (absent or null: DEFAULT_CONTEXT_TOKENS). */
   context_tokens?: number | null;
+  /** Agent steps in a thread: JSON Schema of the thread's working memory (absent or null: none). */
+  memory_schema?: JsonObject | null;
   created_at: Date;
   updated_at: Date;
 }

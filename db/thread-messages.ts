@@ -12,6 +12,44 @@ import type { RunError, RunStatus, Usage } from '../domain/run';
 import type { LlmToolCall } from '../domain/transcript';
 import { threadMessageId } from '../domain/thread';
 
+/** What a summary message covers, and the compaction call that wrote it (decision 0601). */
+export interface ThreadSummaryInfo {
+  from_turn: number;
+  to_turn: number;
+  model: string;
+  usage: { input_tokens: number; output_tokens: number; estimated?: true };
+  /** What the compaction call was sent (its answer is the message's text). */
+  request: { system: string; prompt: string };
+}
+
+/** Where the summary written by turn `turn`'s compaction goes: pos 1 (transcript seq 1 is never an answer's). */
+export const SUMMARY_POS = 1;
+
+/**
+ * The latest summary a turn may use: written before `turn`, or by `turn`'s own compaction. One indexed read
+ * (by_thread_role), whatever the thread's length.
+ */
+export async function latestSummary(db: Db, threadId: string, turn: number): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne(
+    { thread_id: threadId, role: 'summary', _id: { $lte: threadMessageDocId(threadId, turn, SUMMARY_POS) } },
+    { sort: { _id: -1 } },
+  );
+}
+
+/**
+ * Writes a turn's summary unless one is there already (a retried compaction never writes two); the summary that
+ * stays (this one, or the first attempt's).
+ */
+export async function putSummary(db: Db, doc: ThreadMessageDoc): Promise<ThreadMessageDoc> {
+  const written = await threadMessagesCollection(db).updateOne(
+    { _id: doc._id },
+    { $setOnInsert: doc },
+    { upsert: true },
+  );
+  if (written.upsertedCount === 1) return doc;
+  return (await threadMessagesCollection(db).findOne({ _id: doc._id })) ?? doc;
+}
+
 /** A turn's state on its user message: `queued` until it starts, then its run's status. */
 export type TurnStatus = 'queued' | RunStatus;
 
@@ -22,8 +60,10 @@ export interface ThreadMessageDoc {
   owner_id: string;
   turn: number;
   pos: number;
-  role: 'user' | 'assistant' | 'tool';
+  role: 'user' | 'assistant' | 'tool' | 'summary';
   text: string | null;
+  /** Summary messages (pos 1 of the turn that compacted): the turns they cover and the compaction call. */
+  summary?: ThreadSummaryInfo;
   /** Assistant messages: the tool calls it made. */
   tool_calls?: LlmToolCall[];
   /** Tool messages: the call and its result. */

@@ -10,6 +10,7 @@ import type { Db } from 'mongodb';
 import { removeThreadDoc } from './threads';
 import { removeThreadMessages, threadRunIds } from './thread-messages';
 import { runsCollection } from './runs';
+import { removeMemoryVersions } from './thread-memory';
 
 /** Collections whose documents belong to one run through their `run_id`. */
 export const RUN_KEYED_COLLECTIONS = [
@@ -39,6 +40,6 @@ export async function removeThreadData(db: Db, threadId: string, runIds: readonl
     await Promise.all(RUN_KEYED_COLLECTIONS.map((name) => db.collection(name).deleteMany({ run_id: { $in: ids } })));
     await runsCollection(db).deleteMany({ _id: { $in: ids } });
   }
-  await removeThreadMessages(db, threadId);
+  await Promise.all([removeThreadMessages(db, threadId), removeMemoryVersions(db, threadId)]);
   await removeThreadDoc(db, threadId);
 }

@@ -7,6 +7,7 @@
  * every message is taken once and the turns of a thread run one at a time in the order they were accepted.
  */
 import type { Db, Filter } from 'mongodb';
+import type { JsonObject } from '../domain/json';
 import type { McpToolSelection } from '../domain/mcp';
 import type { Usage } from '../domain/run';
 import type { MessagePolicy, ThreadBudget } from '../domain/thread';
@@ -53,6 +54,12 @@ export interface ThreadDoc {
   usage: Usage;
   /** Changed by every write of the turn state (compare-and-set). */
   version: number;
+  /** The template's `memory_schema` when the thread was created (decision 0601); absent: no working memory. */
+  memory_schema?: JsonObject;
+  /** The working memory (with a memory schema): changed only through db/thread-memory.ts. */
+  memory?: JsonObject;
+  /** The memory's version (0: as created); each change is one more, listed in `thread_memory_versions`. */
+  memory_version?: number;
   /** Set once a DELETE has begun: nothing new is accepted or started. */
   deleting?: true;
   created_at: Date;

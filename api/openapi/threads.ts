@@ -4,10 +4,17 @@ import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, jsonRequest, ok } from './kit';
 import { RUN_EVENT_TYPES } from '../../db/run-events';
 import { pageQuery } from '../http/pagination';
-import { acceptedMessageView, threadMessageView, threadView } from '../presenters/thread';
+import {
+  acceptedMessageView,
+  memoryVersionView,
+  threadMemoryView,
+  threadMessageView,
+  threadView,
+} from '../presenters/thread';
 import {
   createThreadBody,
   forkThreadBody,
+  putMemoryBody,
   listThreadsQuery,
   postMessageBody,
   postMessageQuery,
@@ -132,6 +139,44 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       responses: {
         ...ok(200, 'One page of messages', z.array(threadMessageView), { paged: true }),
         ...errors(400, 401, 404),
+      },
+    },
+  },
+  '/api/v1/threads/{id}/memory': {
+    get: {
+      tags,
+      summary: 'The thread’s working memory',
+      description:
+        'The memory document, its version and the JSON Schema it must fit (the template’s `memory_schema` when the ' +
+        'thread was created). 422 `no_memory` when the template has none.',
+      security: BEARER,
+      requestParams: { path: threadIdParams },
+      responses: { ...ok(200, 'The memory', threadMemoryView), ...errors(400, 401, 404, 422) },
+    },
+    put: {
+      tags,
+      summary: 'Replace the thread’s working memory',
+      description:
+        'The new document must fit the memory schema: else 400 `invalid_memory` naming the problems, and the ' +
+        'memory is unchanged. Each change is a new version (`…/memory/versions`). 422 `no_memory` when the ' +
+        'template has none.',
+      security: BEARER,
+      requestParams: { path: threadIdParams },
+      requestBody: jsonRequest(putMemoryBody),
+      responses: { ...ok(200, 'The memory as written', threadMemoryView), ...errors(400, 401, 404, 415, 422) },
+    },
+  },
+  '/api/v1/threads/{id}/memory/versions': {
+    get: {
+      tags,
+      summary: 'The memory’s versions, oldest first',
+      description:
+        'Every change of the working memory: by the user (PUT) or the agent (the `update_memory` tool, with its turn).',
+      security: BEARER,
+      requestParams: { path: threadIdParams, query: pageQuery },
+      responses: {
+        ...ok(200, 'One page of versions', z.array(memoryVersionView), { paged: true }),
+        ...errors(400, 401, 404, 422),
       },
     },
   },

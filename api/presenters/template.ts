@@ -32,6 +32,9 @@ export const templateView = z
       .int()
       .optional()
       .meta({ description: "Tokens of a thread's earlier turns each turn is given (absent: 16000)." }),
+    memory_schema: jsonObjectView
+      .optional()
+      .meta({ description: "JSON Schema of a thread's working memory (absent: threads have none)." }),
     system: z.boolean().meta({ description: 'System templates are seeded, visible to everyone and read-only.' }),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
@@ -59,6 +62,7 @@ export function presentTemplate(doc: TemplateDoc): TemplateView {
     egress: doc.egress ?? {},
     ...(doc.mcp_tools?.length ? { mcp_tools: doc.mcp_tools } : {}),
     ...(typeof doc.context_tokens === 'number' ? { context_tokens: doc.context_tokens } : {}),
+    ...(doc.memory_schema ? { memory_schema: doc.memory_schema } : {}),
     system: doc.system,
     created_at: iso(doc.created_at),
     updated_at: iso(doc.updated_at),

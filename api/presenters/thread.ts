@@ -1,5 +1,6 @@
 /** The views of threads and their messages (docs/threads.md), with the schemas the OpenAPI document states. */
 import { z } from 'zod';
+import type { MemoryVersionDoc } from '../../db/thread-memory';
 import type { ThreadDoc } from '../../db/threads';
 import { publicMessageId, type ThreadMessageDoc } from '../../db/thread-messages';
 import { RUN_STATUSES } from '../../domain/run-status';
@@ -36,6 +37,10 @@ export const threadView = z
     queued: z.number().int().meta({ description: 'Messages waiting for their turn (policy `enqueue`).' }),
     last_message_id: z.string().nullable().meta({ description: 'Send it as `after` with your next message.' }),
     usage: usageView.meta({ description: 'Model usage of the turns that ended, summed.' }),
+    memory: jsonObjectView
+      .nullable()
+      .meta({ description: 'The working memory (null: the template has no `memory_schema`).' }),
+    memory_version: z.number().int().nullable().meta({ description: 'Its version (0 as created; null: no memory).' }),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
   })
@@ -55,6 +60,8 @@ export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
     queued: doc.queued,
     last_message_id: doc.last_message_id,
     usage: doc.usage,
+    memory: doc.memory ?? null,
+    memory_version: doc.memory_version ?? null,
     created_at: iso(doc.created_at),
     updated_at: iso(doc.updated_at),
   };
@@ -64,8 +71,26 @@ export const threadMessageView = z
   .strictObject({
     id: z.string().meta({ description: '`m<turn>.<pos>`; pos 0 is the turn’s user message.', example: 'm1.0' }),
     turn: z.number().int(),
-    role: z.enum(['user', 'assistant', 'tool']),
+    role: z.enum(['user', 'assistant', 'tool', 'summary']).meta({
+      description:
+        '`summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns ' +
+        'instead of them; the raw messages stay.',
+    }),
     text: z.string().nullable(),
+    summary: z
+      .strictObject({
+        from_turn: z.number().int(),
+        to_turn: z.number().int(),
+        model: z.string(),
+        usage: z.strictObject({
+          input_tokens: z.number().int(),
+          output_tokens: z.number().int(),
+          estimated: z.literal(true).optional(),
+        }),
+        request: z.strictObject({ system: z.string(), prompt: z.string() }),
+      })
+      .optional()
+      .meta({ description: 'Summary messages: the turns covered, and the compaction call (what it was sent).' }),
     tool_calls: z
       .array(z.strictObject({ id: z.string(), name: z.string(), args: z.unknown() }))
       .optional()
@@ -100,6 +125,7 @@ export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof thre
     text: doc.text,
     ...(doc.tool_calls ? { tool_calls: doc.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) } : {}),
     ...(doc.tool ? { tool: doc.tool } : {}),
+    ...(doc.summary ? { summary: doc.summary } : {}),
     ...(doc.final ? { final: true as const } : {}),
     ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
     ...(doc.status !== undefined ? { status: doc.status } : {}),
@@ -123,3 +149,29 @@ export const acceptedMessageView = z
   .meta({ id: 'AcceptedMessage' });
 
 export type AcceptedMessage = z.infer<typeof acceptedMessageView>;
+
+export const threadMemoryView = z
+  .strictObject({
+    memory: jsonObjectView,
+    version: z.number().int().meta({ description: '0 as created; each change (user or agent) is one more.' }),
+    schema: jsonObjectView.meta({ description: 'The JSON Schema the memory must fit (the template’s).' }),
+  })
+  .meta({ id: 'ThreadMemory' });
+
+export function presentThreadMemory(doc: ThreadDoc): z.infer<typeof threadMemoryView> {
+  return { memory: doc.memory ?? {}, version: doc.memory_version ?? 0, schema: doc.memory_schema ?? {} };
+}
+
+export const memoryVersionView = z
+  .strictObject({
+    version: z.number().int(),
+    memory: jsonObjectView,
+    by: z.enum(['user', 'agent']).meta({ description: '`user` (PUT …/memory) or `agent` (the update_memory tool).' }),
+    turn: z.number().int().nullable().meta({ description: 'The turn whose agent made the change (null: the user).' }),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: 'ThreadMemoryVersion' });
+
+export function presentMemoryVersion(doc: MemoryVersionDoc): z.infer<typeof memoryVersionView> {
+  return { version: doc.version, memory: doc.memory, by: doc.by, turn: doc.turn, created_at: iso(doc.created_at) };
+}

@@ -19,17 +19,20 @@ import {
   type ThreadDoc,
 } from '../../db/threads';
 import { respond } from '../http/envelope';
-import { BadRequestError, NotFoundError } from '../http/errors';
+import { BadRequestError, NotFoundError, UnprocessableError } from '../http/errors';
 import { idempotencyKey } from '../http/idempotency-key';
 import { pageQuery, paginate } from '../http/pagination';
 import { authenticated } from '../http/route-deps';
 import { validate } from '../middleware/validate';
 import { presentRunEvent } from '../presenters/run-event';
-import { presentThread, presentThreadMessage } from '../presenters/thread';
+import { presentMemoryVersion, presentThread, presentThreadMemory, presentThreadMessage } from '../presenters/thread';
+import { memoryVersionsCollection } from '../../db/thread-memory';
+import { changeMemory } from '../../shared/threads/memory';
 import type { ApiDeps } from '../deps';
 import {
   createThreadBody,
   forkThreadBody,
+  putMemoryBody,
   listThreadsQuery,
   postMessageBody,
   postMessageQuery,
@@ -53,6 +56,9 @@ export const listMessages = validate({ params: threadIdParams, query: pageQuery 
 export const threadEvents = validate({ params: threadIdParams, query: threadEventsQuery });
 export const cancelTurnRoute = validate({ params: turnParams });
 export const forkRoute = validate({ params: threadIdParams, body: forkThreadBody });
+export const getMemoryRoute = validate({ params: threadIdParams });
+export const putMemoryRoute = validate({ params: threadIdParams, body: putMemoryBody });
+export const memoryVersionsRoute = validate({ params: threadIdParams, query: pageQuery });
 
 /** Sent first: how long a client waits before reconnecting after the connection drops (the SSE `retry:` field). */
 const RECONNECT_MS = 1000;
@@ -173,6 +179,51 @@ export function threadRoutes(deps: ApiDeps): Router {
       baseUrl: deps.config.PUBLIC_URL,
     });
     respond(ctx, 200, docs.map(presentThreadMessage));
+  });
+
+  const withMemory = async (ctx: Context, id: string): Promise<ThreadDoc> => {
+    const doc = await ownThread(ctx, id);
+    if (!doc.memory_schema) {
+      throw new UnprocessableError(
+        `thread ${id} has no working memory (its template has no memory_schema)`,
+        'no_memory',
+      );
+    }
+    return doc;
+  };
+
+  router.get('/:id/memory', ...auth, getMemoryRoute, async (ctx) => {
+    const { params } = getMemoryRoute.input(ctx);
+    respond(ctx, 200, presentThreadMemory(await withMemory(ctx, params.id)));
+  });
+
+  router.put('/:id/memory', ...auth, putMemoryRoute, async (ctx) => {
+    const { params, body } = putMemoryRoute.input(ctx);
+    const thread = await withMemory(ctx, params.id);
+    const changed = await changeMemory(deps.db, thread._id, () => body.memory, {
+      by: 'user',
+      turn: null,
+      call: null,
+      ownerId: userId(ctx),
+    });
+    if (!changed.ok) {
+      if (changed.kind === 'invalid') throw new BadRequestError(changed.problems.join('; '), 'invalid_memory');
+      throw new NotFoundError(`thread ${params.id} not found`);
+    }
+    respond(ctx, 200, { memory: changed.memory, version: changed.version, schema: thread.memory_schema ?? {} });
+  });
+
+  router.get('/:id/memory/versions', ...auth, memoryVersionsRoute, async (ctx) => {
+    const { params, query } = memoryVersionsRoute.input(ctx);
+    const thread = await withMemory(ctx, params.id);
+    const docs = await paginate(ctx, {
+      collection: memoryVersionsCollection(deps.db),
+      filter: { thread_id: thread._id },
+      page: query,
+      order: { sortField: '_id', direction: 1 },
+      baseUrl: deps.config.PUBLIC_URL,
+    });
+    respond(ctx, 200, docs.map(presentMemoryVersion));
   });
 
   router.post('/:id/turns/:turn/cancel', ...auth, cancelTurnRoute, async (ctx) => {

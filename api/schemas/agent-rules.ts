@@ -23,6 +23,7 @@ export function templateRuleProblems(t: TemplateContent): string[] {
       if (t.action_type !== null) problems.push('action_type: only allowed when step_type is "action"');
       problems.push(...agentConfigProblems(t.config));
       if (t.output_schema !== null) problems.push(...outputSchemaProblems(t.output_schema));
+      if (t.memory_schema) problems.push(...describeSchemaProblems(t.memory_schema, 'memory_schema'));
       break;
     case 'action':
       if (t.action_type === null) {
@@ -42,6 +43,7 @@ export function templateRuleProblems(t: TemplateContent): string[] {
       if (t.output_schema !== null) problems.push('output_schema: only allowed when step_type is "agent"');
       if (t.egress && Object.keys(t.egress).length > 0) problems.push('egress: only allowed when step_type is "agent"');
       if (t.mcp_tools?.length) problems.push('mcp_tools: only allowed when step_type is "agent"');
+      if (t.memory_schema) problems.push('memory_schema: only allowed when step_type is "agent"');
       break;
   }
   return problems;

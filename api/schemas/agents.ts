@@ -95,6 +95,12 @@ const contextTokens = z
       'docs/threads.md).',
   });
 
+const memorySchema = jsonSchemaObject.nullable().meta({
+  description:
+    "Agents only: JSON Schema of a thread's working memory (null/absent → threads have none; docs/threads.md). " +
+    'Threads created from the template take it, start with its defaults and get the `update_memory` tool.',
+});
+
 const fields = {
   name,
   default_prompt: defaultPrompt,
@@ -111,6 +117,7 @@ const fields = {
   egress: egressSettings,
   mcp_tools: mcpToolSelections,
   context_tokens: contextTokens,
+  memory_schema: memorySchema,
 };
 
 /** POST /api/v1/agents. */
@@ -131,6 +138,7 @@ export const createTemplateBody = z
     egress: fields.egress.default({}),
     mcp_tools: fields.mcp_tools.optional(),
     context_tokens: fields.context_tokens.optional(),
+    memory_schema: fields.memory_schema.optional(),
   })
   // agent-rules.ts's step_type rule on action_type, as the document states it (step_type defaults to `agent`):
   // `not` of the two ways to break it, so a generated client keeps one object type.
@@ -162,6 +170,7 @@ export const updateTemplateBody = z
     egress: fields.egress.optional(),
     mcp_tools: fields.mcp_tools.optional(),
     context_tokens: fields.context_tokens.optional(),
+    memory_schema: fields.memory_schema.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'at least one field is required' })
   // The refinement above, and the step_type rule on action_type where the change names both (the rest is checked

@@ -5,6 +5,7 @@ import { MAX_THREAD_MESSAGE_BYTES } from '../../domain/thread';
 import { pageQuery } from '../http/pagination';
 import { queryInteger } from '../http/query-integer';
 import { LIMITS, toolNames } from './agents';
+import { jsonDataObject } from './json';
 import { mcpToolSelections } from './mcp-tools';
 
 export const threadIdParams = z.strictObject({ id: z.string().min(1) });
@@ -147,3 +148,10 @@ export const threadEventsQuery = z.strictObject({
       '`idle`: end the stream once the events of every turn accepted so far were sent (default: wait for more).',
   }),
 });
+
+/** PUT /api/v1/threads/:id/memory: the whole new memory (it must fit the template's `memory_schema`). */
+export const putMemoryBody = z
+  .strictObject({
+    memory: jsonDataObject.meta({ description: "The new working memory; it must fit the thread's memory schema." }),
+  })
+  .meta({ id: 'PutThreadMemory' });

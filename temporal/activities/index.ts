@@ -13,6 +13,8 @@ import type { WorkerMetrics } from '../metrics';
 import { createActionStepActivity } from './action-step';
 import { createCallModelActivity } from './agent/call-model';
 import { createCallToolActivity } from './agent/call-tool';
+import { createCompactThreadActivity } from './agent/compact-thread';
+import { createUpdateMemoryActivity } from './agent/update-memory';
 import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
 import { createProjectionActivities } from './projection';
@@ -44,6 +46,8 @@ export function createActivities(deps: ActivityDeps) {
     ...createExperimentActivities(deps),
     callModel: createCallModelActivity(deps),
     callTool: createCallToolActivity(deps),
+    compactThread: createCompactThreadActivity(deps),
+    updateMemory: createUpdateMemoryActivity(deps),
     ...createMcpToolActivities(deps),
     ...createMcpApprovalActivities(deps),
   };

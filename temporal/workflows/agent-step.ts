@@ -30,6 +30,7 @@ import type { JsonValue } from '../../domain/json';
 import { needsApproval, type McpToolList, type McpToolShown } from '../../domain/mcp';
 import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
+import { UPDATE_MEMORY_TOOL } from '../../domain/thread-memory';
 import { callUsage } from '../../domain/usage';
 import { budgetExceeded, releaseCall, reserveCall, settleCall, untilVerdict, verdictPending } from './budget';
 import { addUsage } from './run-env';
@@ -57,7 +58,7 @@ export async function runAgentStep(
       maximumInterval: '60 seconds',
     },
   } satisfies ActivityOptions;
-  const { callModel, callTool } = proxyActivities<Activities>(activityOptions);
+  const { callModel, callTool, compactThread, updateMemory } = proxyActivities<Activities>(activityOptions);
   const maxTurns = step.max_turns > 0 ? step.max_turns : DEFAULT_MAX_TURNS;
   const common = { run_id: ctx.runId, step_id: ctx.stepId, max_attempts: step.retry.max_attempts };
   // The provider's own HTTP timeout ends a little before the attempt does, so the failure is classified (timeout).
@@ -70,6 +71,42 @@ export async function runAgentStep(
   const mcp = step.mcp_tools?.length
     ? await mcpTools(step, ctx, activityOptions, Math.min(timeoutMs, MCP_EXCHANGE_TIMEOUT_MS))
     : undefined;
+
+  // A thread's turn first compacts the thread when its history outgrew the window (decision 0601): an activity that
+  // calls the model only when needed, counted against the budget like a model call. Only thread steps schedule it.
+  if (step.thread) {
+    const key = `${ctx.runId}/${ctx.stepId}/summary`;
+    while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
+    reserveCall(ctx.spend, usage);
+    const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
+    if (refused !== null) {
+      releaseCall(ctx.spend);
+      throw budgetExceeded(refused, ctx.spend, usage);
+    }
+    const compacted = await compactThread({
+      run_id: ctx.runId,
+      step_id: ctx.stepId,
+      owner_id: ctx.ownerId,
+      model: step.model,
+      thread: step.thread,
+      timeout_ms: timeoutMs,
+    }).catch(async (err: unknown) => {
+      releaseCall(ctx.spend);
+      await ctx.shared?.settle(key, 0, true);
+      throw err;
+    });
+    if (compacted.usage) {
+      const used = callUsage(compacted.usage);
+      addUsage(usage, used);
+      ctx.onCall?.(used);
+      await ctx.shared?.settle(key, compacted.usage.input_tokens + compacted.usage.output_tokens, false);
+      settleCall(ctx.spend, compacted.usage, usage);
+    } else {
+      // No call was made: the reservation is given back.
+      releaseCall(ctx.spend);
+      await ctx.shared?.settle(key, 0, true);
+    }
+  }
 
   for (let turn = 1; ; turn++) {
     const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
@@ -151,6 +188,8 @@ export async function runAgentStep(
         await Promise.all(
           result.calls.map((call, index) => {
             const at = { ...common, turn, assistant_seq: result.assistant_seq, call_index: index, seq: first + index };
+            // A thread's own tool (decision 0601): the working memory, with the thread's id.
+            if (step.thread && call.name === UPDATE_MEMORY_TOOL) return updateMemory({ ...at, thread: step.thread });
             const mcpTool = mcp?.list.tools.find((t) => t.name === call.name);
             return mcp && mcpTool ? mcp.call(mcpTool, at) : callTool(at);
           }),

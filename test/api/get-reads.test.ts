@@ -124,6 +124,19 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
     const thread = await post('/api/v1/threads', { template: agent._id, title: 'reads' });
     const said = await api.http.post(`/api/v1/threads/${thread}/messages?wait=30`).set(user.auth).send({ text: 'Hi' });
     if (said.status !== 200) throw new Error(`thread message: ${said.status} ${JSON.stringify(said.body)}`);
+    // A thread with a working memory, changed once (a version to list).
+    const remembering = await post('/api/v1/agents', {
+      name: uniqueId('remembering '),
+      default_prompt: 'Answer.',
+      model: `openai:${script.model}`,
+      memory_schema: { type: 'object', properties: { name: { type: 'string' } } },
+    });
+    const memThread = await post('/api/v1/threads', { template: remembering, title: 'memory reads' });
+    const put = await api.http
+      .put(`/api/v1/threads/${memThread}/memory`)
+      .set(user.auth)
+      .send({ memory: { name: 'Ada' } });
+    if (put.status !== 200) throw new Error(`memory: ${put.status} ${JSON.stringify(put.body)}`);
 
     const rows: Record<string, string> = {
       '/livez': '/livez',
@@ -165,6 +178,8 @@ describe('every GET route writes nothing and changes nothing in Temporal', () =>
       '/api/v1/threads': `/api/v1/threads?q=reads&template_id=${agent._id}`,
       '/api/v1/threads/{id}': `/api/v1/threads/${thread}`,
       '/api/v1/threads/{id}/messages': `/api/v1/threads/${thread}/messages`,
+      '/api/v1/threads/{id}/memory': `/api/v1/threads/${memThread}/memory`,
+      '/api/v1/threads/{id}/memory/versions': `/api/v1/threads/${memThread}/memory/versions`,
       // A thread whose turn ended: the stream delivers its events and ends.
       '/api/v1/threads/{id}/events': `/api/v1/threads/${thread}/events?until=idle`,
       '/api/v1/experiments': '/api/v1/experiments',

@@ -134,8 +134,11 @@ describe('threads', () => {
     // About 150 tokens a message: one earlier turn fits the window, two do not.
     for (const n of [1, 2, 3]) await send(id, { text: `m${n} ` + 'x'.repeat(600), policy: 'enqueue' }, { wait: 30 });
     await idle(id);
-    const seen = userTexts(model.requests[2]!).map((t) => t.slice(0, 9));
-    expect(seen).toEqual(['user:m2 x', 'assistant', 'user:m3 x']);
+    expect(userTexts(model.requests[1]!).map((t) => t.slice(0, 9))).toEqual(['user:m1 x', 'assistant', 'user:m2 x']);
+    // Turn 3: turns 1–2 outgrew the window, so a compaction call summarised them (thread-compaction.test.ts) and
+    // the answer was given the summary and the new message only.
+    expect(model.requests).toHaveLength(4);
+    expect(userTexts(model.requests[3]!).map((t) => t.slice(0, 9))).toEqual(['user:m3 x']);
   }, 60_000);
 
   it('lists, filters, changes; another user gets 404 everywhere; bad input gets clear errors', async () => {

@@ -60,7 +60,12 @@ export function threadHistoryCase(turns: number): void {
         const sent = Buffer.byteLength(JSON.stringify(lastCall.body.messages));
         expect(sent).toBeLessThan(16_000 * 4 + 3 * KB10);
         const thread = await g.api.http.get(`/api/v1/threads/${id}`).set(g.user.auth);
-        expect(thread.body.data).toMatchObject({ turns, message_count: 2 * turns, running_turn: null });
+        // Each compaction's summary (decision 0601) is a message of the thread too.
+        const summaries = await g.api.database.db
+          .collection('thread_messages')
+          .countDocuments({ thread_id: id, role: 'summary' });
+        expect(summaries).toBeGreaterThan(0);
+        expect(thread.body.data).toMatchObject({ turns, message_count: 2 * turns + summaries, running_turn: null });
       },
       60_000 + turns * 5_000,
     );

@@ -15,6 +15,7 @@ import {
   readMessagesUpTo,
   threadMessageDocId,
 } from '../../../db/thread-messages';
+import { initialMemory } from '../../../domain/thread-memory';
 import { removeThreadData, threadRuns } from '../../../db/thread-removal';
 import {
   dropQueuedTurn,
@@ -68,6 +69,9 @@ export async function createThread(deps: ThreadCommandDeps, req: CreateThreadReq
     message_count: 0,
     usage: { llm_calls: 0, input_tokens: 0, output_tokens: 0 },
     version: 0,
+    ...(template.memory_schema
+      ? { memory_schema: template.memory_schema, memory: initialMemory(template.memory_schema), memory_version: 0 }
+      : {}),
     created_at: now,
     updated_at: now,
   };
@@ -193,6 +197,8 @@ export async function forkThread(
     message_count: messages.length,
     usage,
     version: 0,
+    // The memory as it is now, as the fork's first version (its history stays with the source).
+    ...(source.memory_version !== undefined ? { memory_version: 0 } : {}),
     created_at: now,
     updated_at: now,
   };

@@ -18,7 +18,7 @@ import {
 import { tokensUsedOn } from '../../../db/usage';
 import { findUserMessage } from '../../../db/thread-messages';
 import type { ThreadRef } from '../../../domain/thread';
-import { readThreadContext } from './thread-context';
+import { readThreadContext, threadSystemText } from './thread-context';
 import { NonRetryableError } from '../../failures';
 import { buildRepairMessage, buildSystemPrompt, buildUserMessage, MAX_USER_MESSAGE_BYTES } from '../../llm/prompt';
 import type { AgentSetup, CallModelInput } from './types';
@@ -33,6 +33,10 @@ export interface Conversation {
   seq: number;
   /** A thread's turn: its earlier turns that fit the window, given to the model before `history` (not recorded). */
   context: TranscriptEntry[];
+  /** A thread's turn: what follows the system prompt (memory, summary of older turns), not recorded; '' otherwise. */
+  threadSystem: string;
+  /** A thread's turn with a working memory: the model is given the update_memory tool. */
+  memoryTool: boolean;
 }
 
 /** Opens or reads the conversation and checks the owner's daily token budget; throws what refuses the call. */
@@ -50,7 +54,7 @@ export async function buildConversation(
   const [live, usedToday, context, earlier] = await Promise.all([
     attempt > 1 ? markStepRunning(deps.db, req.run_id, req.step_id, attempt) : true,
     tokensUsedOn(deps.db, req.owner_id, new Date()),
-    req.thread ? readThreadContext(deps.db, req.thread) : [],
+    req.thread ? readThreadContext(deps.db, req.thread) : undefined,
     (async (): Promise<TranscriptEntry[] | { err: unknown }> => {
       try {
         if (opening) {
@@ -81,7 +85,14 @@ export async function buildConversation(
   if (setup?.kind !== 'setup')
     throw ApplicationFailure.nonRetryable('the agent transcript has no setup entry', 'internal');
   assertDailyBudget(deps.config, usedToday);
-  return { history, setup, seq: req.seq + (opening ? earlier.length : 0) + (repair ? 1 : 0), context };
+  return {
+    history,
+    setup,
+    seq: req.seq + (opening ? earlier.length : 0) + (repair ? 1 : 0),
+    context: context?.entries ?? [],
+    threadSystem: context ? threadSystemText(context) : '',
+    memoryTool: context?.memory != null,
+  };
 }
 
 /**
@@ -132,7 +143,7 @@ async function openingEntries(
  * The user's tokens today (UTC), read before the call, must be below USER_MAX_TOKENS_PER_DAY. Calls in flight at once
  * may overshoot by their own usage; the next call after them is refused.
  */
-function assertDailyBudget(config: Config, used: number): void {
+export function assertDailyBudget(config: Config, used: number): void {
   const limit = config.USER_MAX_TOKENS_PER_DAY;
   if (used >= limit) {
     throw new NonRetryableError(

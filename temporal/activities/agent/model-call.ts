@@ -12,6 +12,7 @@ import type { NewRunEvent } from '../../../db/run-events';
 import { toLlmMessages } from '../../../db/transcripts';
 import type { JsonObject } from '../../../domain/json';
 import type { McpToolDefinition } from '../../../domain/mcp';
+import { UPDATE_MEMORY_DESCRIPTION, UPDATE_MEMORY_PARAMETERS, UPDATE_MEMORY_TOOL } from '../../../domain/thread-memory';
 import { inSpan } from '../../../shared/tracing';
 import { createLlmProvider } from '../../llm/provider';
 import type { GenerateResult, LlmToolSpec } from '../../llm/types';
@@ -51,9 +52,13 @@ export async function callTheModel(
   const started = performance.now();
   const generate = () =>
     provider.generate({
-      system: setup.system,
+      system: conversation.threadSystem ? `${setup.system}\n\n${conversation.threadSystem}` : setup.system,
       messages: toLlmMessages(context.length > 0 ? [...context, ...history] : history),
-      tools: [...toolSpecs(setup.tools), ...mcpToolSpecs(setup.mcp_tools)],
+      tools: [
+        ...toolSpecs(setup.tools),
+        ...mcpToolSpecs(setup.mcp_tools),
+        ...(conversation.memoryTool ? [MEMORY_TOOL] : []),
+      ],
       temperature: setup.temperature,
       maxOutputTokens: setup.max_output_tokens,
       signal: at.ctx.cancellationSignal,
@@ -71,6 +76,13 @@ export async function callTheModel(
   if (result.warnings.length > 0) at.log.info({ warnings: result.warnings }, 'model call warnings');
   return { result, liveTail: liveText.finish() };
 }
+
+/** A thread's working-memory tool (decision 0601), run by the agent loop as the thread's own. */
+const MEMORY_TOOL: LlmToolSpec = {
+  name: UPDATE_MEMORY_TOOL,
+  description: UPDATE_MEMORY_DESCRIPTION,
+  parameters: UPDATE_MEMORY_PARAMETERS,
+};
 
 function toolSpecs(names: string[]): LlmToolSpec[] {
   return names.map((name) => {

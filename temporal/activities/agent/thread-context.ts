@@ -3,47 +3,131 @@
  * (db/thread-messages.ts) on every model call of the turn — in the same round trip as the call's other reads — and
  * put between the system prompt and the turn's own transcript. Whole turns only, newest first, so a tool call is
  * never separated from its result; a turn that did not complete gives only its user message (its answer may stop
- * at a tool call without a result, which providers refuse).
+ * at a tool call without a result, which providers refuse). Turns a compaction summarised (decision 0601) are
+ * replaced by the latest summary, read by index in the same round trip.
  */
 import type { Db } from 'mongodb';
-import { readEarlierMessages, type ThreadMessageDoc } from '../../../db/thread-messages';
+import { latestSummary, readEarlierMessages, type ThreadMessageDoc } from '../../../db/thread-messages';
 import type { TranscriptEntry } from '../../../db/transcripts';
+import { threadsCollection } from '../../../db/threads';
+import type { JsonObject } from '../../../domain/json';
+import { UPDATE_MEMORY_TOOL } from '../../../domain/thread-memory';
 import { estimateTokens, type ThreadRef } from '../../../domain/thread';
 
 /** The most messages one read takes: far more than any window holds (each message counts at least one token). */
 export const CONTEXT_READ_LIMIT = 1000;
 
-export async function readThreadContext(db: Db, thread: ThreadRef): Promise<TranscriptEntry[]> {
-  const docs = await readEarlierMessages(db, thread.id, thread.turn, CONTEXT_READ_LIMIT);
-  return fitContext(docs, thread.context_tokens, docs.length === CONTEXT_READ_LIMIT);
+/** What a turn's model call is given of the thread besides its own transcript. */
+export interface ThreadContext {
+  /** The recent turns that fit the window (after the summary's turns), oldest first. */
+  entries: TranscriptEntry[];
+  /** The latest summary of the turns before them (decision 0601), or null. */
+  summary: ThreadMessageDoc | null;
+  /** The working memory and its schema, when the thread has one. */
+  memory: { schema: JsonObject; value: JsonObject } | null;
+}
+
+/** The thread's window as the read gives it: the recent messages (newest first) and the latest summary. */
+export interface ThreadWindow {
+  docs: ThreadMessageDoc[];
+  summary: ThreadMessageDoc | null;
+  /** The read stopped at its limit (the oldest turn read may be partial). */
+  cut: boolean;
+}
+
+/** Two indexed reads in parallel, bounded whatever the thread's length: the recent messages and the latest summary. */
+export async function readThreadWindow(db: Db, thread: ThreadRef): Promise<ThreadWindow> {
+  const [docs, summary] = await Promise.all([
+    readEarlierMessages(db, thread.id, thread.turn, CONTEXT_READ_LIMIT),
+    latestSummary(db, thread.id, thread.turn),
+  ]);
+  return { docs, summary, cut: docs.length === CONTEXT_READ_LIMIT };
+}
+
+export async function readThreadContext(db: Db, thread: ThreadRef): Promise<ThreadContext> {
+  const [w, t] = await Promise.all([
+    readThreadWindow(db, thread),
+    threadsCollection(db).findOne({ _id: thread.id }, { projection: { memory: 1, memory_schema: 1 } }),
+  ]);
+  const memory = t?.memory_schema ? { schema: t.memory_schema, value: t.memory ?? {} } : null;
+  // The memory takes room in the window as the summary does.
+  const room = Math.max(
+    windowRoom(thread.context_tokens, w.summary) - (memory ? estimateTokens(JSON.stringify(memory.value)) : 0),
+    0,
+  );
+  return { entries: fitContext(w.docs, room, w.cut, w.summary?.summary?.to_turn ?? 0), summary: w.summary, memory };
+}
+
+/** What a turn's system prompt is followed by: the working memory, then the summary of older turns. */
+export function threadSystemText(context: Pick<ThreadContext, 'summary' | 'memory'>): string {
+  const parts: string[] = [];
+  if (context.memory) {
+    parts.push(
+      `Working memory of this conversation (JSON; change it with the ${UPDATE_MEMORY_TOOL} tool; its JSON Schema: ` +
+        `${JSON.stringify(context.memory.schema)}):\n${JSON.stringify(context.memory.value)}`,
+    );
+  }
+  const s = context.summary;
+  if (s?.summary) {
+    parts.push(
+      `Summary of the earlier conversation (turns ${s.summary.from_turn}–${s.summary.to_turn}):\n${s.text ?? ''}`,
+    );
+  }
+  return parts.join('\n\n');
+}
+
+/** The tokens left for recent turns once the summary is in the context. */
+export function windowRoom(contextTokens: number, summary: ThreadMessageDoc | null): number {
+  return Math.max(contextTokens - (summary ? estimateTokens(summary.text ?? '') : 0), 0);
 }
 
 /**
  * The turns of `newestFirst` that fit `tokens`, oldest first, as transcript entries. `cut`: the read stopped at its
- * limit, so the oldest turn read may be partial and is left out.
+ * limit, so the oldest turn read may be partial and is left out. `after`: turns up to it are summarised (left out).
  */
-export function fitContext(newestFirst: ThreadMessageDoc[], tokens: number, cut: boolean): TranscriptEntry[] {
+export function fitContext(
+  newestFirst: ThreadMessageDoc[],
+  tokens: number,
+  cut: boolean,
+  after = 0,
+): TranscriptEntry[] {
+  return splitTurns(newestFirst, tokens, cut, after).fit;
+}
+
+/**
+ * Splits the turns after `after` into those that fit `tokens` (the newest, as entries, oldest first) and the older
+ * ones that do not (their messages, oldest turn first): what a compaction summarises.
+ */
+export function splitTurns(
+  newestFirst: ThreadMessageDoc[],
+  tokens: number,
+  cut: boolean,
+  after: number,
+): { fit: TranscriptEntry[]; rest: ThreadMessageDoc[][] } {
   const turns: ThreadMessageDoc[][] = [];
   for (const doc of newestFirst) {
+    if (doc.role === 'summary') continue;
     const last = turns[turns.length - 1];
     if (last && last[0]?.turn === doc.turn) last.push(doc);
     else turns.push([doc]);
   }
   if (cut) turns.pop();
+  const recent = turns.filter((group) => (group[0]?.turn ?? 0) > after).map((group) => [...group].reverse());
   const kept: TranscriptEntry[][] = [];
   let used = 0;
-  for (const group of turns) {
-    const entries = turnEntries(group.reverse());
+  let i = 0;
+  for (; i < recent.length; i++) {
+    const entries = turnEntries(recent[i]!);
     const cost = entries.reduce((sum, e) => sum + entryTokens(e), 0);
     if (used + cost > tokens) break;
     used += cost;
     kept.push(entries);
   }
-  return kept.reverse().flat();
+  return { fit: kept.reverse().flat(), rest: recent.slice(i).reverse() };
 }
 
 /** One turn's messages (oldest first) as the entries the model is given. */
-function turnEntries(messages: ThreadMessageDoc[]): TranscriptEntry[] {
+export function turnEntries(messages: ThreadMessageDoc[]): TranscriptEntry[] {
   const user = messages.find((m) => m.role === 'user');
   const completed = user?.status === 'completed';
   const entries: TranscriptEntry[] = [];
