@@ -24,6 +24,7 @@ import { b6AgentOverhead, startMockLlm } from './agent-overhead';
 import { c1RunStart, c2StepRoundTrips } from './counted';
 import { b11Growth } from './growth';
 import { b10FanOut } from './fan-out';
+import { t1FirstToken, t2Growth, t3Concurrent } from './threads';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
@@ -45,6 +46,10 @@ const BENCHES: Record<string, Bench> = {
   // Counted, not timed (docs/benchmarks.md lists each round trip with its reason).
   C1: c1RunStart,
   C2: c2StepRoundTrips,
+  // Threads (docs/threads.md): a turn against the call or run it stands for.
+  T1: (ctx, { llm }) => t1FirstToken(ctx, llm),
+  T2: t2Growth,
+  T3: t3Concurrent,
   // Last: it fills the database with 100 000 runs.
   B11: b11Growth,
 };
