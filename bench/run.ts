@@ -78,7 +78,10 @@ async function main(): Promise<void> {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
       const out = await bench(ctx, { llm: llm.server, sink });
-      rows.push(...(Array.isArray(out) ? out : [out]));
+      const got = Array.isArray(out) ? out : [out];
+      // Each row as it lands: a later row's failure leaves the earlier ones on record.
+      for (const r of got) process.stderr.write(`[bench] ${r.id}: ${r.stepwise} | ${r.bare} | ${round(r.ratio, 2)}×\n`);
+      rows.push(...got);
     }
     ctx.api.close();
     await ctx.temporal.connection.close();

@@ -39,10 +39,17 @@ async function newThread(ctx: BenchContext, templateId: string, title: string): 
   return (await ctx.api.call<{ id: string }>('POST', '/api/v1/threads', { template: templateId, title })).data.id;
 }
 
-/** One turn, answered once it has ended (`?wait=60`: 200 then; a 202 on a very busy machine waits on the run). */
+/**
+ * One turn, answered once it has ended (`?wait=60`: 200 then; after a 202, on a very busy machine, the thread is
+ * waited for). Sent with policy `enqueue`, as a chat client would: a message that lands while the previous turn's end
+ * is still being written waits for it instead of being refused.
+ */
 async function turn(ctx: BenchContext, threadId: string): Promise<Turn> {
-  const res = await ctx.api.call<Turn>('POST', `/api/v1/threads/${threadId}/messages?wait=60`, { text: 'go' });
-  if (res.status !== 200) await ctx.api.waitForCompletion(res.data.run_id);
+  const res = await ctx.api.call<Turn>('POST', `/api/v1/threads/${threadId}/messages?wait=60`, {
+    text: 'go',
+    policy: 'enqueue',
+  });
+  if (res.status !== 200) await waitForIdle(ctx, threadId);
   return res.data;
 }
 
@@ -248,7 +255,7 @@ const T3_WARMUP_CHAINS = 5;
 export async function t3Concurrent(ctx: BenchContext): Promise<Row> {
   const chains = 50;
   const turns = 10;
-  const rounds = 2 * ctx.scale;
+  const rounds = ctx.scale;
   const template = await agentTemplate(ctx, MOCK_LLM_MODEL, 'T3');
   const workflow = await ctx.api.call<{ id: string }>('POST', '/api/v1/workflows', {
     name: 'bench T3 agent step',
