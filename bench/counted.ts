@@ -25,7 +25,7 @@ export function documentedRoundTrips(text = fs.readFileSync(DOC, 'utf8')): Map<s
 }
 
 /** The round-trip counters of one /metrics scrape: `find runs` (command, collection), `temporal <Method>`. */
-async function roundTrips(url: string): Promise<Map<string, number>> {
+export async function roundTrips(url: string): Promise<Map<string, number>> {
   const res = await fetch(url);
   if (!res.ok) throw new Error(`GET ${url}: ${res.status}`);
   const out = new Map<string, number>();
@@ -41,7 +41,8 @@ async function roundTrips(url: string): Promise<Map<string, number>> {
   return out;
 }
 
-function minus(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
+/** Counters of `after` less those of `before` (the ones that moved). */
+export function minus(after: Map<string, number>, before: Map<string, number>): Map<string, number> {
   const out = new Map<string, number>();
   for (const [k, v] of after) if (v - (before.get(k) ?? 0) !== 0) out.set(k, v - (before.get(k) ?? 0));
   return out;

@@ -24,6 +24,7 @@ import { b6AgentOverhead, startMockLlm } from './agent-overhead';
 import { c1RunStart, c2StepRoundTrips } from './counted';
 import { b11Growth } from './growth';
 import { b10FanOut } from './fan-out';
+import { t1FirstToken, t2Growth, t3Concurrent } from './threads';
 import { startBenchStack } from './stack';
 import { round } from './stats';
 
@@ -45,6 +46,10 @@ const BENCHES: Record<string, Bench> = {
   // Counted, not timed (docs/benchmarks.md lists each round trip with its reason).
   C1: c1RunStart,
   C2: c2StepRoundTrips,
+  // Threads (docs/threads.md): a turn against the call or run it stands for.
+  T1: (ctx, { llm }) => t1FirstToken(ctx, llm),
+  T2: t2Growth,
+  T3: t3Concurrent,
   // Last: it fills the database with 100 000 runs.
   B11: b11Growth,
 };
@@ -73,7 +78,10 @@ async function main(): Promise<void> {
       if (only && !only.includes(id)) continue;
       process.stderr.write(`[bench] ${id}…\n`);
       const out = await bench(ctx, { llm: llm.server, sink });
-      rows.push(...(Array.isArray(out) ? out : [out]));
+      const got = Array.isArray(out) ? out : [out];
+      // Each row as it lands: a later row's failure leaves the earlier ones on record.
+      for (const r of got) process.stderr.write(`[bench] ${r.id}: ${r.stepwise} | ${r.bare} | ${round(r.ratio, 2)}×\n`);
+      rows.push(...got);
     }
     ctx.api.close();
     await ctx.temporal.connection.close();

@@ -1,0 +1,298 @@
+/**
+ * T1–T3: threads (docs/threads.md) against the same agent calls without them. A turn is a run of a one-agent-step
+ * snapshot (decision 0600), so each row compares a turn with the call or run it stands for:
+ * - T1, the first live token: POST a message and follow the thread's SSE stream to its first `agent.text.delta` ÷ the
+ *   first token of the same streamed call made inline through the provider adapter (B6's mock, 300 ms).
+ * - T2, growth: a thread at turn 500 ÷ one at turn 10 — turn latency, database commands per turn (the API's and the
+ *   worker's METRICS_ROUND_TRIPS counters, as C2), Temporal history bytes per turn. The earlier turns are seeded in
+ *   the database as the API leaves them (copies of a real turn's messages, the thread's counters to match).
+ * - T3, load: 50 threads chatting at once, 10 turns each ÷ 50 chains of 10 runs of a one-agent-step workflow.
+ */
+import http from 'node:http';
+import { temporal as proto } from '@temporalio/proto';
+import { threadMessageId } from '../domain/thread';
+import { threadMessageDocId, threadMessagesCollection, type ThreadMessageDoc } from '../db/thread-messages';
+import { threadsCollection } from '../db/threads';
+import type { LlmServer } from '../test/helpers/llm-server';
+import { createLlmProvider } from '../temporal/llm/provider';
+import type { BenchContext, Row } from './arms';
+import { MOCK_LLM_FAST_MODEL, MOCK_LLM_LATENCY_MS, MOCK_LLM_MODEL, mockLlmEnv } from './agent-overhead';
+import { roundTrips, minus } from './counted';
+import { interleave, interleaveArms, round, summarize, timed } from './stats';
+
+interface Turn {
+  turn: number;
+  run_id: string;
+}
+
+/** An agent template on the mock provider's `model`. */
+async function agentTemplate(ctx: BenchContext, model: string, name: string): Promise<string> {
+  const template = await ctx.api.call<{ id: string }>('POST', '/api/v1/agents', {
+    name: `bench thread agent ${name}`,
+    default_prompt: 'Answer briefly.',
+    model: `openai:${model}`,
+  });
+  return template.data.id;
+}
+
+async function newThread(ctx: BenchContext, templateId: string, title: string): Promise<string> {
+  return (await ctx.api.call<{ id: string }>('POST', '/api/v1/threads', { template: templateId, title })).data.id;
+}
+
+/**
+ * One turn, answered once it has ended (`?wait=60`: 200 then; after a 202, on a very busy machine, the thread is
+ * waited for). Sent with policy `enqueue`, as a chat client would: a message that lands while the previous turn's end
+ * is still being written waits for it instead of being refused.
+ */
+async function turn(ctx: BenchContext, threadId: string): Promise<Turn> {
+  const res = await ctx.api.call<Turn>('POST', `/api/v1/threads/${threadId}/messages?wait=60`, {
+    text: 'go',
+    policy: 'enqueue',
+  });
+  if (res.status !== 200) await waitForIdle(ctx, threadId);
+  return res.data;
+}
+
+/** Follows `GET /api/v1/threads/:id/events` and resolves at the first event of `type`; `close` ends the stream. */
+function firstEvent(
+  ctx: BenchContext,
+  threadId: string,
+  type: string,
+): { opened: Promise<void>; seen: Promise<void>; close: () => void } {
+  let req: http.ClientRequest | undefined;
+  let resolveSeen!: () => void;
+  let rejectSeen!: (err: Error) => void;
+  const seen = new Promise<void>((resolve, reject) => ((resolveSeen = resolve), (rejectSeen = reject)));
+  const opened = new Promise<void>((resolve, reject) => {
+    req = http.get(
+      `${ctx.stack.apiUrl}/api/v1/threads/${threadId}/events`,
+      { headers: { Authorization: `Bearer ${ctx.stack.apiKey}`, Accept: 'text/event-stream' } },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`thread events: ${res.statusCode}`));
+        resolve();
+        let buf = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buf += chunk;
+          let end: number;
+          while ((end = buf.indexOf('\n\n')) >= 0) {
+            const frame = buf.slice(0, end);
+            buf = buf.slice(end + 2);
+            const event = /^event: (.*)$/m.exec(frame)?.[1];
+            if (event === type) resolveSeen();
+          }
+        });
+        res.on('error', () => undefined);
+      },
+    );
+    req.on('error', (err) => (reject(err), rejectSeen(err)));
+  });
+  return { opened, seen, close: () => req?.destroy() };
+}
+
+export async function t1FirstToken(ctx: BenchContext, llm: LlmServer): Promise<Row> {
+  const provider = createLlmProvider(mockLlmEnv(llm), `openai:${MOCK_LLM_MODEL}`);
+  const inline = async () => {
+    const t0 = process.hrtime.bigint();
+    let first = NaN;
+    await provider.generate({
+      system: 'Answer briefly.',
+      messages: [{ role: 'user', text: 'go' }],
+      tools: [],
+      onText: () => {
+        if (Number.isNaN(first)) first = Number(process.hrtime.bigint() - t0) / 1e6;
+      },
+    });
+    return first;
+  };
+  const template = await agentTemplate(ctx, MOCK_LLM_MODEL, 'T1');
+  // A new thread for every sample, its stream opened (untimed) before its first message is sent: the stream has
+  // nothing earlier to replay.
+  const viaThread = async () => {
+    const threadId = await newThread(ctx, template, 'T1');
+    const stream = firstEvent(ctx, threadId, 'agent.text.delta');
+    await stream.opened;
+    try {
+      return await timed(async () => {
+        await ctx.api.call<Turn>('POST', `/api/v1/threads/${threadId}/messages`, { text: 'go' });
+        await stream.seen;
+      });
+    } finally {
+      stream.close();
+      // The turn's end, untimed: no sample is measured while the one before is still at work.
+      await waitForIdle(ctx, threadId);
+    }
+  };
+  const { a, b } = await interleave(20 * ctx.scale, viaThread, inline, 3);
+  const sa = summarize(a);
+  const sb = summarize(b);
+  const ratio = sa.p50 / sb.p50;
+  return {
+    id: 'T1',
+    what: `first live token of a turn: POST a message, the thread's SSE stream until the first agent.text.delta ÷ the first token of the same streamed call made inline (mock LLM, ${MOCK_LLM_LATENCY_MS} ms)`,
+    stepwise: `p50 ${round(sa.p50, 0)} ms`,
+    bare: `inline p50 ${round(sb.p50, 0)} ms`,
+    ratio,
+    target: '≤ 1.10×',
+    pass: ratio <= 1.1,
+    detail: { thread: sa, inline: sb },
+  };
+}
+
+async function waitForIdle(ctx: BenchContext, threadId: string): Promise<void> {
+  for (;;) {
+    const { data } = await ctx.api.call<{ running_turn: unknown; queued: number }>(
+      'GET',
+      `/api/v1/threads/${threadId}`,
+    );
+    if (data.running_turn === null && data.queued === 0) return;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/**
+ * Gives `threadId` (one real turn behind it) `upTo` turns: copies of turn 1's messages for turns 2…upTo, and the
+ * thread's counters as the API would have left them (turns, message count, last message, usage).
+ */
+async function seedTurns(ctx: BenchContext, threadId: string, upTo: number): Promise<void> {
+  const db = ctx.stack.database.db;
+  const first = await threadMessagesCollection(db).find({ thread_id: threadId, turn: 1 }).sort({ _id: 1 }).toArray();
+  const docs: ThreadMessageDoc[] = [];
+  for (let t = 2; t <= upTo; t++) {
+    for (const m of first) {
+      const copy: ThreadMessageDoc = { ...m, _id: threadMessageDocId(threadId, t, m.pos), turn: t };
+      // A seeded turn names a run that never existed: the rows stand for turns whose runs have been cleaned up.
+      if (copy.run_id) copy.run_id = `${copy.run_id}_seed${t}`;
+      docs.push(copy);
+    }
+  }
+  for (let i = 0; i < docs.length; i += 1000)
+    await threadMessagesCollection(db).insertMany(docs.slice(i, i + 1000), { ordered: false });
+  const thread = (await threadsCollection(db).findOne({ _id: threadId }))!;
+  const last = first[first.length - 1]!;
+  const u = thread.usage;
+  await threadsCollection(db).updateOne(
+    { _id: threadId },
+    {
+      $set: {
+        turns: upTo,
+        message_count: first.length * upTo,
+        last_message_id: threadMessageId(upTo, last.pos),
+        usage: {
+          ...u,
+          llm_calls: u.llm_calls * upTo,
+          input_tokens: u.input_tokens * upTo,
+          output_tokens: u.output_tokens * upTo,
+        },
+      },
+      $inc: { version: 1 },
+    },
+  );
+}
+
+/** History bytes of a turn's run (its Temporal history as stored, encoded). */
+async function historyBytes(ctx: BenchContext, runId: string): Promise<number> {
+  const history = await ctx.stepwiseTemporal.workflow.getHandle(runId).fetchHistory();
+  return proto.api.history.v1.History.encode(history).finish().length;
+}
+
+export async function t2Growth(ctx: BenchContext): Promise<Row> {
+  const template = await agentTemplate(ctx, MOCK_LLM_FAST_MODEL, 'T2');
+  const small = await newThread(ctx, template, 'T2 at 10');
+  const large = await newThread(ctx, template, 'T2 at 500');
+  await turn(ctx, small);
+  await turn(ctx, large);
+  await seedTurns(ctx, small, 9);
+  await seedTurns(ctx, large, 499);
+  const apiMetrics = `${ctx.stack.apiUrl}/metrics`;
+  const commands = { small: [] as number[], large: [] as number[] };
+  const bytes = { small: [] as number[], large: [] as number[] };
+  const measure = (which: 'small' | 'large', threadId: string) => async () => {
+    const api0 = await roundTrips(apiMetrics);
+    const worker0 = await roundTrips(ctx.stack.workerMetricsUrl);
+    let done: Turn | undefined;
+    const ms = await timed(async () => (done = await turn(ctx, threadId)));
+    // The execution closes after the turn's end is written: every worker round trip of the turn is behind it.
+    await ctx.stepwiseTemporal.workflow.getHandle(done!.run_id).result();
+    const count = (m: Map<string, number>) => [...m.values()].reduce((x, y) => x + y, 0);
+    commands[which].push(
+      count(minus(await roundTrips(apiMetrics), api0)) +
+        count(minus(await roundTrips(ctx.stack.workerMetricsUrl), worker0)),
+    );
+    bytes[which].push(await historyBytes(ctx, done!.run_id));
+    return ms;
+  };
+  const warmup = 2;
+  const { a, b } = await interleave(10 * ctx.scale, measure('large', large), measure('small', small), warmup);
+  const median = (xs: number[]) => summarize(xs.slice(warmup)).p50;
+  const sa = summarize(a);
+  const sb = summarize(b);
+  const ratios = {
+    latency: sa.p50 / sb.p50,
+    commands: median(commands.large) / median(commands.small),
+    historyBytes: median(bytes.large) / median(bytes.small),
+  };
+  const worst = Math.max(...Object.values(ratios));
+  return {
+    id: 'T2',
+    what: `growth of one thread: turns 500… ÷ turns 10… (${sa.n} each, earlier turns seeded in the database): turn latency (POST ?wait), database commands per turn (API + worker, scrapes included alike), Temporal history bytes per turn; ratios ${Object.entries(
+      ratios,
+    )
+      .map(([k, v]) => `${k} ${round(v, 2)}×`)
+      .join(', ')}`,
+    stepwise: `p50 ${round(sa.p50, 0)} ms, ${median(commands.large)} commands, ${median(bytes.large)} history bytes`,
+    bare: `p50 ${round(sb.p50, 0)} ms, ${median(commands.small)} commands, ${median(bytes.small)} history bytes`,
+    ratio: worst,
+    target: '≤ 1.2× each',
+    pass: worst <= 1.2,
+    detail: { ratios, large: sa, small: sb, commands, bytes },
+  };
+}
+
+/** Untimed, before the timed rounds: both arms' paths warm. */
+const T3_WARMUP_CHAINS = 5;
+
+export async function t3Concurrent(ctx: BenchContext): Promise<Row> {
+  const chains = 50;
+  const turns = 10;
+  const rounds = ctx.scale;
+  const template = await agentTemplate(ctx, MOCK_LLM_MODEL, 'T3');
+  const workflow = await ctx.api.call<{ id: string }>('POST', '/api/v1/workflows', {
+    name: 'bench T3 agent step',
+    steps: [{ id: 'a1', template_id: template, input: { question: 'go' } }],
+  });
+  const threadsArm = (n: number) => async () => {
+    const ids = await Promise.all(Array.from({ length: n }, (_, i) => newThread(ctx, template, `T3 ${i}`)));
+    // Thread creation is not timed: the row compares the turns with the runs.
+    return timed(() =>
+      Promise.all(
+        ids.map(async (id) => {
+          for (let t = 0; t < turns; t++) await turn(ctx, id);
+        }),
+      ),
+    );
+  };
+  const runsArm = (n: number) => () =>
+    timed(() =>
+      Promise.all(
+        Array.from({ length: n }, async () => {
+          for (let t = 0; t < turns; t++) await ctx.api.waitForCompletion(await ctx.api.startRun(workflow.data.id, {}));
+        }),
+      ),
+    );
+  await threadsArm(T3_WARMUP_CHAINS)();
+  await runsArm(T3_WARMUP_CHAINS)();
+  const [a, b] = await interleaveArms(rounds, [threadsArm(chains), runsArm(chains)], 0);
+  const rate = (samples: number[]) => (chains * turns) / (summarize(samples).p50 / 1000);
+  const ratio = rate(a!) / rate(b!);
+  return {
+    id: 'T3',
+    what: `${chains} threads chatting at once, ${turns} turns each (POST ?wait) ÷ ${chains} concurrent chains of ${turns} runs of a one-agent-step workflow (start + status), mock LLM ${MOCK_LLM_LATENCY_MS} ms; ${rounds} rounds, interleaved`,
+    stepwise: `${round(rate(a!), 1)} turns/s`,
+    bare: `${round(rate(b!), 1)} runs/s`,
+    ratio,
+    target: '≥ 0.9×',
+    pass: ratio >= 0.9,
+    detail: { threadsMs: a, runsMs: b, chains, turns },
+  };
+}
