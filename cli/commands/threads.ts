@@ -47,6 +47,9 @@ export function messageLines(m: ThreadMessageItem): string[] {
             `  · ${m.tool.name}(${short(m.tool.args, 80)}) ${m.tool.is_error ? 'failed' : 'ok'}: ${short(m.tool.output)}`,
           ]
         : [];
+    case 'summary':
+      // What the model now gets in place of the turns it covers; the turns themselves are still listed.
+      return [`  (summary of earlier turns) ${short(text, 200)}`];
   }
 }
 

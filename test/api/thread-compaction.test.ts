@@ -130,7 +130,7 @@ describe('thread compaction', () => {
     const call = await usageCallsCollection(g.api.database.db).findOne({
       _id: `${g.user.id}:${runIds[3]}:chat:summary`,
     });
-    expect(call?.tokens).toBe(57);
+    expect((call?.input_tokens ?? 0) + (call?.output_tokens ?? 0)).toBe(57);
   }, 120_000);
 
   it('writes one summary per turn: a repeated write keeps the first', async () => {

@@ -61,6 +61,15 @@ function MessageView({ m }: { m: ThreadMessage }) {
     return <ToolCall name={m.tool.name} ok={!m.tool.is_error} args={m.tool.args} output={m.tool.output} />;
   }
   if (m.role === 'assistant' && !m.text) return null;
+  if (m.role === 'summary') {
+    // What the model gets in place of the turns it covers (which stay listed above it), folded like a tool call.
+    return (
+      <details className="bubble summary" data-testid="message" data-role="summary" data-message-id={m.id}>
+        <summary>Summary of earlier turns</summary>
+        <p className="bubble-text">{m.text}</p>
+      </details>
+    );
+  }
   return (
     <div className={`bubble ${m.role}`} data-testid="message" data-role={m.role} data-message-id={m.id}>
       <p className="bubble-text">{m.text}</p>

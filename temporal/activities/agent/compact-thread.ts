@@ -13,7 +13,7 @@ import type { Config } from '../../../config';
 import { putSummary, SUMMARY_POS, threadMessageDocId, type ThreadMessageDoc } from '../../../db/thread-messages';
 import { toLlmMessages, type TranscriptEntry } from '../../../db/transcripts';
 import { threadsCollection } from '../../../db/threads';
-import { addCallTokens, tokensUsedOn } from '../../../db/usage';
+import { callOrigin, countCall, earlierCount, tokensUsedOn } from '../../../db/usage';
 import type { ThreadRef } from '../../../domain/thread';
 import { createLlmProvider } from '../../llm/provider';
 import { NonRetryableError } from '../../failures';
@@ -94,14 +94,22 @@ export function createCompactThreadActivity(deps: { config: Config; db: Db; logg
     };
     const kept = await putSummary(deps.db, doc);
     const usage = kept.summary?.usage ?? result.usage;
+    const callKey = `${req.run_id}:${req.step_id}:summary`;
     await Promise.all([
       // Keyed by the turn's run and the summary's place: every attempt of this compaction has the same key.
-      addCallTokens(deps.db, {
-        ownerId: req.owner_id,
-        callKey: `${req.run_id}:${req.step_id}:summary`,
-        tokens: usage.input_tokens + usage.output_tokens,
-        at: new Date(),
-      }),
+      countCall(
+        deps.db,
+        {
+          ownerId: req.owner_id,
+          callKey,
+          at: new Date(ctx.info.scheduledTimestampMs),
+          model: req.model,
+          origin: await callOrigin(deps.db, req.run_id, req.step_id),
+          input_tokens: usage.input_tokens,
+          output_tokens: usage.output_tokens,
+        },
+        earlierCount(deps.db, { ownerId: req.owner_id, callKey, attempt: ctx.info.attempt }),
+      ),
       kept === doc
         ? threadsCollection(deps.db).updateOne({ _id: req.thread.id }, { $inc: { message_count: 1 } })
         : undefined,
