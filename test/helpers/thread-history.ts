@@ -16,7 +16,8 @@ export function threadHistoryCase(turns: number): void {
     let g: GraphStack;
 
     beforeAll(async () => {
-      g = await startGraphStack();
+      // A turn is a run start: at 500 turns the default run-start quota (60 a minute) would refuse most of them.
+      g = await startGraphStack({ RATE_LIMIT_RUNS_PER_MINUTE: '100000', RATE_LIMIT_PER_MINUTE: '100000' });
     }, 60_000);
     afterAll(() => g?.stop());
 
