@@ -22,7 +22,7 @@ const READER_SET = new Set(['KEY', 'STEPWISE_URL', 'STEPWISE_API_KEY']);
 /** Commands of the shell itself or of this project's own setup (the quick start installs them). */
 const NOT_TOOLS = new Set(['echo', 'printf', 'export', 'cd', 'npm', 'node', 'npx', 'docker', 'cat', 'unset']);
 /** Shell keywords and builtins a helper function of the examples uses. */
-const SHELL_WORDS = new Set(['local', 'return', 'if', 'then', 'else', 'fi']);
+const SHELL_WORDS = new Set(['local', 'return', 'if', 'then', 'else', 'fi', 'until', 'while', 'for', 'do', 'done']);
 
 interface Block {
   line: number;
