@@ -31,6 +31,7 @@ import { needsApproval, type McpToolList, type McpToolShown } from '../../domain
 import type { ApprovalDecision } from '../../domain/messages';
 import type { AgentStepSnapshot, Usage } from '../../domain/run';
 import { UPDATE_MEMORY_TOOL } from '../../domain/thread-memory';
+import type { TokenUsage } from '../../domain/transcript';
 import { callUsage } from '../../domain/usage';
 import { budgetExceeded, releaseCall, reserveCall, settleCall, untilVerdict, verdictPending } from './budget';
 import { addUsage } from './run-env';
@@ -75,89 +76,62 @@ export async function runAgentStep(
   // A thread's turn first compacts the thread when its history outgrew the window (decision 0601): an activity that
   // calls the model only when needed, counted against the budget like a model call. Only thread steps schedule it.
   if (step.thread) {
-    const key = `${ctx.runId}/${ctx.stepId}/summary`;
-    while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
-    reserveCall(ctx.spend, usage);
-    const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
-    if (refused !== null) {
-      releaseCall(ctx.spend);
-      throw budgetExceeded(refused, ctx.spend, usage);
-    }
-    const compacted = await compactThread({
-      run_id: ctx.runId,
-      step_id: ctx.stepId,
-      owner_id: ctx.ownerId,
-      model: step.model,
-      thread: step.thread,
-      timeout_ms: timeoutMs,
-    }).catch(async (err: unknown) => {
-      releaseCall(ctx.spend);
-      await ctx.shared?.settle(key, 0, true);
-      throw err;
-    });
-    if (compacted.usage) {
-      const used = callUsage(compacted.usage);
-      addUsage(usage, used);
-      ctx.onCall?.(used);
-      await ctx.shared?.settle(key, compacted.usage.input_tokens + compacted.usage.output_tokens, false);
-      settleCall(ctx.spend, compacted.usage, usage);
-    } else {
-      // No call was made: the reservation is given back.
-      releaseCall(ctx.spend);
-      await ctx.shared?.settle(key, 0, true);
-    }
+    const thread = step.thread;
+    await budgeted(
+      ctx,
+      usage,
+      `${ctx.runId}/${ctx.stepId}/summary`,
+      () =>
+        compactThread({
+          run_id: ctx.runId,
+          step_id: ctx.stepId,
+          owner_id: ctx.ownerId,
+          model: step.model,
+          thread,
+          timeout_ms: timeoutMs,
+        }),
+      (compacted) => compacted.usage,
+    );
   }
 
   for (let turn = 1; ; turn++) {
-    const key = `${ctx.runId}/${ctx.stepId}/${turn}`;
     // A refusal waits for the calls in flight (./budget.ts); each check after a wait is synchronous with the
     // reservation, so no other branch or item of the run can take the same call. Without a budget nothing waits
     // or is refused: the counts only grow.
-    while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
-    reserveCall(ctx.spend, usage);
-    const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
-    if (refused !== null) {
-      releaseCall(ctx.spend);
-      throw budgetExceeded(refused, ctx.spend, usage);
-    }
-    const call = callModel({
-      ...common,
-      owner_id: ctx.ownerId,
-      timeout_ms: timeoutMs,
-      turn,
-      seq,
-      repair,
-      ...(step.thread ? { thread: step.thread } : {}),
-      setup:
-        turn === 1
-          ? {
-              prompt: step.prompt,
-              tasks: step.tasks,
-              tools: step.tools,
-              model: step.model,
-              output_schema: step.output_schema ?? null,
-              max_turns: maxTurns,
-              ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
-              ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
-              ...(step.egress !== undefined ? { egress: step.egress } : {}),
-              ...(mcp ? { mcp_tools: mcp.list.tools, mcp_problems: mcp.list.problems } : {}),
-              input,
-            }
-          : undefined,
-    });
-    const result = await call.catch(async (err: unknown) => {
-      // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
-      releaseCall(ctx.spend);
-      await ctx.shared?.settle(key, 0, true);
-      throw err;
-    });
+    const result = await budgeted(
+      ctx,
+      usage,
+      `${ctx.runId}/${ctx.stepId}/${turn}`,
+      () =>
+        callModel({
+          ...common,
+          owner_id: ctx.ownerId,
+          timeout_ms: timeoutMs,
+          turn,
+          seq,
+          repair,
+          ...(step.thread ? { thread: step.thread } : {}),
+          setup:
+            turn === 1
+              ? {
+                  prompt: step.prompt,
+                  tasks: step.tasks,
+                  tools: step.tools,
+                  model: step.model,
+                  output_schema: step.output_schema ?? null,
+                  max_turns: maxTurns,
+                  ...(step.temperature !== undefined ? { temperature: step.temperature } : {}),
+                  ...(step.max_output_tokens !== undefined ? { max_output_tokens: step.max_output_tokens } : {}),
+                  ...(step.egress !== undefined ? { egress: step.egress } : {}),
+                  ...(mcp ? { mcp_tools: mcp.list.tools, mcp_problems: mcp.list.problems } : {}),
+                  input,
+                }
+              : undefined,
+        }),
+      (answered) => answered.usage,
+    );
     seq = result.next_seq;
     repair = undefined;
-    const used = callUsage(result.usage);
-    addUsage(usage, used);
-    ctx.onCall?.(used);
-    await ctx.shared?.settle(key, result.usage.input_tokens + result.usage.output_tokens, false);
-    settleCall(ctx.spend, result.usage, usage);
 
     switch (result.kind) {
       case 'final':
@@ -276,4 +250,46 @@ async function mcpTools(
     }
   };
   return { list, call };
+}
+
+/**
+ * One model call under the run's budget (./budget.ts), the agent's and the compaction's alike: waits for a verdict
+ * while one is pending, reserves the call (at the top-level run too, for a sub-workflow's run), gives it back when the
+ * call fails or made no model call (`tokensOf` → null), and otherwise counts its tokens in the step's usage and
+ * settles them. A call the budget refuses fails the step with reason `budget_exceeded`.
+ */
+async function budgeted<T>(
+  ctx: AgentStepContext,
+  usage: Usage,
+  key: string,
+  call: () => Promise<T>,
+  tokensOf: (result: T) => TokenUsage | null,
+): Promise<T> {
+  while (verdictPending(ctx.spend)) await untilVerdict(ctx.spend);
+  reserveCall(ctx.spend, usage);
+  const refused = ctx.shared ? await ctx.shared.reserve(key) : null;
+  if (refused !== null) {
+    releaseCall(ctx.spend);
+    throw budgetExceeded(refused, ctx.spend, usage);
+  }
+  const giveBack = async () => {
+    releaseCall(ctx.spend);
+    await ctx.shared?.settle(key, 0, true);
+  };
+  const result = await call().catch(async (err: unknown) => {
+    // No answer, no tokens: the call is given back (its attempts are bounded by the step's retry policy).
+    await giveBack();
+    throw err;
+  });
+  const tokens = tokensOf(result);
+  if (tokens === null) {
+    await giveBack();
+    return result;
+  }
+  const used = callUsage(tokens);
+  addUsage(usage, used);
+  ctx.onCall?.(used);
+  await ctx.shared?.settle(key, tokens.input_tokens + tokens.output_tokens, false);
+  settleCall(ctx.spend, tokens, usage);
+  return result;
 }
