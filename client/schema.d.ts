@@ -2580,7 +2580,7 @@ export interface paths {
     put?: never;
     /**
      * Create and start an experiment: a dataset version run through a workflow, scored
-     * @description The dataset version (default the latest) is pinned. Each item × repetition runs as an ordinary run tagged with the experiment, at most `concurrency` at once. 400 for a scorer that does not compile (naming its path, e.g. `scorers[1].pattern`), an override naming a step the workflow does not have (or one that is not an agent step), an item whose input the workflow's input_schema refuses (naming the item, with the schema’s message), an empty version, and `mode: "replay"` (not available yet). 404 for a dataset or workflow that is not yours. At most 500 experiments (409 `too_many_experiments`).
+     * @description The dataset version (default the latest) is pinned. Each item × repetition runs as an ordinary run tagged with the experiment, at most `concurrency` at once. 400 for a scorer that does not compile (naming its path, e.g. `scorers[1].pattern`), an override naming a step the workflow does not have (or one that is not an agent step), an item whose input the workflow's input_schema refuses (naming the item, with the schema’s message), an empty version; in mode `replay` also an item not recorded from a run, an item whose recorded run no longer exists or has not ended, and a side-effect step (HTTP request, e-mail) that would run again — changed, or downstream of a change — naming the item and the step (code `replay_refused`), and `replay` options with another mode. 404 for a dataset or workflow that is not yours. At most 500 experiments (409 `too_many_experiments`).
      */
     post: {
       parameters: {
@@ -2604,7 +2604,7 @@ export interface paths {
             /** @description The version to run (default: the latest), pinned at creation. */
             dataset_version?: number;
             /**
-             * @description `live` (default) runs every item for real. `replay` is not available yet (400).
+             * @description `live` (default) runs every item for real. `replay` runs each item recorded from a run with every step that did not change answered from that run (no model call, no request), only changed steps and their downstream executed; a side-effect step that would run again is a 400 naming it. docs/evals.md "Replay".
              * @enum {string}
              */
             mode?: 'live' | 'replay';
@@ -2626,6 +2626,14 @@ export interface paths {
             };
             /** @description Default 1. */
             repetitions?: number;
+            /** @description Options of mode `replay` (400 with another mode). */
+            replay?: {
+              /**
+               * @description Inside a step that runs again, a tool call: `recorded` (default) is answered from the recorded run when the same step called the same tool with the same arguments, else made live; `live` is always made live; `error_on_miss` is answered from the record, and a call the record does not hold fails the item.
+               * @enum {string}
+               */
+              tool_calls?: 'recorded' | 'live' | 'error_on_miss';
+            };
             scorers: (
               | {
                   /** @description The field of the item's expected value to compare with; defaults to `path` (use `$` for all of it) */
@@ -9819,6 +9827,8 @@ export interface paths {
                       error_code: string | null;
                       is_error: boolean;
                       name: string;
+                      /** @description Set when the call was answered from this recorded run (a replayed experiment item): no live call was made. */
+                      replayed_from_run_id: string | null;
                       result: unknown;
                       /** @constant */
                       role: 'tool';
@@ -10485,6 +10495,11 @@ export interface components {
         total: number;
       };
       repetitions: number;
+      /** @description Mode `replay`: its options; null in mode `live`. */
+      replay: {
+        /** @enum {string} */
+        tool_calls: 'recorded' | 'live' | 'error_on_miss';
+      } | null;
       scorers: {
         [key: string]: unknown;
       }[];
@@ -10512,6 +10527,15 @@ export interface components {
       items: ({
         change: string;
         item_id: string;
+        /** @description Items the candidate replayed: each step replayed from the recorded run or executed, and for executed steps the output change against the record. */
+        replay?: components['schemas']['ReplayDiff'];
+        /** @description Items with step outputs on both sides (replay mode): which steps' outputs differ. */
+        steps?: {
+          changed: string[];
+          unchanged: string[];
+        } & {
+          [key: string]: unknown;
+        };
       } & {
         [key: string]: unknown;
       })[];
@@ -10567,6 +10591,11 @@ export interface components {
         total: number;
       };
       repetitions: number;
+      /** @description Mode `replay`: its options; null in mode `live`. */
+      replay: {
+        /** @enum {string} */
+        tool_calls: 'recorded' | 'live' | 'error_on_miss';
+      } | null;
       scorers: {
         [key: string]: unknown;
       }[];
@@ -10605,6 +10634,8 @@ export interface components {
       /** @description The run's outputs by step id; null when it has none. */
       output: unknown;
       repetition: number;
+      /** @description Replay mode: which steps were replayed and which executed; null in live mode. */
+      replay: components['schemas']['ReplayDiff'] | null;
       /** @description An ordinary run: its status, events and transcript read as any run’s. */
       run_id: string;
       run_status: string;
@@ -10768,6 +10799,24 @@ export interface components {
     PutThreadMemory: {
       /** @description The new working memory; it must fit the thread's memory schema. */
       memory: components['schemas']['JsonDataObject'];
+    };
+    ReplayDiff: {
+      /** @description The recorded run the item was replayed from. */
+      source_run_id: string;
+      steps: {
+        /** @description Executed steps: whether the output differs from the recorded one. */
+        changed: boolean | null;
+        /**
+         * @description `replayed`: answered from the recorded run (nothing ran); `executed`: ran again.
+         * @enum {string}
+         */
+        how: 'replayed' | 'executed' | 'skipped';
+        /** @description Executed steps whose output changed: the new output. */
+        output?: unknown;
+        /** @description Executed steps whose output changed: the recorded output (a preview above 2000 characters). */
+        recorded?: unknown;
+        step_id: string;
+      }[];
     };
     /** @description One event, by `type`; `run.ended` is the last. agent.model_call also carries {final, transcript_seq} and agent.tool_call {transcript_seq} (the entry in the step transcript). */
     RunEvent:

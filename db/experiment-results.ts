@@ -4,6 +4,7 @@
  */
 import type { Db } from 'mongodb';
 import type { ScoreResult, SampleUsage } from '../domain/evals';
+import type { ReplayDiff } from '../domain/replay';
 import { findPage, type Page, type PageRequest } from './paging';
 
 export interface ExperimentResultDoc {
@@ -26,6 +27,8 @@ export interface ExperimentResultDoc {
   /** The run's output (`{stepId: output}`) as JSON text; null when it has none. */
   output_json: string | null;
   error: string | null;
+  /** Replay mode: each step replayed from the recorded run or executed, and what changed (absent in live mode). */
+  replay?: ReplayDiff | null;
   created_at: Date;
 }
 

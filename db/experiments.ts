@@ -6,7 +6,13 @@
 import type { Db } from 'mongodb';
 import type { RerunOverrides } from './runs';
 import type { JsonValue } from '../domain/json';
-import type { ExperimentBudget, ExperimentMode, ExperimentSpend, ExperimentStatus } from '../domain/experiment';
+import type {
+  ExperimentBudget,
+  ExperimentMode,
+  ExperimentReplay,
+  ExperimentSpend,
+  ExperimentStatus,
+} from '../domain/experiment';
 
 export interface ExperimentDoc {
   _id: string;
@@ -17,6 +23,8 @@ export interface ExperimentDoc {
   workflow_id: string;
   overrides: RerunOverrides | null;
   mode: ExperimentMode;
+  /** Mode `replay`: its options (null or absent otherwise). */
+  replay?: ExperimentReplay | null;
   /** The scorer declarations as given (compiled again by the scoring activity; they compiled at creation). */
   scorers: JsonValue[];
   concurrency: number;

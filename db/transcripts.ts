@@ -54,6 +54,8 @@ export type TranscriptEntry =
       /** The failure code when a tool refused or failed (`egress_denied`: the call left the step's allowlist). */
       error_code?: string;
       truncated: boolean;
+      /** Answered from this recorded run's transcript (a replayed experiment item): no live call was made. */
+      replayed_from_run_id?: string;
     };
 
 export type TranscriptDoc = TranscriptEntry & {

@@ -7,9 +7,29 @@
 /** Temporal workflow type of an experiment (workflow id = experiment id). */
 export const EXPERIMENT_WORKFLOW_TYPE = 'experimentWorkflow';
 
-/** `live`: every item runs the workflow for real. `replay` (serving unchanged steps from the record) is not built yet. */
+/**
+ * `live`: every item runs the workflow for real. `replay`: every item recorded from a run runs the workflow with the
+ * steps that did not change answered from that run's record (docs/decisions/0640-replay-experiments.md).
+ */
 export const EXPERIMENT_MODES = ['live', 'replay'] as const;
 export type ExperimentMode = (typeof EXPERIMENT_MODES)[number];
+
+/**
+ * Inside a step that runs again in replay, what a tool call gets: `recorded` — the recorded result when the source
+ * run's same step made a call with the same tool and arguments, else a live call; `live` — always a live call;
+ * `error_on_miss` — the recorded result, and a call the record does not hold fails the item.
+ */
+export const REPLAY_TOOL_CALLS = ['recorded', 'live', 'error_on_miss'] as const;
+export type ReplayToolCalls = (typeof REPLAY_TOOL_CALLS)[number];
+export const DEFAULT_REPLAY_TOOL_CALLS: ReplayToolCalls = 'recorded';
+
+/** A replay experiment's options. */
+export interface ExperimentReplay {
+  tool_calls: ReplayToolCalls;
+}
+
+/** The failure type of a tool call a replay's record does not hold, in `error_on_miss` mode. */
+export const REPLAY_MISS_FAILURE_TYPE = 'replay_miss';
 
 export const EXPERIMENT_STATUSES = [
   'queued',

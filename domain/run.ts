@@ -7,6 +7,7 @@
 import type { McpServerSelection } from './mcp';
 import type { ActionType } from './action-types';
 import type { EgressPolicy } from './egress';
+import type { ReplayToolCalls } from './experiment';
 import type { OnError, Trigger } from './graph';
 import type { JsonObject, JsonValue } from './json';
 import type { RunStatus, StepStatus } from './run-status';
@@ -179,6 +180,11 @@ export interface RerunOrigin {
    * refuses some keys outputs may hold.
    */
   reused_json: Record<string, string>;
+  /**
+   * Set when the run replays a recorded run for an experiment (mode `replay`): how the tool calls of the steps that
+   * run again are answered (domain/experiment.ts REPLAY_TOOL_CALLS), from `run_id`'s transcript of the same step.
+   */
+  tool_calls?: ReplayToolCalls;
 }
 
 /** A step output too large for Temporal payloads, kept in MongoDB's `blobs` collection. */

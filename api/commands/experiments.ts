@@ -2,8 +2,9 @@
  * Creating and cancelling experiments (issue #47 item 2). Creation checks everything that can be checked before a
  * run exists — the dataset version (pinned here), the workflow, the overrides against its steps (a step it does not
  * have is a 400, by the rule reruns use), the scorers (compiled: a bad one is a 400 naming its path) and every item's
- * input against the workflow's input_schema (the first refused item is named with the schema's message) — then
- * starts the experiment workflow (workflow id = experiment id).
+ * input against the workflow's input_schema (the first refused item is named with the schema's message); in mode
+ * `replay` also each item's recorded run and that replaying it re-sends no side effect (shared/runs/replay.ts) —
+ * then starts the experiment workflow (workflow id = experiment id).
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
@@ -15,9 +16,14 @@ import { experimentsCollection, insertExperiment, type ExperimentDoc } from '../
 import { isId, newId } from '../../db/ids';
 import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
 import { compileScorers } from '../../domain/evals';
-import { EXPERIMENT_WORKFLOW_TYPE, TERMINAL_EXPERIMENT_STATUSES } from '../../domain/experiment';
+import {
+  DEFAULT_REPLAY_TOOL_CALLS,
+  EXPERIMENT_WORKFLOW_TYPE,
+  TERMINAL_EXPERIMENT_STATUSES,
+} from '../../domain/experiment';
 import type { JsonObject } from '../../domain/json';
-import { overridesProblem } from '../../shared/runs/overrides';
+import { overridesProblem, withOverrides } from '../../shared/runs/overrides';
+import { replaySource } from '../../shared/runs/replay';
 import { buildSnapshot } from '../../shared/runs/snapshot';
 import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import { BadRequestError, ConflictError, NotFoundError, ServiceUnavailableError } from '../http/errors';
@@ -39,12 +45,9 @@ export async function createExperiment(
   ownerId: string,
   body: CreateBody,
 ): Promise<ExperimentDoc> {
-  if (body.mode === 'replay') {
-    throw new BadRequestError(
-      'mode: replay is not available yet; use mode "live" (every item runs the workflow for real)',
-      'invalid_field',
-    );
-  }
+  const replay = body.mode === 'replay';
+  if (body.replay && !replay)
+    throw new BadRequestError('replay: only mode "replay" takes these options', 'invalid_field');
   const compiled = compileScorers(body.scorers);
   if (!compiled.ok) {
     throw new BadRequestError(compiled.errors.map((e) => `${e.path}: ${e.message}`).join('; '), 'invalid_scorer');
@@ -73,6 +76,7 @@ export async function createExperiment(
   }).steps;
   const wrong = overridesProblem(steps, body.overrides, 'the workflow');
   if (wrong) throw new BadRequestError(wrong, 'invalid_field');
+  const target = withOverrides(steps, body.overrides);
   const items = await countItemsAt(deps.db, dataset._id, version);
   if (items === 0) throw new BadRequestError(`dataset_id: version ${version} of the dataset has no items`);
   for await (const row of itemsCursor(deps.db, dataset._id, version)) {
@@ -84,6 +88,11 @@ export async function createExperiment(
         `item ${row.item_id}: the workflow's input_schema refuses its input: ${err.message}`,
         'invalid_input',
       );
+    }
+    if (replay) {
+      // Each item's record, and that nothing it would run again re-sends a side effect (one read per item).
+      const source = await replaySource(deps.db, ownerId, row, target);
+      if (!source.ok) throw new BadRequestError(source.problem, 'replay_refused');
     }
   }
   const count = await experimentsCollection(deps.db).countDocuments({ owner_id: ownerId });
@@ -101,7 +110,8 @@ export async function createExperiment(
     dataset_version: version,
     workflow_id: workflow._id,
     overrides: body.overrides && Object.keys(body.overrides).length > 0 ? body.overrides : null,
-    mode: 'live',
+    mode: replay ? 'replay' : 'live',
+    replay: replay ? { tool_calls: body.replay?.tool_calls ?? DEFAULT_REPLAY_TOOL_CALLS } : null,
     scorers: body.scorers,
     concurrency: body.concurrency ?? DEFAULT_CONCURRENCY,
     repetitions,

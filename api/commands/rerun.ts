@@ -5,28 +5,21 @@
  * again: the workflow never schedules them (temporal/workflows/graph.ts). docs/runs.md "Rerun" says why this and not
  * Temporal's reset.
  */
-import type { Db } from 'mongodb';
-import { readBlob, storeOutput } from '../../db/blobs';
 import {
   addRerun,
   isTerminal,
   loadedSnapshot,
   runsCollection,
-  ZERO_USAGE,
   type RerunOverrides,
   type RunDoc,
   type RunStepDoc,
 } from '../../db/runs';
-import { logStepChange } from '../../db/step-events';
 import { descendantsOf, resolveDependencies, topologicalOrder } from '../../domain/graph';
-import type { JsonValue } from '../../domain/json';
-import { isOutputRef, type OutputRef, type RunSnapshot, type StepSnapshot } from '../../domain/run';
+import type { RunSnapshot, StepSnapshot } from '../../domain/run';
 import { BadRequestError, ConflictError, NotFoundError } from '../http/errors';
 import { overridesProblem, withOverrides } from '../../shared/runs/overrides';
+import { carryOutputs, logReusedSteps, withReusedSteps } from '../../shared/runs/reuse';
 import { hashRequest, launchRun, type StartedRun, type StartRunDeps } from './start-run';
-
-/** Reused outputs above this ride in the new run's snapshot by reference (the snapshot has a size limit). */
-const INLINE_REUSED_BYTES = 8 * 1024;
 
 export interface RerunRequest {
   ownerId: string;
@@ -128,8 +121,7 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
     },
     {
       prepare: async (runId, now) => {
-        const reused: Record<string, string> = {};
-        for (const id of plan.reused) reused[id] = JSON.stringify(await carryOutput(deps.db, source, id, runId));
+        const reused = await carryOutputs(deps.db, source, plan.reused, runId);
         const snapshot: RunSnapshot = {
           ...sourceSnapshot,
           steps,
@@ -137,20 +129,16 @@ export async function rerunRun(deps: StartRunDeps, req: RerunRequest): Promise<R
           created_at: now.toISOString(),
           rerun: { run_id: source._id, from_step: plan.fromStep, reused_json: reused },
         };
-        return { snapshot, timeoutSeconds, adjust: (doc) => withReusedSteps(doc, source, plan, overrides) };
+        const adjust = (doc: RunDoc): RunDoc => ({
+          ...doc,
+          rerun_of: source._id,
+          ...(overrides ? { rerun_overrides: overrides } : {}),
+          steps: withReusedSteps(doc, source, new Set(plan.reused)),
+        });
+        return { snapshot, timeoutSeconds, adjust };
       },
       // Reused steps appear in the new run's event log first, as completed.
-      beforeStart: async (doc) => {
-        for (const step of doc.steps) {
-          if (!step.reused_from_run_id || step.output_json === null) continue;
-          const output = JSON.parse(step.output_json) as JsonValue | OutputRef;
-          await logStepChange(deps.db, doc._id, step.id, {
-            type: 'step.completed',
-            output,
-            reused_from_run_id: step.reused_from_run_id,
-          });
-        }
-      },
+      beforeStart: (doc) => logReusedSteps(deps.db, doc),
       afterStart: async (doc) => {
         await addRerun(deps.db, source._id, doc._id);
       },
@@ -174,44 +162,4 @@ export function applyOverrides(steps: readonly StepSnapshot[], overrides: RerunO
   const problem = overridesProblem(steps, overrides);
   if (problem) throw new BadRequestError(problem, 'invalid_field');
   return withOverrides(steps, overrides);
-}
-
-/**
- * A reused output as the new run will hold it: small values inline; large ones (and those the source stored by
- * reference) copied into the new run's blobs, so every read stays within the run that reads it.
- */
-async function carryOutput(db: Db, source: RunDoc, stepId: string, runId: string): Promise<JsonValue | OutputRef> {
-  const json = source.steps.find((s) => s.id === stepId)?.output_json;
-  if (json == null) throw new Error(`step ${stepId} has no recorded output`);
-  const stored = JSON.parse(json) as JsonValue | OutputRef;
-  const value = isOutputRef(stored) ? await readBlob(db, source._id, stored.stepwise_blob) : stored;
-  if (!isOutputRef(stored) && Buffer.byteLength(json, 'utf8') <= INLINE_REUSED_BYTES) return value;
-  return storeOutput(db, runId, stepId, value, { force: true });
-}
-
-/** The new run's document: reused steps completed (no usage: nothing was spent on them in this run), linked. */
-function withReusedSteps(doc: RunDoc, source: RunDoc, plan: RerunPlan, overrides: RerunOverrides | undefined): RunDoc {
-  const reused = new Set(plan.reused);
-  const reusedOutputs = doc.snapshot.rerun?.reused_json ?? {};
-  return {
-    ...doc,
-    rerun_of: source._id,
-    ...(overrides ? { rerun_overrides: overrides } : {}),
-    steps: doc.steps.map((step) => {
-      const from = source.steps.find((s) => s.id === step.id);
-      if (!reused.has(step.id) || !from) return step;
-      return {
-        ...step,
-        status: 'completed',
-        output_json: reusedOutputs[step.id] ?? null,
-        usage: { ...ZERO_USAGE },
-        turns: from.turns,
-        ...(from.items_total != null ? { items_total: from.items_total } : {}),
-        ...(from.child_run_id ? { child_run_id: from.child_run_id } : {}),
-        reused_from_run_id: source._id,
-        started_at: from.started_at,
-        completed_at: from.completed_at,
-      };
-    }),
-  };
 }

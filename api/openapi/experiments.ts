@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ZodOpenApiPathsObject } from 'zod-openapi';
 import { BEARER, errors, jsonRequest, ok } from './kit';
 import { pageQuery } from '../http/pagination';
-import { experimentDetailView, experimentResultView, experimentView } from '../presenters/experiment';
+import { experimentDetailView, experimentResultView, experimentView, replayDiffView } from '../presenters/experiment';
 import {
   compareQuery,
   createExperimentBody,
@@ -19,7 +19,21 @@ const comparisonView = z
     baseline_id: z.string(),
     candidate_id: z.string(),
     scorers: z.array(z.looseObject({ name: z.string(), delta: z.number().nullable() })),
-    items: z.array(z.looseObject({ item_id: z.string(), change: z.string() })),
+    items: z.array(
+      z.looseObject({
+        item_id: z.string(),
+        change: z.string(),
+        steps: z
+          .looseObject({ changed: z.array(z.string()), unchanged: z.array(z.string()) })
+          .optional()
+          .meta({ description: "Items with step outputs on both sides (replay mode): which steps' outputs differ." }),
+        replay: replayDiffView.optional().meta({
+          description:
+            'Items the candidate replayed: each step replayed from the recorded run or executed, and for executed ' +
+            'steps the output change against the record.',
+        }),
+      }),
+    ),
     counts: z.record(z.string(), z.number().int()),
     usage: z.looseObject({ baseline: z.unknown(), candidate: z.unknown() }),
     regression: z.looseObject({ regressed: z.boolean(), reasons: z.array(z.string()) }),
@@ -53,7 +67,10 @@ export const experimentsPaths: ZodOpenApiPathsObject = {
         'with the experiment, at most `concurrency` at once. 400 for a scorer that does not compile (naming its ' +
         'path, e.g. `scorers[1].pattern`), an override naming a step the workflow does not have (or one that is not ' +
         "an agent step), an item whose input the workflow's input_schema refuses (naming the item, with the " +
-        'schema’s message), an empty version, and `mode: "replay"` (not available yet). 404 for a dataset or ' +
+        'schema’s message), an empty version; in mode `replay` also an item not recorded from a run, an item whose ' +
+        'recorded run no longer exists or has not ended, and a side-effect step (HTTP request, e-mail) that would ' +
+        'run again — changed, or downstream of a change — naming the item and the step (code `replay_refused`), and ' +
+        '`replay` options with another mode. 404 for a dataset or ' +
         `workflow that is not yours. At most ${MAX_EXPERIMENTS_PER_USER} experiments (409 \`too_many_experiments\`).`,
       security: BEARER,
       requestBody: jsonRequest(createExperimentBody),

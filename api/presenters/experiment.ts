@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { ExperimentResultDoc } from '../../db/experiment-results';
 import type { ExperimentDoc } from '../../db/experiments';
 import type { ExperimentResults, ExperimentSummary } from '../../domain/evals';
-import { EXPERIMENT_MODES, EXPERIMENT_STATUSES } from '../../domain/experiment';
+import { EXPERIMENT_MODES, EXPERIMENT_STATUSES, REPLAY_TOOL_CALLS } from '../../domain/experiment';
 import type { JsonValue } from '../../domain/json';
 import { iso, isoOrNull, isoTimestamp, jsonObjectView } from './common';
 
@@ -22,6 +22,29 @@ const scorerSummaryView = z.strictObject({
   n: z.number().int(),
 });
 
+/** A replayed item's steps against its recorded run (the result's and the comparison's `replay`). */
+export const replayDiffView = z
+  .strictObject({
+    source_run_id: z.string().meta({ description: 'The recorded run the item was replayed from.' }),
+    steps: z.array(
+      z.strictObject({
+        step_id: z.string(),
+        how: z.enum(['replayed', 'executed', 'skipped']).meta({
+          description: '`replayed`: answered from the recorded run (nothing ran); `executed`: ran again.',
+        }),
+        changed: z
+          .boolean()
+          .nullable()
+          .meta({ description: 'Executed steps: whether the output differs from the recorded one.' }),
+        recorded: z.unknown().optional().meta({
+          description: 'Executed steps whose output changed: the recorded output (a preview above 2000 characters).',
+        }),
+        output: z.unknown().optional().meta({ description: 'Executed steps whose output changed: the new output.' }),
+      }),
+    ),
+  })
+  .meta({ id: 'ReplayDiff' });
+
 export const experimentView = z
   .strictObject({
     id: z.string(),
@@ -31,6 +54,10 @@ export const experimentView = z
     workflow_id: z.string(),
     overrides: z.record(z.string(), z.strictObject({ model: z.string() })).nullable(),
     mode: z.enum(EXPERIMENT_MODES),
+    replay: z
+      .strictObject({ tool_calls: z.enum(REPLAY_TOOL_CALLS) })
+      .nullable()
+      .meta({ description: 'Mode `replay`: its options; null in mode `live`.' }),
     scorers: z.array(jsonObjectView),
     concurrency: z.number().int(),
     repetitions: z.number().int(),
@@ -64,6 +91,9 @@ export const experimentResultView = z
     latency_ms: z.number(),
     output: z.unknown().meta({ description: "The run's outputs by step id; null when it has none." }),
     error: z.string().nullable(),
+    replay: replayDiffView
+      .nullable()
+      .meta({ description: 'Replay mode: which steps were replayed and which executed; null in live mode.' }),
     created_at: isoTimestamp,
   })
   .meta({ id: 'ExperimentResult' });
@@ -77,6 +107,7 @@ export function presentExperiment(doc: ExperimentDoc): z.infer<typeof experiment
     workflow_id: doc.workflow_id,
     overrides: doc.overrides,
     mode: doc.mode,
+    replay: doc.replay ?? null,
     scorers: doc.scorers as Record<string, unknown>[],
     concurrency: doc.concurrency,
     repetitions: doc.repetitions,
@@ -115,6 +146,7 @@ export function presentExperimentResult(doc: ExperimentResultDoc): z.infer<typeo
     latency_ms: doc.latency_ms,
     output: doc.output_json === null ? null : (JSON.parse(doc.output_json) as JsonValue),
     error: doc.error,
+    replay: doc.replay ?? null,
     created_at: iso(doc.created_at),
   };
 }
@@ -132,6 +164,14 @@ export function resultsOf(doc: ExperimentDoc, results: ExperimentResultDoc[]): E
       usage: r.usage,
       latency_ms: r.latency_ms,
       ...(r.error !== null ? { error: r.error } : {}),
+      ...(r.replay ? { replay: r.replay, steps: stepOutputs(r.output_json) } : {}),
     })),
   };
+}
+
+/** A replayed result's outputs by step, as the comparison diffs them against the baseline's. */
+function stepOutputs(outputJson: string | null): { step_id: string; output: JsonValue }[] {
+  const output = outputJson === null ? null : (JSON.parse(outputJson) as JsonValue);
+  if (output === null || typeof output !== 'object' || Array.isArray(output)) return [];
+  return Object.entries(output).map(([step_id, value]) => ({ step_id, output: value ?? null }));
 }

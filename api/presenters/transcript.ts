@@ -48,6 +48,10 @@ export const transcriptEntryView = z.discriminatedUnion('role', [
       description: "Why the call failed or was refused; `egress_denied`: outside the step's egress policy.",
     }),
     truncated: z.boolean(),
+    replayed_from_run_id: z.string().nullable().meta({
+      description:
+        'Set when the call was answered from this recorded run (a replayed experiment item): no live call was made.',
+    }),
     at: isoTimestamp,
   }),
 ]);
@@ -139,6 +143,7 @@ function presentEntry(doc: TranscriptDoc): EntryView | null {
         is_error: doc.is_error,
         error_code: doc.error_code ?? null,
         truncated: doc.truncated,
+        replayed_from_run_id: doc.replayed_from_run_id ?? null,
         at,
       };
   }

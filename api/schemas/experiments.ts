@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { compareOptionsSchema, scorerListSchema } from '../../domain/evals';
-import { EXPERIMENT_MODES } from '../../domain/experiment';
+import { EXPERIMENT_MODES, REPLAY_TOOL_CALLS } from '../../domain/experiment';
 import { pageQuery } from '../http/pagination';
 import { rerunOverrides } from './workflows';
 
@@ -29,6 +29,20 @@ export const experimentBudget = z
       'the numbers. Runs already in flight (at most `concurrency`) finish and are counted.',
   });
 
+export const experimentReplay = z
+  .strictObject({
+    tool_calls: z
+      .enum(REPLAY_TOOL_CALLS)
+      .optional()
+      .meta({
+        description:
+          'Inside a step that runs again, a tool call: `recorded` (default) is answered from the recorded run when ' +
+          'the same step called the same tool with the same arguments, else made live; `live` is always made live; ' +
+          '`error_on_miss` is answered from the record, and a call the record does not hold fails the item.',
+      }),
+  })
+  .meta({ description: 'Options of mode `replay` (400 with another mode).' });
+
 export const createExperimentBody = z.strictObject({
   name: z.string().min(1).max(100).optional().meta({ description: 'Defaults to the id.' }),
   dataset_id: z.string().min(1).max(100),
@@ -46,7 +60,13 @@ export const createExperimentBody = z.strictObject({
   mode: z
     .enum(EXPERIMENT_MODES)
     .optional()
-    .meta({ description: '`live` (default) runs every item for real. `replay` is not available yet (400).' }),
+    .meta({
+      description:
+        '`live` (default) runs every item for real. `replay` runs each item recorded from a run with every step ' +
+        'that did not change answered from that run (no model call, no request), only changed steps and their ' +
+        'downstream executed; a side-effect step that would run again is a 400 naming it. docs/evals.md "Replay".',
+    }),
+  replay: experimentReplay.optional(),
   scorers: scorerListSchema,
   concurrency: z.number().int().min(1).max(MAX_CONCURRENCY).optional().meta({ description: 'Default 4.' }),
   repetitions: z.number().int().min(1).max(MAX_REPETITIONS).optional().meta({ description: 'Default 1.' }),

@@ -78,6 +78,11 @@ export interface ItemComparison {
   scorers: ItemScorerComparison[];
   /** For items with step outputs on both sides (replay mode): repetition 0 against repetition 0. */
   steps?: StepDiff;
+  /**
+   * For items the candidate ran in replay mode (repetition 0): each step replayed from the recorded run or executed,
+   * and for executed steps whether (and how) the output changed from the recorded one.
+   */
+  replay?: NonNullable<ItemResult['replay']>;
 }
 
 export interface Regression {
@@ -158,7 +163,8 @@ function compareItem(
     change = down && up ? 'mixed' : down ? 'regressed' : up ? 'improved' : 'unchanged';
   }
   const steps = base?.[0]?.steps && cand?.[0]?.steps ? stepDiff(base[0].steps, cand[0].steps) : undefined;
-  return { item_id: id, change, scorers, ...(steps ? { steps } : {}) };
+  const replay = cand?.[0]?.replay;
+  return { item_id: id, change, scorers, ...(steps ? { steps } : {}), ...(replay ? { replay } : {}) };
 }
 
 function stepDiff(base: NonNullable<ItemResult['steps']>, cand: NonNullable<ItemResult['steps']>): StepDiff {

@@ -17,6 +17,21 @@ export const itemResultSchema = z.object({
   error: z.string().optional(),
   /** Each step's output, for items run in replay mode: the comparison reports which steps' outputs changed. */
   steps: z.array(z.object({ step_id: z.string(), output: jsonValueSchema })).optional(),
+  /** For items run in replay mode: which steps were replayed and which executed, against the recorded run. */
+  replay: z
+    .object({
+      source_run_id: z.string(),
+      steps: z.array(
+        z.object({
+          step_id: z.string(),
+          how: z.enum(['replayed', 'executed', 'skipped']),
+          changed: z.boolean().nullable(),
+          recorded: jsonValueSchema.optional(),
+          output: jsonValueSchema.optional(),
+        }),
+      ),
+    })
+    .optional(),
 });
 
 export const experimentResultsSchema = z.object({

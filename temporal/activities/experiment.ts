@@ -21,6 +21,7 @@ import { transcriptsCollection } from '../../db/transcripts';
 import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
 import { compileScorers, scoreAll, type ScoringSample, type ToolCall } from '../../domain/evals';
 import {
+  DEFAULT_REPLAY_TOOL_CALLS,
   experimentRunId,
   type ExperimentPlan,
   type ExperimentStatus,
@@ -28,11 +29,14 @@ import {
   type UnitOutcome,
 } from '../../domain/experiment';
 import type { JsonObject, JsonValue } from '../../domain/json';
+import { replayDiff, type ReplayDiff } from '../../domain/replay';
 import type { RunSnapshot } from '../../domain/run';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../../domain/user-schema';
 import { resolveOutputs } from '../../shared/run-view/outputs';
 import { createRun, RunRefusedError } from '../../shared/runs/create-run';
 import { overridesProblem, withOverrides } from '../../shared/runs/overrides';
+import { replaySource } from '../../shared/runs/replay';
+import { carryOutputs, logReusedSteps, withReusedSteps } from '../../shared/runs/reuse';
 import { buildSnapshot } from '../../shared/runs/snapshot';
 import { loadSnapshotSources } from '../../shared/runs/snapshot-sources';
 import type { ExpressionEvaluator } from '../expressions/evaluator';
@@ -58,8 +62,16 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
     return doc;
   };
 
-  /** The run's snapshot: the workflow as it is now, the overrides applied, the item's input checked. */
-  const prepare = async (exp: ExperimentDoc, unit: ExperimentUnit, runId: string, now: Date): Promise<RunSnapshot> => {
+  /**
+   * The run's snapshot: the workflow as it is now, the overrides applied, the item's input checked; in mode `replay`
+   * with the recorded run's outputs of the steps that did not change (and the run's steps marked as taken over).
+   */
+  const prepare = async (
+    exp: ExperimentDoc,
+    unit: ExperimentUnit,
+    runId: string,
+    now: Date,
+  ): Promise<{ snapshot: RunSnapshot; steps?: (doc: RunDoc) => RunDoc['steps'] }> => {
     const item = await findItemAt(deps.db, exp.dataset_id, unit.item_id, exp.dataset_version);
     if (!item) throw new Unbuildable(`item ${unit.item_id} is not in version ${exp.dataset_version} of the dataset`);
     const found = await findWorkflowWithTemplates(deps.db, exp.owner_id, exp.workflow_id);
@@ -77,11 +89,22 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
       templates,
     );
     if (!loaded.ok) throw new Unbuildable(loaded.problem);
-    const snapshot = buildSnapshot({ runId, workflow, sources: loaded.sources, input, config: deps.config, now });
+    const built = buildSnapshot({ runId, workflow, sources: loaded.sources, input, config: deps.config, now });
     const overrides = exp.overrides ?? undefined;
-    const wrong = overridesProblem(snapshot.steps, overrides, 'the workflow');
+    const wrong = overridesProblem(built.steps, overrides, 'the workflow');
     if (wrong) throw new Unbuildable(wrong);
-    return { ...snapshot, steps: withOverrides(snapshot.steps, overrides) };
+    const snapshot: RunSnapshot = { ...built, steps: withOverrides(built.steps, overrides) };
+    if (exp.mode !== 'replay') return { snapshot };
+    const source = await replaySource(deps.db, exp.owner_id, item, snapshot.steps);
+    if (!source.ok) throw new Unbuildable(source.problem);
+    const { run, plan } = source;
+    snapshot.rerun = {
+      run_id: run._id,
+      from_step: plan.executed[0]?.step_id ?? '',
+      reused_json: await carryOutputs(deps.db, run, plan.reused, runId),
+      tool_calls: exp.replay?.tool_calls ?? DEFAULT_REPLAY_TOOL_CALLS,
+    };
+    return { snapshot, steps: (doc) => withReusedSteps(doc, run, new Set(plan.reused)) };
   };
 
   return {
@@ -105,14 +128,20 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         const { doc, created } = await createRun(deps, {
           ownerId: exp.owner_id,
           runId,
-          prepare: async (id, now) => ({
-            snapshot: await prepare(exp, unit, id, now),
-            adjust: (d: RunDoc) => ({
-              ...d,
-              experiment_id: exp._id,
-              temporal: { ...d.temporal, run_id: unit.temporal_run_id },
-            }),
-          }),
+          prepare: async (id, now) => {
+            const prepared = await prepare(exp, unit, id, now);
+            return {
+              snapshot: prepared.snapshot,
+              adjust: (d: RunDoc) => ({
+                ...d,
+                experiment_id: exp._id,
+                temporal: { ...d.temporal, run_id: unit.temporal_run_id },
+                ...(prepared.steps ? { steps: prepared.steps(d) } : {}),
+              }),
+            };
+          },
+          // A replayed item's event log opens with the steps taken over from its record.
+          beforeStart: (doc) => logReusedSteps(deps.db, doc),
           // The record stays (a started execution is its own); it is ended as failed below.
           onRefused: 'keep',
         });
@@ -186,6 +215,7 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         latency_ms: sample.latency_ms,
         output_json: run ? JSON.stringify(sample.output) : null,
         error: runError ?? req.error ?? (run && run.status !== 'completed' ? `the run ended ${run.status}` : null),
+        replay: exp.mode === 'replay' && run ? await replayDiffOf(deps.db, run) : null,
         created_at: new Date(),
       });
       const results = await allResults(deps.db, exp._id);
@@ -248,6 +278,26 @@ async function trajectoryOf(db: Db, run: RunDoc): Promise<ToolCall[]> {
   const order = new Map(run.steps.map((s, i) => [s.id, i]));
   entries.sort((a, b) => (order.get(a.step_id) ?? 0) - (order.get(b.step_id) ?? 0) || a.seq - b.seq);
   return entries.flatMap((e) => (e.kind === 'tool' ? [{ name: e.name, arguments: e.args, result: e.output }] : []));
+}
+
+/** A replayed item's run against the run it replays: which steps were taken over, what the executed ones changed. */
+async function replayDiffOf(db: Db, run: RunDoc): Promise<ReplayDiff | null> {
+  const sourceId = run.snapshot.rerun?.run_id;
+  if (sourceId === undefined) return null;
+  const source = await findRunRecord(db, run.owner_id, sourceId);
+  const outputs = await resolveOutputs(db, run);
+  const recorded = new Map<string, JsonValue>();
+  if (source) for (const [id, out] of await resolveOutputs(db, source)) recorded.set(id, out.value);
+  return replayDiff(
+    sourceId,
+    run.steps.map((s) => ({
+      id: s.id,
+      status: s.status,
+      replayed: s.reused_from_run_id !== undefined,
+      output: outputs.get(s.id)?.value,
+    })),
+    recorded,
+  );
 }
 
 function emptySample(inputJson: string | undefined): ScoringSample {

@@ -285,7 +285,9 @@ describe('experiments', () => {
     );
     expect(await message({ overrides: { add: { model: 'openai:gpt-4o' } } })).toContain('only agent steps');
     expect(await message({ scorers: [{ kind: 'regex', pattern: '(' }] })).toContain('scorers[0].pattern');
-    expect(await message({ mode: 'replay' })).toContain('not available yet');
+    // Replay needs items recorded from runs; these were written by hand.
+    expect(await message({ mode: 'replay' })).toContain('was not recorded from a run (it has no source_run_id)');
+    expect(await message({ replay: { tool_calls: 'live' } })).toContain('only mode "replay"');
     // An item the workflow's input_schema refuses: named, with the schema's message.
     const bad = await g.api.http
       .post(`/api/v1/datasets/${ds}/items`)

@@ -18,6 +18,7 @@ import { getTool } from '../../tools/registry';
 import { inSpan } from '../../../shared/tracing';
 import { heartbeating, type AgentActivityDeps } from './call-model';
 import { recordedToolCall, writeToolResult } from './recorded-call';
+import { replayAnswer } from './replayed-call';
 import type { CallToolInput, CallToolResult } from './types';
 
 /** Tool output handed back to the model is cut at this many bytes of JSON (the rest would only cost tokens). */
@@ -64,6 +65,15 @@ export function createCallToolActivity(deps: CallToolDeps) {
         `tool call ${req.assistant_seq}/${req.call_index} is not in the transcript`,
         'internal',
       );
+    }
+
+    // A replayed experiment item: a call its record holds is answered from it, and nothing runs.
+    if (setup.tools.includes(call.name)) {
+      const replayed = await replayAnswer(deps.db, req, call);
+      if (replayed.kind === 'recorded') {
+        await writeToolResult(deps.db, req, attempt, call, replayed.result);
+        return { ok: !replayed.result.is_error, truncated: replayed.result.truncated };
+      }
     }
 
     const run = async (): Promise<ToolOutcome> => {

@@ -25,6 +25,7 @@ import { inSpan } from '../../../shared/tracing';
 import { heartbeating, type AgentActivityDeps } from './call-model';
 import { errorResult, truncate } from './call-tool';
 import { recordedToolCall, writeToolResult } from './recorded-call';
+import { replayAnswer } from './replayed-call';
 import type {
   CallMcpToolInput,
   CallToolResult as LoopToolResult,
@@ -122,6 +123,12 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
     const call = await recordedToolCall(deps.db, req);
+    // A replayed experiment item: a call its record holds is answered from it (no server is reached, no approval).
+    const replayed = await replayAnswer(deps.db, req, call);
+    if (replayed.kind === 'recorded') {
+      await writeToolResult(deps.db, req, attempt, call, replayed.result);
+      return { ok: !replayed.result.is_error, truncated: replayed.result.truncated };
+    }
     const run = async (): Promise<{ output: JsonValue; is_error: boolean; error_code?: string }> => {
       if (needsApproval(req.tool)) {
         // The call waited for the owner (./mcp-approval.ts): the step goes on, whatever the answer.

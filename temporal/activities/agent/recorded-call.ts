@@ -44,6 +44,8 @@ export interface ToolResult {
   is_error: boolean;
   error_code?: string | undefined;
   truncated: boolean;
+  /** Answered from this recorded run's transcript (a replayed experiment item): no live call was made. */
+  replayed_from_run_id?: string | undefined;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function writeToolResult(
     is_error: result.is_error,
     ...(result.error_code !== undefined ? { error_code: result.error_code } : {}),
     truncated: result.truncated,
+    ...(result.replayed_from_run_id !== undefined ? { replayed_from_run_id: result.replayed_from_run_id } : {}),
   };
   try {
     await putTranscriptEntry(db, { runId: at.run_id, stepId: at.step_id, seq: at.seq, attempt }, entry);
