@@ -21,6 +21,14 @@ function datasetBlocks(markdown: string): string[] {
   return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]!).filter((b) => !b.includes('npm run'));
 }
 
+/** The shell block of the page's Replay section (it continues from the Datasets section's variables). */
+function replayBlock(markdown: string): string {
+  const start = markdown.indexOf('### Replay');
+  const block = /^```sh\n([\s\S]*?)^```$/m.exec(markdown.slice(start));
+  if (start === -1 || !block) throw new Error('docs/evals.md has no Replay example');
+  return block[1]!;
+}
+
 describe('docs/evals.md examples', () => {
   let api: TestApi;
   let worker: TestWorker;
@@ -41,14 +49,14 @@ describe('docs/evals.md examples', () => {
 
   it('run as pasted and print what the page says they print', async () => {
     const markdown = await readFile(path.join(repoRoot, 'docs/evals.md'), 'utf8');
-    const blocks = datasetBlocks(markdown);
-    expect(blocks.length).toBeGreaterThanOrEqual(5);
+    const blocks = [...datasetBlocks(markdown), replayBlock(markdown)];
+    expect(blocks.length).toBeGreaterThanOrEqual(6);
     const url = await api.listen();
     const script = ['set -euo pipefail', ...blocks].join('\n').replaceAll('http://127.0.0.1:3000', url);
     const { stdout, stderr } = await promisify(execFile)('bash', ['--norc', '--noprofile', '-c', script], {
       cwd: dir,
       env: { PATH: process.env.PATH ?? '', HOME: dir, KEY: user.key },
-      timeout: 120_000,
+      timeout: 150_000,
     });
     // Each run ended completed (the status goes to stderr).
     expect(stderr.trim().split('\n')).toEqual(['completed', 'completed', 'completed']);
@@ -70,5 +78,10 @@ describe('docs/evals.md examples', () => {
       expected: { total: { total: 6 } },
       metadata: { case: 'two lines' },
     });
+    // Replay: the unchanged workflow replayed every step (score 1, nothing spent); the new one ran only `label`.
+    expect(compact).toContain('"spend":{"tokens":0,"model_calls":0},"summary":[{"name":"exact","mean":1,');
+    expect(compact).toContain(
+      '[{"step_id":"total","how":"replayed","changed":null},{"step_id":"label","how":"executed","changed":true,"recorded":null,"output":"big"}]',
+    );
   }, 180_000);
 });
