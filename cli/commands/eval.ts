@@ -41,6 +41,22 @@ interface EvalFlags extends ApiFlags {
   repetitions?: string;
   maxTokens?: string;
   maxModelCalls?: string;
+  mode?: string;
+  toolCalls?: string;
+}
+
+const MODES = ['live', 'replay'] as const;
+const TOOL_CALLS = ['recorded', 'live', 'error_on_miss'] as const;
+
+/** `--mode` and `--tool-calls` → the experiment's mode and replay options (checked here: a typo is exit 1). */
+function modeOf(flags: EvalFlags): { mode?: 'live' | 'replay'; replay?: { tool_calls: (typeof TOOL_CALLS)[number] } } {
+  const mode = flags.mode === undefined ? undefined : MODES.find((m) => m === flags.mode);
+  if (flags.mode !== undefined && mode === undefined) throw new CliError('--mode: live or replay');
+  if (flags.toolCalls === undefined) return mode ? { mode } : {};
+  const toolCalls = TOOL_CALLS.find((t) => t === flags.toolCalls);
+  if (toolCalls === undefined) throw new CliError('--tool-calls: recorded, live or error_on_miss');
+  if (mode !== 'replay') throw new CliError('--tool-calls needs --mode replay');
+  return { mode, replay: { tool_calls: toolCalls } };
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -97,6 +113,11 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
     .option('--repetitions <n>', 'runs per item (default 1)')
     .option('--max-tokens <n>', 'the budget: tokens')
     .option('--max-model-calls <n>', 'the budget: model calls')
+    .option('--mode <mode>', 'live (default) or replay: unchanged steps answered from each item’s recorded run')
+    .option(
+      '--tool-calls <answer>',
+      'replay: recorded (default), live or error_on_miss for tool calls of changed steps',
+    )
     .action(async (flags: EvalFlags) => {
       if (flags.failOnRegression && flags.baseline === undefined) {
         throw new CliError('--fail-on-regression needs --baseline <experiment-id>');
@@ -104,6 +125,7 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
       if (flags.failOn !== undefined && flags.failOn !== 'mean' && flags.failOn !== 'any_item') {
         throw new CliError('--fail-on: mean or any_item');
       }
+      const mode = modeOf(flags);
       const api = ctx.api(flags);
       const overrides = overridesOf(flags.model);
       const budget = {
@@ -117,6 +139,7 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
         ...(flags.name !== undefined ? { name: flags.name } : {}),
         ...(flags.datasetVersion !== undefined ? { dataset_version: versionOf(flags.datasetVersion) } : {}),
         ...(overrides ? { overrides } : {}),
+        ...mode,
         ...(flags.concurrency ? { concurrency: wholeNumber('--concurrency', flags.concurrency, 16) } : {}),
         ...(flags.repetitions ? { repetitions: wholeNumber('--repetitions', flags.repetitions, 10) } : {}),
         ...(Object.keys(budget).length > 0 ? { budget } : {}),

@@ -2,7 +2,8 @@
  * `eval run`, the CI gate, end to end: the CLI (in-process, as the entrypoint runs it) against the real API on a
  * socket with a real worker. A baseline run exits 0 and prints the scorer table; a candidate whose workflow answers
  * wrong, gated with --fail-on-regression against it, exits 2 and writes JUnit XML the strictest common schema
- * accepts; a budget that stops the experiment exits 3; a bad flag exits 1 with a message a person can act on.
+ * accepts; a budget that stops the experiment exits 3; a bad flag exits 1 with a message a person can act on;
+ * `--mode replay` replays items recorded from runs (nothing spent) and a dataset written by hand is refused.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,7 +12,7 @@ import { loadConfig } from '../../config';
 import { runCli } from '../../cli/run';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import { uniqueId } from '../helpers/stack';
-import { createWorkflow, insertTemplate } from '../helpers/workflows';
+import { createWorkflow, insertTemplate, isTerminal, waitForStatus } from '../helpers/workflows';
 import { junitSchemaViolations, parseXml } from '../domain/evals/junit-schema';
 
 describe('CLI eval run against the real API', () => {
@@ -149,5 +150,39 @@ describe('CLI eval run against the real API', () => {
     const missing = await cli('eval', 'run', '--dataset', ds, '--workflow', wf, '--model', 'nope=openai:gpt-4o');
     expect(missing.code).toBe(1);
     expect(missing.err.join('\n')).toContain('overrides.nope');
+  });
+
+  it('replays items recorded from runs with --mode replay; refuses what replay cannot do', async () => {
+    const wf = await addWorkflow(0);
+    const start = await g.api.http
+      .post(`/api/v1/workflows/${wf}/run`)
+      .set(g.user.auth)
+      .send({ input: { a: 2, b: 3 } });
+    const runId = (start.body as { data: { run_id: string } }).data.run_id;
+    await waitForStatus(g.api, g.user, runId, isTerminal);
+    const ds = await g.api.http
+      .post('/api/v1/datasets')
+      .set(g.user.auth)
+      .send({ name: uniqueId('rec-') });
+    const recorded = (ds.body as { data: { id: string } }).data.id;
+    const added = await g.api.http
+      .post(`/api/v1/datasets/${recorded}/items/from-runs`)
+      .set(g.user.auth)
+      .send({ run_ids: [runId] });
+    expect(added.status).toBe(201);
+    const replay = await cli('eval', 'run', '--dataset', recorded, '--workflow', wf, '--mode', 'replay');
+    expect(replay.code).toBe(0);
+    expect(replay.out.join('\n')).toContain('spent: 0 tokens, 0 model calls');
+    const id = /experiment (exp_\S+):/.exec(replay.out[0]!)?.[1];
+    const exp = await g.api.http.get(`/api/v1/experiments/${id}`).set(g.user.auth);
+    expect((exp.body as { data: { mode: string } }).data.mode).toBe('replay');
+
+    const handMade = await dataset();
+    const refused = await cli('eval', 'run', '--dataset', handMade, '--workflow', wf, '--mode', 'replay');
+    expect(refused.code).toBe(1);
+    expect(refused.err.join('\n')).toContain('was not recorded from a run');
+    const lone = await cli('eval', 'run', '--dataset', recorded, '--workflow', wf, '--tool-calls', 'live');
+    expect(lone.code).toBe(1);
+    expect(lone.err.join('\n')).toContain('--tool-calls needs --mode replay');
   });
 });
