@@ -18,7 +18,7 @@ import { getTool } from '../../tools/registry';
 import { inSpan } from '../../../shared/tracing';
 import { heartbeating, type AgentActivityDeps } from './call-model';
 import { recordedToolCall, writeToolResult } from './recorded-call';
-import { replayAnswer } from './replayed-call';
+import { replayAnswer, replayOrigin } from './replayed-call';
 import type { CallToolInput, CallToolResult } from './types';
 
 /** Tool output handed back to the model is cut at this many bytes of JSON (the rest would only cost tokens). */
@@ -56,9 +56,10 @@ export function createCallToolActivity(deps: CallToolDeps) {
   return async function callTool(req: CallToolInput): Promise<CallToolResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    const [setup, call] = await Promise.all([
+    const [setup, call, origin] = await Promise.all([
       getTranscriptEntry(deps.db, req.run_id, req.step_id, 0),
       recordedToolCall(deps.db, req),
+      replayOrigin(deps.db, req.run_id),
     ]);
     if (setup?.kind !== 'setup') {
       throw ApplicationFailure.nonRetryable(
@@ -68,8 +69,8 @@ export function createCallToolActivity(deps: CallToolDeps) {
     }
 
     // A replayed experiment item: a call its record holds is answered from it, and nothing runs.
-    if (setup.tools.includes(call.name)) {
-      const replayed = await replayAnswer(deps.db, req, call);
+    if (origin && setup.tools.includes(call.name)) {
+      const replayed = await replayAnswer(deps.db, origin, req, call);
       if (replayed.kind === 'recorded') {
         await writeToolResult(deps.db, req, attempt, call, replayed.result);
         return { ok: !replayed.result.is_error, truncated: replayed.result.truncated };

@@ -25,7 +25,7 @@ import { inSpan } from '../../../shared/tracing';
 import { heartbeating, type AgentActivityDeps } from './call-model';
 import { errorResult, truncate } from './call-tool';
 import { recordedToolCall, writeToolResult } from './recorded-call';
-import { replayAnswer } from './replayed-call';
+import { replayAnswer, replayOrigin } from './replayed-call';
 import type {
   CallMcpToolInput,
   CallToolResult as LoopToolResult,
@@ -122,9 +122,9 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
   async function callMcpTool(req: CallMcpToolInput): Promise<LoopToolResult> {
     const ctx = Context.current();
     const attempt = ctx.info.attempt;
-    const call = await recordedToolCall(deps.db, req);
-    // A replayed experiment item: a call its record holds is answered from it (no server is reached, no approval).
-    const replayed = await replayAnswer(deps.db, req, call);
+    const [call, origin] = await Promise.all([recordedToolCall(deps.db, req), replayOrigin(deps.db, req.run_id)]);
+    // A replayed experiment item: a call its record holds is answered from it (no server is reached).
+    const replayed = await replayAnswer(deps.db, origin, req, call);
     if (replayed.kind === 'recorded') {
       await writeToolResult(deps.db, req, attempt, call, replayed.result);
       return { ok: !replayed.result.is_error, truncated: replayed.result.truncated };

@@ -8,7 +8,7 @@ import { ApplicationFailure } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { runsCollection } from '../../../db/runs';
 import { transcriptsCollection } from '../../../db/transcripts';
-import { REPLAY_MISS_FAILURE_TYPE } from '../../../domain/experiment';
+import { REPLAY_MISS_FAILURE_TYPE, type ReplayToolCalls } from '../../../domain/experiment';
 import { canonicalJson } from '../../../domain/json';
 import type { LlmToolCall } from '../../../domain/transcript';
 import type { ToolResult } from './recorded-call';
@@ -17,19 +17,30 @@ import type { ToolResult } from './recorded-call';
 export type ReplayAnswer =
   { kind: 'live' } | { kind: 'recorded'; result: ToolResult & { replayed_from_run_id: string } };
 
-/** Throws a non-retryable `replay_miss` failure (the step, so the item, fails) in mode `error_on_miss`. */
-export async function replayAnswer(
-  db: Db,
-  at: { run_id: string; step_id: string },
-  call: LlmToolCall,
-): Promise<ReplayAnswer> {
+/** A replayed run's source and tool-call mode, as its snapshot has them; null for any other run. */
+export interface ReplayOrigin {
+  run_id: string;
+  tool_calls: ReplayToolCalls;
+}
+
+/** Read alongside the activity's other reads, so a run that is no replay waits for nothing more. */
+export async function replayOrigin(db: Db, runId: string): Promise<ReplayOrigin | null> {
   const run = await runsCollection(db).findOne(
-    { _id: at.run_id },
+    { _id: runId },
     { projection: { 'snapshot.rerun.run_id': 1, 'snapshot.rerun.tool_calls': 1 } },
   );
   const origin = run?.snapshot.rerun;
-  const mode = origin?.tool_calls;
-  if (!origin || mode === undefined || mode === 'live') return { kind: 'live' };
+  return origin?.tool_calls !== undefined ? { run_id: origin.run_id, tool_calls: origin.tool_calls } : null;
+}
+
+/** Throws a non-retryable `replay_miss` failure (the step, so the item, fails) in mode `error_on_miss`. */
+export async function replayAnswer(
+  db: Db,
+  origin: ReplayOrigin | null,
+  at: { step_id: string },
+  call: LlmToolCall,
+): Promise<ReplayAnswer> {
+  if (!origin || origin.tool_calls === 'live') return { kind: 'live' };
   const args = canonicalJson(call.args ?? null);
   const recorded =
     call.invalid_args === undefined
@@ -51,7 +62,7 @@ export async function replayAnswer(
       },
     };
   }
-  if (mode === 'recorded') return { kind: 'live' };
+  if (origin.tool_calls === 'recorded') return { kind: 'live' };
   const clipped = (call.invalid_args ?? JSON.stringify(call.args ?? null)).slice(0, 200);
   throw ApplicationFailure.nonRetryable(
     `replay (tool_calls: error_on_miss): the recorded run ${origin.run_id} has no call of ${call.name} with these arguments in step ${at.step_id}: ${clipped}`,
