@@ -27,8 +27,11 @@ export interface ExperimentResultDoc {
   /** The run's output (`{stepId: output}`) as JSON text; null when it has none. */
   output_json: string | null;
   error: string | null;
-  /** Replay mode: each step replayed from the recorded run or executed, and what changed (absent in live mode). */
-  replay?: ReplayDiff | null;
+  /**
+   * Replay mode: each step replayed from the recorded run or executed, and what changed, as JSON text (a ReplayDiff;
+   * text because it holds outputs, whose keys MongoDB may refuse). Null or absent in live mode.
+   */
+  replay_json?: string | null;
   created_at: Date;
 }
 
@@ -58,4 +61,9 @@ export async function findResultsPage(
 /** Every result of an experiment (bounded by the dataset's item limit × repetitions), in the items' order. */
 export async function allResults(db: Db, experimentId: string): Promise<ExperimentResultDoc[]> {
   return experimentResultsCollection(db).find({ experiment_id: experimentId }).sort({ _id: 1 }).toArray();
+}
+
+/** A result's replay difference (null in live mode). */
+export function replayOf(doc: Pick<ExperimentResultDoc, 'replay_json'>): ReplayDiff | null {
+  return doc.replay_json ? (JSON.parse(doc.replay_json) as ReplayDiff) : null;
 }

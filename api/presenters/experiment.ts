@@ -1,6 +1,6 @@
 /** Experiments and their item results → JSON (the per-scorer summary comes from the domain's summarizeExperiment). */
 import { z } from 'zod';
-import type { ExperimentResultDoc } from '../../db/experiment-results';
+import { replayOf, type ExperimentResultDoc } from '../../db/experiment-results';
 import type { ExperimentDoc } from '../../db/experiments';
 import type { ExperimentResults, ExperimentSummary } from '../../domain/evals';
 import { EXPERIMENT_MODES, EXPERIMENT_STATUSES, REPLAY_TOOL_CALLS } from '../../domain/experiment';
@@ -146,7 +146,7 @@ export function presentExperimentResult(doc: ExperimentResultDoc): z.infer<typeo
     latency_ms: doc.latency_ms,
     output: doc.output_json === null ? null : (JSON.parse(doc.output_json) as JsonValue),
     error: doc.error,
-    replay: doc.replay ?? null,
+    replay: replayOf(doc),
     created_at: iso(doc.created_at),
   };
 }
@@ -164,7 +164,7 @@ export function resultsOf(doc: ExperimentDoc, results: ExperimentResultDoc[]): E
       usage: r.usage,
       latency_ms: r.latency_ms,
       ...(r.error !== null ? { error: r.error } : {}),
-      ...(r.replay ? { replay: r.replay, steps: stepOutputs(r.output_json) } : {}),
+      ...(r.replay_json ? { replay: replayOf(r)!, steps: stepOutputs(r.output_json) } : {}),
     })),
   };
 }

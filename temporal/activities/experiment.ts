@@ -215,7 +215,7 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         latency_ms: sample.latency_ms,
         output_json: run ? JSON.stringify(sample.output) : null,
         error: runError ?? req.error ?? (run && run.status !== 'completed' ? `the run ended ${run.status}` : null),
-        replay: exp.mode === 'replay' && run ? await replayDiffOf(deps.db, run) : null,
+        replay_json: exp.mode === 'replay' && run ? await replayDiffOf(deps.db, run) : null,
         created_at: new Date(),
       });
       const results = await allResults(deps.db, exp._id);
@@ -280,15 +280,18 @@ async function trajectoryOf(db: Db, run: RunDoc): Promise<ToolCall[]> {
   return entries.flatMap((e) => (e.kind === 'tool' ? [{ name: e.name, arguments: e.args, result: e.output }] : []));
 }
 
-/** A replayed item's run against the run it replays: which steps were taken over, what the executed ones changed. */
-async function replayDiffOf(db: Db, run: RunDoc): Promise<ReplayDiff | null> {
+/**
+ * A replayed item's run against the run it replays, as JSON text: which steps were taken over, and what the executed
+ * ones changed.
+ */
+async function replayDiffOf(db: Db, run: RunDoc): Promise<string | null> {
   const sourceId = run.snapshot.rerun?.run_id;
   if (sourceId === undefined) return null;
   const source = await findRunRecord(db, run.owner_id, sourceId);
   const outputs = await resolveOutputs(db, run);
   const recorded = new Map<string, JsonValue>();
   if (source) for (const [id, out] of await resolveOutputs(db, source)) recorded.set(id, out.value);
-  return replayDiff(
+  const diff: ReplayDiff = replayDiff(
     sourceId,
     run.steps.map((s) => ({
       id: s.id,
@@ -298,6 +301,7 @@ async function replayDiffOf(db: Db, run: RunDoc): Promise<ReplayDiff | null> {
     })),
     recorded,
   );
+  return JSON.stringify(diff);
 }
 
 function emptySample(inputJson: string | undefined): ScoringSample {
