@@ -7,7 +7,7 @@
  *     tool call is served from the record (the sink sees nothing), the compare endpoint shows the per-step
  *     difference, and in `error_on_miss` mode a call with other arguments fails the item;
  * (c) a changed side-effect step is a 400 at creation naming it;
- * (d) an item whose recorded run is gone is a 400 naming it.
+ * (d) an item whose recorded run is gone is a 400 naming it; one that goes after creation fails only that item.
  */
 import type { Response } from 'supertest';
 import { runsCollection } from '../../db/runs';
@@ -291,5 +291,54 @@ describe('experiments in replay mode', () => {
     const bare = await call('post', '/experiments', { ...body, dataset_id: handMade });
     expect(bare.status).toBe(400);
     expect((bare.body as { error: string }).error).toContain('was not recorded from a run');
+  }, 120_000);
+
+  it('(d) fails only the item whose recorded run disappears after creation, saying so', async () => {
+    const first = await record(original, 'reefs');
+    const second = await record(original, 'dunes');
+    const ds = await datasetOf([first, second]);
+    // The recorded steps and a new approval at the end: each item's run waits there, one at a time.
+    const gated = await createWorkflow(g.api, g.user, {
+      name: uniqueId('gated-replay'),
+      steps: [
+        {
+          id: 'notify',
+          template_id: g.tpl.http_request._id,
+          config: { url: g.sink.url(notifyPath), method: 'POST', body: { topic: '{{input.topic}}' } },
+        },
+        { id: 'draft', template_id: draftTpl, input: 'Write about {{input.topic}}' },
+        { id: 'polish', template_id: polishTpl, input: '{{steps.draft.output}}' },
+        { id: 'gate', template_id: g.tpl.approval._id, config: { message: 'Go?' } },
+      ],
+    });
+    const exp = data<Experiment>(
+      await call('post', '/experiments', {
+        dataset_id: ds,
+        workflow_id: gated,
+        mode: 'replay',
+        concurrency: 1,
+        scorers: [{ kind: 'exact', path: 'polish' }],
+      }),
+      201,
+    );
+    const db = g.api.database.db;
+    let waiting: string | undefined;
+    for (let i = 0; i < 300 && !waiting; i++) {
+      waiting = (await runsCollection(db).findOne({ experiment_id: exp.id, 'steps.status': 'waiting' }))?._id;
+      if (!waiting) await new Promise((r) => setTimeout(r, 100));
+    }
+    await runsCollection(db).deleteOne({ _id: second });
+    await g.api.http
+      .post(`/api/v1/workflows/runs/${waiting}/approve`)
+      .set(g.user.auth)
+      .send({ step_id: 'gate', approved: true })
+      .expect(200);
+    expect((await waitEnd(exp.id)).status).toBe('completed');
+    const rows = await results(exp.id);
+    expect(rows.map((r) => [r.run_status, r.scores[0]?.pass])).toEqual([
+      ['completed', true],
+      ['not_started', false],
+    ]);
+    expect(rows[1]!.error).toContain(`its recorded run ${second} no longer exists`);
   }, 120_000);
 });
