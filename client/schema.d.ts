@@ -6171,7 +6171,7 @@ export interface paths {
     };
     /**
      * The conversation, oldest first
-     * @description User messages (with their turn’s state, error and usage), assistant messages (with their tool calls) and tool results. A turn’s answer appears when the turn has ended; follow `…/events` for it live.
+     * @description User messages (with their turn’s state, error and usage), assistant messages (with their tool calls), tool results, summaries, and approvals: a tool call that waited for your decision (`role: approval`, after the assistant message that made the call and before its result), listed from when it was asked (`requested`) and then with the decision, who made it and when. The rest of a turn’s answer appears when the turn has ended; follow `…/events` for it live.
      */
     get: {
       parameters: {
@@ -11597,6 +11597,25 @@ export interface components {
       version: number;
     };
     ThreadMessage: {
+      /** @description Approval messages: the call asked about and the decision. */
+      approval?: {
+        args: unknown;
+        call_id: string;
+        /** @description Which call of the assistant message it asks about. */
+        call_index: number;
+        comment: string | null;
+        /** @description When the turn went on with the decision. */
+        decided_at: string | null;
+        /** @description The deciding user’s id (null until decided). */
+        decided_by: string | null;
+        /** @description The tool as the model called it (an MCP tool: `<server>__<tool>`). */
+        name: string;
+        /**
+         * @description `requested` while it waits (and when the turn ended without a decision: see the user message’s `status`); then the decision.
+         * @enum {string}
+         */
+        status: 'requested' | 'approved' | 'rejected';
+      };
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp
@@ -11616,15 +11635,15 @@ export interface components {
        */
       final?: true;
       /**
-       * @description `m<turn>.<pos>`; pos 0 is the turn’s user message.
+       * @description `m<turn>.<pos>`; pos 0 is the turn’s user message. An approval: `m<turn>.<pos>a<call>`, the approval of call `<call>` of the assistant message `m<turn>.<pos>`.
        * @example m1.0
        */
       id: string;
       /**
-       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay.
+       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay. `approval`: a tool call that waited for your decision, listed right after the assistant message that made it, from when it was asked.
        * @enum {string}
        */
-      role: 'user' | 'assistant' | 'tool' | 'summary';
+      role: 'user' | 'assistant' | 'tool' | 'summary' | 'approval';
       /** @description User messages: the turn’s run (absent in a fork’s copies). */
       run_id?: string;
       /**

@@ -132,8 +132,11 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'The conversation, oldest first',
       description:
-        'User messages (with their turn’s state, error and usage), assistant messages (with their tool calls) and ' +
-        'tool results. A turn’s answer appears when the turn has ended; follow `…/events` for it live.',
+        'User messages (with their turn’s state, error and usage), assistant messages (with their tool calls), ' +
+        'tool results, summaries, and approvals: a tool call that waited for your decision (`role: approval`, ' +
+        'after the assistant message that made the call and before its result), listed from when it was asked ' +
+        '(`requested`) and then with the decision, who made it and when. The rest of a turn’s answer appears ' +
+        'when the turn has ended; follow `…/events` for it live.',
       security: BEARER,
       requestParams: { path: threadIdParams, query: pageQuery },
       responses: {

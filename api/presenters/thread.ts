@@ -69,12 +69,18 @@ export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
 
 export const threadMessageView = z
   .strictObject({
-    id: z.string().meta({ description: '`m<turn>.<pos>`; pos 0 is the turn’s user message.', example: 'm1.0' }),
+    id: z.string().meta({
+      description:
+        '`m<turn>.<pos>`; pos 0 is the turn’s user message. An approval: `m<turn>.<pos>a<call>`, the approval of ' +
+        'call `<call>` of the assistant message `m<turn>.<pos>`.',
+      example: 'm1.0',
+    }),
     turn: z.number().int(),
-    role: z.enum(['user', 'assistant', 'tool', 'summary']).meta({
+    role: z.enum(['user', 'assistant', 'tool', 'summary', 'approval']).meta({
       description:
         '`summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns ' +
-        'instead of them; the raw messages stay.',
+        'instead of them; the raw messages stay. `approval`: a tool call that waited for your decision, listed ' +
+        'right after the assistant message that made it, from when it was asked.',
     }),
     text: z.string().nullable(),
     summary: z
@@ -105,6 +111,23 @@ export const threadMessageView = z
       })
       .optional()
       .meta({ description: 'Tool messages: the call and its result.' }),
+    approval: z
+      .strictObject({
+        call_index: z.number().int().meta({ description: 'Which call of the assistant message it asks about.' }),
+        call_id: z.string(),
+        name: z.string().meta({ description: 'The tool as the model called it (an MCP tool: `<server>__<tool>`).' }),
+        args: z.unknown(),
+        status: z.enum(['requested', 'approved', 'rejected']).meta({
+          description:
+            '`requested` while it waits (and when the turn ended without a decision: see the user message’s ' +
+            '`status`); then the decision.',
+        }),
+        decided_by: z.string().nullable().meta({ description: 'The deciding user’s id (null until decided).' }),
+        decided_at: isoTimestamp.nullable().meta({ description: 'When the turn went on with the decision.' }),
+        comment: z.string().nullable(),
+      })
+      .optional()
+      .meta({ description: 'Approval messages: the call asked about and the decision.' }),
     final: z.literal(true).optional().meta({ description: 'The assistant message that answered the turn.' }),
     run_id: z.string().optional().meta({ description: 'User messages: the turn’s run (absent in a fork’s copies).' }),
     status: z
@@ -126,6 +149,14 @@ export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof thre
     ...(doc.tool_calls ? { tool_calls: doc.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) } : {}),
     ...(doc.tool ? { tool: doc.tool } : {}),
     ...(doc.summary ? { summary: doc.summary } : {}),
+    ...(doc.approval
+      ? {
+          approval: {
+            ...doc.approval,
+            decided_at: doc.approval.decided_at ? iso(doc.approval.decided_at) : null,
+          },
+        }
+      : {}),
     ...(doc.final ? { final: true as const } : {}),
     ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
     ...(doc.status !== undefined ? { status: doc.status } : {}),

@@ -1,14 +1,15 @@
 /**
  * A thread turn's end, once its run has ended: the turn's answer is copied from the run's transcript into the
- * thread's messages, the turn's state goes on its user message, and one conditional write on the thread clears the
- * running turn and adds its usage; then the oldest queued message (policy `enqueue`) is started. Every part is
- * idempotent, so whoever gets there — the run's outcome write in the worker (temporal/activities/projection.ts), a
- * retry of it, or the API repairing a thread whose end was never processed — leaves the same thread, and exactly one
- * of them starts the next turn (the thread's compare-and-set).
+ * thread's messages (its approvals are there already, db/thread-approvals.ts), the turn's state goes on its user
+ * message, and one conditional write on the thread clears the running turn and adds its usage; then the oldest queued
+ * message (policy `enqueue`) is started. Every part is idempotent, so whoever gets there — the run's outcome write in
+ * the worker (temporal/activities/projection.ts), a retry of it, or the API repairing a thread whose end was never
+ * processed — leaves the same thread, and exactly one of them starts the next turn (the thread's compare-and-set).
  */
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import {
+  countTurnApprovals,
   findTurnByRun,
   oldestQueued,
   publicMessageId,
@@ -44,7 +45,9 @@ export async function finishTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: 
   await setTurnState(deps.db, threadId, turn, { status: run.status, error: run.error, usage });
   const last = docs[docs.length - 1];
   const lastId = last ? publicMessageId(last) : null;
-  await endTurn(deps.db, threadId, turn, usage, { lastMessageId: lastId, messages: docs.length });
+  // The turn's approvals were written as they were asked (db/thread-approvals.ts); the count has them too.
+  const approvals = await countTurnApprovals(deps.db, threadId, turn);
+  await endTurn(deps.db, threadId, turn, usage, { lastMessageId: lastId, messages: docs.length + approvals });
   await startNextTurn(deps, threadId);
 }
 

@@ -12,8 +12,9 @@ import {
   cancelQueuedTurn,
   findUserMessage,
   insertThreadMessages,
+  messageDocIdIn,
+  publicMessageId,
   readMessagesUpTo,
-  threadMessageDocId,
 } from '../../../db/thread-messages';
 import { initialMemory } from '../../../domain/thread-memory';
 import { removeThreadData, threadRuns } from '../../../db/thread-removal';
@@ -27,7 +28,7 @@ import {
   type ThreadOverrides,
 } from '../../../db/threads';
 import { findOwnMcpServers } from '../../../db/mcp-servers';
-import { parseThreadMessageId, threadMessageId } from '../../../domain/thread';
+import { parseThreadMessageId } from '../../../domain/thread';
 import { cancelRun } from '../run-control';
 import { ConflictError, NotFoundError, UnprocessableError } from '../../http/errors';
 import type { ThreadCommandDeps } from './post-message';
@@ -167,9 +168,9 @@ export async function forkThread(
 ): Promise<ThreadDoc> {
   const source = await ownThreadOr404(deps, ownerId, threadId);
   const point = parseThreadMessageId(at);
-  const copied = point ? await readMessagesUpTo(deps.db, source._id, point.turn, point.pos) : [];
+  const copied = point ? await readMessagesUpTo(deps.db, source._id, point) : [];
   const last = copied[copied.length - 1];
-  if (!point || last?.turn !== point.turn || last.pos !== point.pos) {
+  if (!point || !last || publicMessageId(last) !== at) {
     throw new UnprocessableError(`at: ${at} is not a message of thread ${threadId}`, 'unknown_message');
   }
   const now = new Date();
@@ -180,7 +181,7 @@ export async function forkThread(
     const unfinished = m.role === 'user' && (m.status === 'queued' || m.status === 'running' || m.status === 'waiting');
     return {
       ...rest,
-      _id: threadMessageDocId(forkId, m.turn, m.pos),
+      _id: messageDocIdIn(forkId, m),
       thread_id: forkId,
       ...(unfinished ? { status: 'cancelled' as const } : {}),
     };
@@ -193,7 +194,7 @@ export async function forkThread(
     turns: point.turn,
     queued: 0,
     running: null,
-    last_message_id: threadMessageId(point.turn, point.pos),
+    last_message_id: at,
     message_count: messages.length,
     usage,
     version: 0,
