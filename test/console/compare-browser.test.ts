@@ -9,7 +9,7 @@ import type { Page } from 'playwright-core';
 import { startConsoleStack, type ConsoleStack } from '../helpers/browser';
 import { uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
-import { createWorkflow } from '../helpers/workflows';
+import { createWorkflow, insertTemplate } from '../helpers/workflows';
 
 const WIDTHS = [1400, 1920] as const;
 const ENDED = ['completed', 'budget_exhausted', 'cancelled', 'failed'];
@@ -44,8 +44,17 @@ describe('console comparison page in a browser', () => {
       await new Promise((r) => setTimeout(r, 100));
     }
   };
-  const addWorkflow = (extra: string) =>
-    createWorkflow(s.g.api, s.g.user, {
+  /** `add` sums the input (plus `extra`); `ask`, an agent beside it, spends `tokens` on a scripted model. */
+  const addWorkflow = async (extra: string, tokens: { input: number; output: number }) => {
+    const model = s.g.llm.script(uniqueId('cmp-'), [{ text: 'ok', usage: tokens }]);
+    const agent = await insertTemplate(s.g.api.database.db, s.g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('asker'),
+      default_prompt: 'Answer.',
+      default_tools: [],
+      model: `openai:${model.model}`,
+    });
+    return createWorkflow(s.g.api, s.g.user, {
       name: uniqueId('add'),
       steps: [
         {
@@ -53,8 +62,10 @@ describe('console comparison page in a browser', () => {
           template_id: s.g.tpl.transform._id,
           config: { expression: `{"sum": a + b + ${extra}}`, data: '{{input}}' },
         },
+        { id: 'ask', template_id: agent._id, input: 'Say ok' },
       ],
     });
+  };
 
   it('compares an experiment with a baseline picked on its page', async () => {
     const ds = await post<{ id: string }>('/datasets', { name: uniqueId('Sums ') });
@@ -71,7 +82,7 @@ describe('console comparison page in a browser', () => {
     const base = await post<{ id: string }>('/experiments', {
       name: baseName,
       dataset_id: ds.id,
-      workflow_id: await addWorkflow('0'),
+      workflow_id: await addWorkflow('0', { input: 100, output: 10 }),
       scorers,
     });
     const candName = uniqueId('Candidate ');
@@ -79,7 +90,7 @@ describe('console comparison page in a browser', () => {
     const cand = await post<{ id: string }>('/experiments', {
       name: candName,
       dataset_id: ds.id,
-      workflow_id: await addWorkflow('(a = 1 ? 1 : 0)'),
+      workflow_id: await addWorkflow('(a = 1 ? 1 : 0)', { input: 300, output: 30 }),
       scorers,
     });
     await waitEnd(base.id);
@@ -111,8 +122,14 @@ describe('console comparison page in a browser', () => {
       await page.getByTestId('score-chart').waitFor();
       expect(await bars('0.9–1.0')).toEqual(['baseline=3', 'candidate=2']);
       expect(await bars('0.0–0.1')).toEqual(['baseline=0', 'candidate=1']);
-      // Cost (here tokens: a transform calls no model) per item: one group of bars per item.
-      expect(await page.getByTestId('cost-chart-group').count()).toBe(3);
+      // Cost per item (as tokens: no price table here): the baseline's 110 and the candidate's 330 for every item.
+      const costs = await page
+        .getByTestId('cost-chart-group')
+        .evaluateAll((gs) =>
+          gs.map((g) => [...g.querySelectorAll('rect')].map((r) => r.getAttribute('data-value')).join('/')),
+        );
+      expect(costs).toEqual(['110/330', '110/330', '110/330']);
+      await page.getByRole('row', { name: 'Tokens per run 110 (p95 110) 330 (p95 330)' }).waitFor();
 
       // The regressed item alone, its outputs side by side.
       await page.getByTestId('change-filter').selectOption('regressed');
