@@ -3093,6 +3093,8 @@ export interface paths {
           baseline: string;
           /** @description mean: only a mean drop beyond the threshold regresses; any_item: so does an item and scorer that passed on every baseline repetition and fails on one now. Default mean. */
           fail_on?: 'mean' | 'any_item';
+          regression_threshold?: number;
+          tolerance?: number;
         };
         header?: never;
         path: {
@@ -10430,6 +10432,13 @@ export interface components {
       updated: number;
       version: number;
     };
+    /** @description Per item run; null when no run has the figure. */
+    Distribution: {
+      mean: number;
+      n: number;
+      p50: number;
+      p95: number;
+    } | null;
     /** @description Agents only: where the agent's tools may send e-mail and HTTP requests. On a workflow step, each field set replaces the template's. */
     EgressPolicy: {
       /**
@@ -10502,39 +10511,54 @@ export interface components {
       updated_at: string;
       workflow_id: string;
     };
-    /** @description Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / unchanged; tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean dropping by more than 0.05, or with fail_on=any_item also an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments". */
+    /** @description Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / unchanged (beyond `tolerance`); tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean dropping by more than `regression_threshold`, default 0.05, or with fail_on=any_item also an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments". */
     ExperimentComparison: {
       baseline_id: string;
       candidate_id: string;
       counts: {
-        [key: string]: number;
+        improved: number;
+        mixed: number;
+        only_baseline: number;
+        only_candidate: number;
+        regressed: number;
+        unchanged: number;
       };
-      items: ({
-        change: string;
+      items: {
+        /** @enum {string} */
+        change: 'improved' | 'regressed' | 'mixed' | 'unchanged' | 'only_baseline' | 'only_candidate';
         item_id: string;
-      } & {
-        [key: string]: unknown;
-      })[];
+        scorers: {
+          /** @description Mean over the item's repetitions. */
+          baseline: number | null;
+          candidate: number | null;
+          change: ('improved' | 'regressed' | 'unchanged') | null;
+          delta: number | null;
+          name: string;
+          pass_change: ('pass_to_fail' | 'fail_to_pass') | null;
+        }[];
+        /** @description For items with step outputs on both sides: which steps changed. */
+        steps?: {
+          added: string[];
+          changed: string[];
+          removed: string[];
+          unchanged: string[];
+        };
+      }[];
       regression: {
         reasons: string[];
         regressed: boolean;
-      } & {
-        [key: string]: unknown;
       };
-      scorers: ({
+      scorers: {
+        baseline: components['schemas']['ScorerStats'] | null;
+        candidate: components['schemas']['ScorerStats'] | null;
+        /** @description Candidate mean − baseline mean; null when one side lacks it. */
         delta: number | null;
         name: string;
-      } & {
-        [key: string]: unknown;
-      })[];
+      }[];
       usage: {
-        baseline: unknown;
-        candidate: unknown;
-      } & {
-        [key: string]: unknown;
+        baseline: components['schemas']['UsageSummary'];
+        candidate: components['schemas']['UsageSummary'];
       };
-    } & {
-      [key: string]: unknown;
     };
     ExperimentDetail: {
       budget: {
@@ -11448,6 +11472,14 @@ export interface components {
       updated_at: string;
       workflow_id: string;
     };
+    ScorerStats: {
+      /** @description 95 % t-interval for the mean, clipped to [0, 1]; null with fewer than two scores. */
+      ci95: [number, number] | null;
+      mean: number;
+      n: number;
+      pass_rate: number;
+      sd: number;
+    };
     StepExecution: {
       attempts: number;
       child_run_id: string | null;
@@ -12242,6 +12274,14 @@ export interface components {
       workflow_id?: string | null;
       /** @description Its name; null when it is gone. */
       workflow_name?: string | null;
+    };
+    UsageSummary: {
+      cost: components['schemas']['Distribution'];
+      /** @description Item runs that failed. */
+      errors: number;
+      latency_ms: components['schemas']['Distribution'];
+      llm_calls: components['schemas']['Distribution'];
+      tokens: components['schemas']['Distribution'];
     };
     WebhookDelivery: {
       attempts: {
