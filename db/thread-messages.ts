@@ -71,7 +71,7 @@ export interface ThreadMessageDoc {
   /** User messages: the turn's run (fixed when the message is accepted), its state, error and usage once ended. */
   run_id?: string;
   /**
-   * User messages of a turn a workflow's agent step took (decision 0602): the step's execution id in run `run_id`
+   * User messages of a turn a workflow's agent step took (decision 0603): the step's execution id in run `run_id`
    * (the message is the step's rendered input, the answer the step's transcript).
    */
   step_id?: string;
@@ -236,7 +236,7 @@ export async function removeThreadMessages(db: Db, threadId: string): Promise<vo
 
 /**
  * The run ids of every turn of a thread that has a run of its own — not the workflow runs whose agent steps took
- * turns (decision 0602): those belong to their workflow and stay when the thread goes.
+ * turns (decision 0603): those belong to their workflow and stay when the thread goes.
  */
 export async function threadRunIds(db: Db, threadId: string): Promise<string[]> {
   const docs = await threadMessagesCollection(db)

@@ -31,7 +31,7 @@ export type ThreadMetadata = Record<string, string | number | boolean>;
 export interface RunningTurn {
   turn: number;
   run_id: string;
-  /** A turn taken by a workflow's agent step (decision 0602): the step's execution in run `run_id`. */
+  /** A turn taken by a workflow's agent step (decision 0603): the step's execution in run `run_id`. */
   step_id?: string;
 }
 
@@ -142,7 +142,7 @@ export async function acceptTurn(
     after: string | undefined;
     enqueue: boolean;
     runId: string;
-    /** A workflow's agent step taking the turn (decision 0602): its execution id, kept on the running turn. */
+    /** A workflow's agent step taking the turn (decision 0603): its execution id, kept on the running turn. */
     stepId?: string;
     messageId: (turn: number) => string;
   },

@@ -110,7 +110,7 @@ function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string):
 }
 
 /**
- * A step's `thread` written as a literal id must be one of the owner's threads (decision 0602); one with references
+ * A step's `thread` written as a literal id must be one of the owner's threads (decision 0603); one with references
  * is rendered per run, and an unknown or foreign thread then fails the step.
  */
 async function threadProblems(db: Db, ownerId: string, steps: WorkflowStepDoc[]): Promise<string[]> {

@@ -47,7 +47,7 @@ export async function finishTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: 
 
 /**
  * Ends a turn answered by the transcript of `stepId` in run `runId` (a turn run's `chat` step, or a workflow's agent
- * step that took the turn, decision 0602): the answer copied into the conversation, the turn's state on its user
+ * step that took the turn, decision 0603): the answer copied into the conversation, the turn's state on its user
  * message, the thread's running turn cleared with its usage added, and the next queued message started. Idempotent.
  */
 export async function endAnswered(

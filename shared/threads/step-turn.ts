@@ -1,5 +1,5 @@
 /**
- * A workflow's agent step taking a turn in a thread (decision 0602, docs/threads.md): the step's rendered input is
+ * A workflow's agent step taking a turn in a thread (decision 0603, docs/threads.md): the step's rendered input is
  * the turn's user message, accepted by the same compare-and-set on the thread as a message sent through the API
  * (db/threads.ts `acceptTurn`), and the step's transcript is the turn's answer, copied into the conversation when
  * the step ends (./end-turn.ts `endAnswered`). The turn's run is the workflow's run and its `step_id` the step's

@@ -35,7 +35,7 @@ export async function runOnce(
         ...(env.shared ? { shared: env.shared } : {}),
         awaitDecision: (announce) => env.approvals.awaitDecision(execId, announce),
       };
-      // A step that names a thread takes a turn in it (./thread-step.ts, decision 0602).
+      // A step that names a thread takes a turn in it (./thread-step.ts, decision 0603).
       const done =
         step.in_thread !== undefined
           ? await runThreadStep(step, render(step.in_thread, ctx), input, agentCtx)

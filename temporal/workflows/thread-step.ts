@@ -1,5 +1,5 @@
 /**
- * A workflow's agent step that names a `thread` (decision 0602): it takes the thread's next turn with its rendered
+ * A workflow's agent step that names a `thread` (decision 0603): it takes the thread's next turn with its rendered
  * input as the user message, answers as the thread's turns do (the thread's memory, summary and recent turns, its
  * compaction — ./agent-step.ts with the turn's `thread`), and ends the turn with its outcome, which copies the
  * exchange into the conversation. While another turn runs or messages wait, the step waits (a durable timer, backing

@@ -1,5 +1,5 @@
 /**
- * A workflow's agent step taking a turn in a thread (decision 0602) on the real stack: the step named by
+ * A workflow's agent step taking a turn in a thread (decision 0603) on the real stack: the step named by
  * `{{input.thread_id}}` answers with the thread's earlier turns in its context, its exchange (tool call, result,
  * reply) appears in the thread's messages and the next API message sees it; the thread's usage counts it. Another
  * user's thread or an unknown one fails the step with nothing written; a literal unknown id is refused when the

@@ -55,7 +55,7 @@ export async function followThreadEvents(
     if (Date.now() >= opts.deadline) return 'expired';
     const message = await findUserMessage(db, threadId, turn);
     if (message?.step_id !== undefined) {
-      // A turn a workflow's agent step took (decision 0602): its run's events are the whole workflow's, not streamed
+      // A turn a workflow's agent step took (decision 0603): its run's events are the whole workflow's, not streamed
       // here; the turn's messages appear when the step has ended.
       if (message.status !== 'running') {
         turn += 1;

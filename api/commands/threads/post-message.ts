@@ -273,7 +273,7 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
     if (Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
     return clearLostQueue(deps.db, thread);
   }
-  // A workflow's agent step's turn (decision 0602) whose run ended without the step ending it (terminated).
+  // A workflow's agent step's turn (decision 0603) whose run ended without the step ending it (terminated).
   if (running.step_id !== undefined) return endLostStepTurn(deps, thread);
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
   if (run && isTerminal(run.status)) {

@@ -127,7 +127,7 @@ async function stopTurn(deps: ThreadCommandDeps, thread: ThreadDoc, runId: strin
 }
 
 /**
- * A turn a workflow's agent step is taking (decision 0602) is not stopped from the thread: cancelling it would cancel
+ * A turn a workflow's agent step is taking (decision 0603) is not stopped from the thread: cancelling it would cancel
  * the whole workflow run. The caller cancels that run, or waits for the step to end.
  */
 function stepTurnRunning(running: RunningTurn): ConflictError {

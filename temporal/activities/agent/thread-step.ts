@@ -1,5 +1,5 @@
 /**
- * A workflow's agent step that names a `thread` (decision 0602): `joinThread` takes the thread's next turn for the
+ * A workflow's agent step that names a `thread` (decision 0603): `joinThread` takes the thread's next turn for the
  * step, its rendered input as the user message (shared/threads/step-turn.ts); `leaveThread` ends the turn with the
  * step's outcome, copying the step's transcript into the conversation (shared/threads/end-turn.ts). Both are
  * idempotent — a retried attempt finds the turn it took, a repeated end writes the same messages — so a worker lost

@@ -23,7 +23,7 @@ export function createUpdateMemoryActivity(deps: { db: Db }) {
   return async function updateMemory(req: UpdateMemoryInput): Promise<CallToolResult> {
     const attempt = Context.current().info.attempt;
     const call = await recordedToolCall(deps.db, req);
-    // A workflow's agent step in a thread (decision 0602) is one of several steps of its run: its step is in the key.
+    // A workflow's agent step in a thread (decision 0603) is one of several steps of its run: its step is in the key.
     const key = req.step_id === THREAD_STEP_ID ? `${req.run_id}:${req.seq}` : `${req.run_id}:${req.step_id}:${req.seq}`;
     const result = await outcome(deps.db, req, key, call.args, call.invalid_args);
     await writeToolResult(deps.db, req, attempt, call, result);

@@ -8,7 +8,7 @@
  * test/temporal/histories/thread-turn-compacted.json — turn 4 of a thread whose window holds two earlier turns, so it
  * compacts turns 1–2 first, then the model updates the memory and answers.
  *
- * And a workflow's agent step in a thread (decision 0602): `STEPWISE_RECORD_HISTORIES=thread-step npx jest
+ * And a workflow's agent step in a thread (decision 0603): `STEPWISE_RECORD_HISTORIES=thread-step npx jest
  * test/temporal/agent/thread-replay` writes test/temporal/histories/thread-step-waited.json — the step finds the
  * thread busy (an API turn runs), waits on a timer, takes the next turn, answers and ends the turn.
  */
