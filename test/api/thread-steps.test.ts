@@ -116,6 +116,12 @@ describe('agent steps in threads', () => {
     expect(JSON.stringify(chat.model.requests[1]!.body.messages)).toContain('calculator');
     expect(seen[seen.length - 1]).toBe('user:And what did you compute?');
 
+    // The usage report counts the step's calls for the thread (and for the workflow).
+    const byThread = (await g.api.http.get('/api/v1/usage?group_by=thread,workflow').set(g.user.auth)).body.data
+      .rows as Body[];
+    expect(byThread).toContainEqual(expect.objectContaining({ thread_id: thread, workflow_id: wf, calls: 2 }));
+    expect(byThread).toContainEqual(expect.objectContaining({ thread_id: thread, workflow_id: thread, calls: 2 }));
+
     // A retried accept (the same run and step) finds its turn; a repeated end writes nothing twice.
     const again = await joinThreadAsStep(g.api.database.db, {
       ownerId: g.user.id,
