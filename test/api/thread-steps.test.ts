@@ -8,10 +8,12 @@
  */
 import { endAnswered } from '../../shared/threads/end-turn';
 import { joinThreadAsStep } from '../../shared/threads/step-turn';
+import { runsCollection } from '../../db/runs';
 import { acceptTurn } from '../../db/threads';
+import { Reconciler } from '../../temporal/reconciler';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import type { RecordedRequest, Script, ScriptedReply } from '../helpers/llm-server';
-import { uniqueId } from '../helpers/stack';
+import { silentLogger, uniqueId } from '../helpers/stack';
 import { createTestUser, type TestUser } from '../helpers/users';
 import { createWorkflow, insertTemplate, startRun, waitForStatus, isTerminal } from '../helpers/workflows';
 
@@ -257,6 +259,41 @@ describe('agent steps in threads', () => {
     const run = await g.api.http.get(`/api/v1/workflows/runs/${runId}/status`).set(g.user.auth);
     expect(run.status).toBe(200);
     expect(run.body.data.status).toBe('completed');
+  }, 120_000);
+
+  it('a step turn whose run was terminated is ended by the next message (the repair), which then starts', async () => {
+    const step = await agent([{ hold: new Promise<ScriptedReply>(() => undefined) }]);
+    const chat = await agent([{ text: 'Back to you.' }]);
+    const thread = await newThread(chat.tpl._id);
+    const wf = await threadWorkflow(step.tpl._id);
+    const runId = await startRun(g.api, g.user, wf, { thread_id: thread, text: 'Never answered.' });
+    await step.model.waitForRequests(1);
+    await g.api.temporal.workflow.getHandle(runId).terminate('test: no workflow code runs after this');
+    // The reconciler records the run's end (as if the run had been quiet for an hour); the turn is still the step's:
+    // no workflow code ended it.
+    await runsCollection(g.api.database.db).updateOne(
+      { _id: runId },
+      { $set: { updated_at: new Date(Date.now() - 3600_000) } },
+    );
+    const reconciler = new Reconciler({
+      db: g.api.database.db,
+      temporal: g.api.temporal,
+      logger: silentLogger,
+      quietMs: 1_000,
+    });
+    expect((await reconciler.pass()).ended).toContain(runId);
+    expect((await getThread(thread)).running_turn).toMatchObject({ turn: 1, step_id: 'ask' });
+    const next = await send(thread, 'Hello?');
+    expect(next.status).toBe(200);
+    expect(next.body.data).toMatchObject({ turn: 2, status: 'completed' });
+    const conv = await messages(thread);
+    expect(conv[0]).toMatchObject({ turn: 1, role: 'user', run_id: runId, step_id: 'ask' });
+    expect(conv[0]!.status).not.toBe('running');
+    expect(conv.map((m) => [m.turn, m.role])).toEqual([
+      [1, 'user'],
+      [2, 'user'],
+      [2, 'assistant'],
+    ]);
   }, 120_000);
 
   it('a turn taken whose message was never written (an attempt lost between the two writes) gets it on retry', async () => {
