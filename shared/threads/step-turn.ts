@@ -15,7 +15,7 @@ import { findStepTurn, insertUserMessage, type ThreadMessageDoc } from '../../db
 import { acceptTurn, findThread, type RunningTurn, type ThreadDoc } from '../../db/threads';
 import type { RunStatus } from '../../domain/run';
 import { DEFAULT_CONTEXT_TOKENS, MAX_THREAD_MESSAGE_BYTES, threadMessageId, type ThreadRef } from '../../domain/thread';
-import { endAnswered } from './end-turn';
+import { endAnswered, finishTurn } from './end-turn';
 import type { TurnStartDeps } from './start-turn';
 
 /** Why a step cannot take a turn in the thread: the step fails with the code and this message. */
@@ -44,7 +44,11 @@ export interface StepTurnRequest {
  * again, so the turn comes after every message accepted before it). Only the run owner's thread: another user's is
  * the same `thread_not_found` as an unknown id, and nothing is written.
  */
-export async function joinThreadAsStep(db: Db, req: StepTurnRequest): Promise<StepTurn> {
+export async function joinThreadAsStep(
+  deps: Partial<TurnStartDeps> & { db: Db; log?: Logger },
+  req: StepTurnRequest,
+): Promise<StepTurn> {
+  const { db } = deps;
   const thread = await findThread(db, req.threadId);
   if (!thread || thread.owner_id !== req.ownerId) {
     return { kind: 'refused', code: 'thread_not_found', message: `thread ${req.threadId} not found` };
@@ -74,15 +78,18 @@ export async function joinThreadAsStep(db: Db, req: StepTurnRequest): Promise<St
     const message = `thread budget exceeded: budget.max_tokens is ${max} and the thread's turns used ${used} tokens`;
     return { kind: 'refused', code: 'thread_budget_exceeded', message };
   }
-  const accepted = await acceptTurn(db, {
+  const args = {
     ownerId: req.ownerId,
     threadId: thread._id,
     after: undefined,
     enqueue: false,
     runId: req.runId,
     stepId: req.stepId,
-    messageId: (turn) => threadMessageId(turn, 0),
-  });
+    messageId: (turn: number) => threadMessageId(turn, 0),
+  };
+  let accepted = await acceptTurn(db, args);
+  // A running turn whose run ended without ending it (terminated): ended now, as the API's repair does.
+  if (accepted.kind === 'busy' && (await endLostTurn(deps, thread._id))) accepted = await acceptTurn(db, args);
   switch (accepted.kind) {
     case 'gone':
       return { kind: 'refused', code: 'thread_not_found', message: `thread ${req.threadId} not found` };
@@ -124,9 +131,22 @@ async function refOf(db: Db, thread: ThreadDoc, turn: number): Promise<ThreadRef
   return { id: thread._id, turn, context_tokens: template?.context_tokens ?? DEFAULT_CONTEXT_TOKENS };
 }
 
+/** Ends the thread's running turn when its run has ended (a turn run's, or a step's): true when it did. */
+async function endLostTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: Logger }, threadId: string) {
+  const thread = await findThread(deps.db, threadId);
+  const running = thread?.running;
+  if (!thread || !running) return false;
+  if (running.step_id !== undefined) return endLostStepTurn(deps, thread);
+  const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
+  if (!run || !isTerminal(run.status)) return false;
+  await finishTurn(deps, running.run_id);
+  return true;
+}
+
 /**
  * A thread whose running turn is a workflow step's whose run has ended without the step ending the turn (the run
- * was terminated): ended now with the run's record of the step. False when there was nothing to end.
+ * was terminated): ended now with the run's record of the step. False when there was nothing to end (the run goes
+ * on, or is unknown).
  */
 export async function endLostStepTurn(
   deps: Partial<TurnStartDeps> & { db: Db; log?: Logger },
@@ -135,10 +155,10 @@ export async function endLostStepTurn(
   const running = thread.running;
   if (!running?.step_id) return false;
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
-  if (run && !isTerminal(run.status)) return false;
-  const step = run?.steps.find((s) => s.id === running.step_id);
+  if (!run || !isTerminal(run.status)) return false;
+  const step = run.steps.find((s) => s.id === running.step_id);
   const status: RunStatus =
-    step?.status === 'completed' ? 'completed' : run && run.status !== 'completed' ? run.status : 'failed';
+    step?.status === 'completed' ? 'completed' : run.status === 'completed' ? 'failed' : run.status;
   await endAnswered(deps, {
     threadId: thread._id,
     ownerId: thread.owner_id,
@@ -147,11 +167,7 @@ export async function endLostStepTurn(
     stepId: running.step_id,
     state: {
       status,
-      error: run?.error ?? {
-        step_id: running.step_id,
-        reason: 'internal',
-        message: 'the run that took the turn is gone',
-      },
+      error: run.error ?? { step_id: running.step_id, reason: 'internal', message: 'the step did not end its turn' },
       usage: step?.usage ?? { llm_calls: 0, input_tokens: 0, output_tokens: 0 },
     },
   });

@@ -125,13 +125,16 @@ describe('agent steps in threads', () => {
     expect(byThread).toContainEqual(expect.objectContaining({ thread_id: thread, workflow_id: thread, calls: 2 }));
 
     // A retried accept (the same run and step) finds its turn; a repeated end writes nothing twice.
-    const again = await joinThreadAsStep(g.api.database.db, {
-      ownerId: g.user.id,
-      runId,
-      stepId: 'ask',
-      threadId: thread,
-      text: 'What is 6*7?',
-    });
+    const again = await joinThreadAsStep(
+      { db: g.api.database.db },
+      {
+        ownerId: g.user.id,
+        runId,
+        stepId: 'ask',
+        threadId: thread,
+        text: 'What is 6*7?',
+      },
+    );
     expect(again).toMatchObject({ kind: 'joined', thread: { id: thread, turn: 2 } });
     await endAnswered(
       { db: g.api.database.db },
@@ -261,40 +264,52 @@ describe('agent steps in threads', () => {
     expect(run.body.data.status).toBe('completed');
   }, 120_000);
 
-  it('a step turn whose run was terminated is ended by the next message (the repair), which then starts', async () => {
-    const step = await agent([{ hold: new Promise<ScriptedReply>(() => undefined) }]);
-    const chat = await agent([{ text: 'Back to you.' }]);
-    const thread = await newThread(chat.tpl._id);
-    const wf = await threadWorkflow(step.tpl._id);
-    const runId = await startRun(g.api, g.user, wf, { thread_id: thread, text: 'Never answered.' });
-    await step.model.waitForRequests(1);
-    await g.api.temporal.workflow.getHandle(runId).terminate('test: no workflow code runs after this');
-    // The reconciler records the run's end (as if the run had been quiet for an hour); the turn is still the step's:
-    // no workflow code ended it.
-    await runsCollection(g.api.database.db).updateOne(
-      { _id: runId },
-      { $set: { updated_at: new Date(Date.now() - 3600_000) } },
-    );
-    const reconciler = new Reconciler({
-      db: g.api.database.db,
-      temporal: g.api.temporal,
-      logger: silentLogger,
-      quietMs: 1_000,
-    });
-    expect((await reconciler.pass()).ended).toContain(runId);
-    expect((await getThread(thread)).running_turn).toMatchObject({ turn: 1, step_id: 'ask' });
-    const next = await send(thread, 'Hello?');
-    expect(next.status).toBe(200);
-    expect(next.body.data).toMatchObject({ turn: 2, status: 'completed' });
-    const conv = await messages(thread);
-    expect(conv[0]).toMatchObject({ turn: 1, role: 'user', run_id: runId, step_id: 'ask' });
-    expect(conv[0]!.status).not.toBe('running');
-    expect(conv.map((m) => [m.turn, m.role])).toEqual([
-      [1, 'user'],
-      [2, 'user'],
-      [2, 'assistant'],
-    ]);
-  }, 120_000);
+  it.each(['an API message', "another workflow's step"])(
+    'a step turn whose run was terminated is ended by the next turn taker (%s), which then takes its turn',
+    async (next) => {
+      const step = await agent([{ hold: new Promise<ScriptedReply>(() => undefined) }]);
+      const chat = await agent([{ text: 'Back to you.' }]);
+      const thread = await newThread(chat.tpl._id);
+      const wf = await threadWorkflow(step.tpl._id);
+      const runId = await startRun(g.api, g.user, wf, { thread_id: thread, text: 'Never answered.' });
+      await step.model.waitForRequests(1);
+      await g.api.temporal.workflow.getHandle(runId).terminate('test: no workflow code runs after this');
+      // The reconciler records the run's end (as if the run had been quiet for an hour); the turn is still the step's:
+      // no workflow code ended it.
+      await runsCollection(g.api.database.db).updateOne(
+        { _id: runId },
+        { $set: { updated_at: new Date(Date.now() - 3600_000) } },
+      );
+      const reconciler = new Reconciler({
+        db: g.api.database.db,
+        temporal: g.api.temporal,
+        logger: silentLogger,
+        quietMs: 1_000,
+      });
+      expect((await reconciler.pass()).ended).toContain(runId);
+      expect((await getThread(thread)).running_turn).toMatchObject({ turn: 1, step_id: 'ask' });
+      if (next === 'an API message') {
+        const sent = await send(thread, 'Hello?');
+        expect(sent.status).toBe(200);
+        expect(sent.body.data).toMatchObject({ turn: 2, status: 'completed' });
+      } else {
+        const other = await startRun(g.api, g.user, await threadWorkflow(chat.tpl._id), {
+          thread_id: thread,
+          text: 'Hello?',
+        });
+        expect((await waitForStatus(g.api, g.user, other, isTerminal, 60_000)).status).toBe('completed');
+      }
+      const conv = await messages(thread);
+      expect(conv[0]).toMatchObject({ turn: 1, role: 'user', run_id: runId, step_id: 'ask' });
+      expect(conv[0]!.status).not.toBe('running');
+      expect(conv.map((m) => [m.turn, m.role])).toEqual([
+        [1, 'user'],
+        [2, 'user'],
+        [2, 'assistant'],
+      ]);
+    },
+    120_000,
+  );
 
   it('a turn taken whose message was never written (an attempt lost between the two writes) gets it on retry', async () => {
     const chat = await agent([{ text: 'x' }]);
@@ -312,10 +327,10 @@ describe('agent steps in threads', () => {
     });
     expect(accepted).toEqual({ kind: 'started', turn: 1 });
     const req = { ownerId: g.user.id, runId, stepId: 'ask', threadId: thread, text: 'hello' };
-    expect(await joinThreadAsStep(db, req)).toMatchObject({ kind: 'joined', thread: { turn: 1 } });
-    expect(await joinThreadAsStep(db, req)).toMatchObject({ kind: 'joined', thread: { turn: 1 } });
+    expect(await joinThreadAsStep({ db }, req)).toMatchObject({ kind: 'joined', thread: { turn: 1 } });
+    expect(await joinThreadAsStep({ db }, req)).toMatchObject({ kind: 'joined', thread: { turn: 1 } });
     // Another step of the same run waits: the turn is this step's.
-    expect(await joinThreadAsStep(db, { ...req, stepId: 'other' })).toMatchObject({ kind: 'busy' });
+    expect(await joinThreadAsStep({ db }, { ...req, stepId: 'other' })).toMatchObject({ kind: 'busy' });
     const conv = await messages(thread);
     expect(conv.map((m) => [m.id, m.text, m.step_id])).toEqual([['m1.0', 'hello', 'ask']]);
     expect(await getThread(thread)).toMatchObject({

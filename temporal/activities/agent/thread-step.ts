@@ -42,11 +42,19 @@ export interface LeaveThreadInput {
   usage: Usage;
 }
 
+/** What taking and ending a turn need: with a Temporal client, the thread's next queued message is started. */
+const turnDeps = (deps: { config: Config; db: Db; logger: Logger; temporal?: Client }) => ({
+  db: deps.db,
+  config: deps.config,
+  log: deps.logger,
+  ...(deps.temporal ? { temporal: deps.temporal } : {}),
+});
+
 export function createThreadStepActivities(deps: { config: Config; db: Db; logger: Logger; temporal?: Client }) {
   return {
     async joinThread(req: JoinThreadInput): Promise<JoinThreadResult> {
       const text = buildUserMessage(await resolveOutputRefs(deps.db, req.run_id, req.input));
-      const joined = await joinThreadAsStep(deps.db, {
+      const joined = await joinThreadAsStep(turnDeps(deps), {
         ownerId: req.owner_id,
         runId: req.run_id,
         stepId: req.step_id,
@@ -58,17 +66,14 @@ export function createThreadStepActivities(deps: { config: Config; db: Db; logge
     },
 
     async leaveThread(req: LeaveThreadInput): Promise<void> {
-      await endAnswered(
-        { db: deps.db, config: deps.config, log: deps.logger, ...(deps.temporal ? { temporal: deps.temporal } : {}) },
-        {
-          threadId: req.thread.id,
-          ownerId: req.owner_id,
-          turn: req.thread.turn,
-          runId: req.run_id,
-          stepId: req.step_id,
-          state: { status: req.status, error: req.error, usage: req.usage },
-        },
-      );
+      await endAnswered(turnDeps(deps), {
+        threadId: req.thread.id,
+        ownerId: req.owner_id,
+        turn: req.thread.turn,
+        runId: req.run_id,
+        stepId: req.step_id,
+        state: { status: req.status, error: req.error, usage: req.usage },
+      });
     },
   };
 }
