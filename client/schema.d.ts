@@ -5382,7 +5382,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a thread and everything of it
-     * @description A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, transcripts, events, approvals, the messages and the thread are removed.
+     * @description A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, transcripts, events, approvals, the messages and the thread are removed. 409 `turn_running` while a workflow’s agent step is taking a turn (its run is the workflow’s: cancel that run or wait for the step); the workflow runs whose steps took turns are not removed.
      */
     delete: {
       parameters: {
@@ -5422,6 +5422,15 @@ export interface paths {
         };
         /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -6441,7 +6450,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel a turn
-     * @description A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends `cancelled`, the next queued turn starts). 409 when the turn has ended.
+     * @description A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends `cancelled`, the next queued turn starts). 409 when the turn has ended, and `turn_running` for a turn a workflow’s agent step is taking (cancel that run instead).
      */
     post: {
       parameters: {
@@ -7007,6 +7016,11 @@ export interface paths {
               template?: string;
               /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
+              /**
+               * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+               * @example {{input.thread_id}}
+               */
+              thread?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
               tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7122,6 +7136,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7250,6 +7269,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7616,6 +7640,11 @@ export interface paths {
               template?: string;
               /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
+              /**
+               * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+               * @example {{input.thread_id}}
+               */
+              thread?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
               tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7733,6 +7762,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -11543,6 +11577,8 @@ export interface components {
       /** @description The turn being answered, if any (its run is an ordinary run). */
       running_turn: {
         run_id: string;
+        /** @description A turn a workflow’s agent step is taking: the step (its execution) in run `run_id`. */
+        step_id?: string;
         turn: number;
       } | null;
       template_id: string;
@@ -11683,6 +11719,8 @@ export interface components {
        * @enum {string}
        */
       status?: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      /** @description User messages of a turn a workflow’s agent step took: the step (its execution) in run `run_id` whose input is the message and whose answer follows it. */
+      step_id?: string;
       /** @description Summary messages: the turns covered, and the compaction call (what it was sent). */
       summary?: {
         from_turn: number;
@@ -12415,6 +12453,11 @@ export interface components {
         template?: string;
         /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
         template_id?: string;
+        /**
+         * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+         * @example {{input.thread_id}}
+         */
+        thread?: string;
         timeout_seconds?: number;
         /** @description Agent steps: overrides default_tools. */
         tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];

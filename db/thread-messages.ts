@@ -92,6 +92,11 @@ export interface ThreadMessageDoc {
   tool?: { call_id: string; name: string; args: JsonValue; output: JsonValue; is_error: boolean };
   /** User messages: the turn's run (fixed when the message is accepted), its state, error and usage once ended. */
   run_id?: string;
+  /**
+   * User messages of a turn a workflow's agent step took (decision 0603): the step's execution id in run `run_id`
+   * (the message is the step's rendered input, the answer the step's transcript).
+   */
+  step_id?: string;
   status?: TurnStatus;
   error?: RunError | null;
   usage?: Usage;
@@ -120,7 +125,16 @@ export const publicMessageId = (doc: Pick<ThreadMessageDoc, 'turn' | 'pos' | 'ap
 
 export async function insertUserMessage(
   db: Db,
-  m: { threadId: string; ownerId: string; turn: number; text: string; runId: string; queued: boolean; at: Date },
+  m: {
+    threadId: string;
+    ownerId: string;
+    turn: number;
+    text: string;
+    runId: string;
+    stepId?: string;
+    queued: boolean;
+    at: Date;
+  },
 ): Promise<ThreadMessageDoc> {
   const doc: ThreadMessageDoc = {
     _id: threadMessageDocId(m.threadId, m.turn, 0),
@@ -131,6 +145,7 @@ export async function insertUserMessage(
     role: 'user',
     text: m.text,
     run_id: m.runId,
+    ...(m.stepId !== undefined ? { step_id: m.stepId } : {}),
     status: m.queued ? 'queued' : 'running',
     error: null,
     created_at: m.at,
@@ -147,6 +162,16 @@ export async function findUserMessage(db: Db, threadId: string, turn: number): P
 /** The user message whose turn is the run `runId`, or null. */
 export async function findTurnByRun(db: Db, threadId: string, runId: string): Promise<ThreadMessageDoc | null> {
   return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId });
+}
+
+/** The user message of the turn a workflow's agent step (`stepId` of run `runId`) took in the thread, or null. */
+export async function findStepTurn(
+  db: Db,
+  threadId: string,
+  runId: string,
+  stepId: string,
+): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId, step_id: stepId });
 }
 
 /** The oldest message still waiting for its turn, or null. */
@@ -246,10 +271,13 @@ export async function removeThreadMessages(db: Db, threadId: string): Promise<vo
   await threadMessagesCollection(db).deleteMany({ thread_id: threadId });
 }
 
-/** The run ids of every turn of a thread that has one. */
+/**
+ * The run ids of every turn of a thread that has a run of its own — not the workflow runs whose agent steps took
+ * turns (decision 0603): those belong to their workflow and stay when the thread goes.
+ */
 export async function threadRunIds(db: Db, threadId: string): Promise<string[]> {
   const docs = await threadMessagesCollection(db)
-    .find({ thread_id: threadId, pos: 0 }, { projection: { run_id: 1 } })
+    .find({ thread_id: threadId, pos: 0, step_id: { $exists: false } }, { projection: { run_id: 1 } })
     .toArray();
   return docs.flatMap((d) => (d.run_id ? [d.run_id] : []));
 }

@@ -31,7 +31,14 @@ export const threadView = z
     turns: z.number().int().meta({ description: 'Turns accepted so far (the last turn’s number).' }),
     message_count: z.number().int(),
     running_turn: z
-      .strictObject({ turn: z.number().int(), run_id: z.string() })
+      .strictObject({
+        turn: z.number().int(),
+        run_id: z.string(),
+        step_id: z
+          .string()
+          .optional()
+          .meta({ description: 'A turn a workflow’s agent step is taking: the step (its execution) in run `run_id`.' }),
+      })
       .nullable()
       .meta({ description: 'The turn being answered, if any (its run is an ordinary run).' }),
     queued: z.number().int().meta({ description: 'Messages waiting for their turn (policy `enqueue`).' }),
@@ -56,7 +63,13 @@ export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
     overrides: { ...doc.overrides },
     turns: doc.turns,
     message_count: doc.message_count,
-    running_turn: doc.running ? { turn: doc.running.turn, run_id: doc.running.run_id } : null,
+    running_turn: doc.running
+      ? {
+          turn: doc.running.turn,
+          run_id: doc.running.run_id,
+          ...(doc.running.step_id !== undefined ? { step_id: doc.running.step_id } : {}),
+        }
+      : null,
     queued: doc.queued,
     last_message_id: doc.last_message_id,
     usage: doc.usage,
@@ -130,6 +143,14 @@ export const threadMessageView = z
       .meta({ description: 'Approval messages: the call asked about and the decision.' }),
     final: z.literal(true).optional().meta({ description: 'The assistant message that answered the turn.' }),
     run_id: z.string().optional().meta({ description: 'User messages: the turn’s run (absent in a fork’s copies).' }),
+    step_id: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'User messages of a turn a workflow’s agent step took: the step (its execution) in run `run_id` whose input ' +
+          'is the message and whose answer follows it.',
+      }),
     status: z
       .enum(['queued', ...RUN_STATUSES])
       .optional()
@@ -159,6 +180,7 @@ export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof thre
       : {}),
     ...(doc.final ? { final: true as const } : {}),
     ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
+    ...(doc.step_id !== undefined ? { step_id: doc.step_id } : {}),
     ...(doc.status !== undefined ? { status: doc.status } : {}),
     ...(doc.error !== undefined ? { error: doc.error } : {}),
     ...(doc.usage !== undefined ? { usage: doc.usage } : {}),

@@ -28,6 +28,7 @@ import { RunRefusedError } from '../../../shared/runs/create-run';
 import { startExecution } from '../../../shared/runs/start-execution';
 import { failTurn, finishTurn, startNextTurn } from '../../../shared/threads/end-turn';
 import { startTurnRun } from '../../../shared/threads/start-turn';
+import { endLostStepTurn } from '../../../shared/threads/step-turn';
 import { TurnUnbuildableError } from '../../../shared/threads/turn-snapshot';
 import {
   ApiError,
@@ -274,6 +275,8 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
     if (Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
     return clearLostQueue(deps.db, thread);
   }
+  // A workflow's agent step's turn (decision 0603) whose run ended without the step ending it (terminated).
+  if (running.step_id !== undefined) return endLostStepTurn(deps, thread);
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
   if (run && isTerminal(run.status)) {
     await finishTurn(deps, running.run_id);

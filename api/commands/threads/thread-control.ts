@@ -23,6 +23,7 @@ import {
   findOwnThread,
   insertThread,
   markThreadDeleting,
+  type RunningTurn,
   type ThreadDoc,
   type ThreadMetadata,
   type ThreadOverrides,
@@ -97,7 +98,9 @@ async function resolveTemplate(deps: ThreadCommandDeps, ownerId: string, ref: st
 
 /** Deletes the owner's thread: nothing new starts, the running turn ends, then everything of the thread goes. */
 export async function deleteThread(deps: ThreadCommandDeps, ownerId: string, threadId: string): Promise<void> {
-  const thread = isId('thr', threadId) ? await markThreadDeleting(deps.db, ownerId, threadId) : null;
+  const current = isId('thr', threadId) ? await findOwnThread(deps.db, ownerId, threadId) : null;
+  if (current?.running?.step_id !== undefined) throw stepTurnRunning(current.running);
+  const thread = current ? await markThreadDeleting(deps.db, ownerId, threadId) : null;
   if (!thread) throw new NotFoundError(`thread ${threadId} not found`);
   if (thread.running) await stopTurn(deps, thread, thread.running.run_id);
   await removeThreadData(deps.db, thread._id, await threadRuns(deps.db, thread._id));
@@ -124,6 +127,19 @@ async function stopTurn(deps: ThreadCommandDeps, thread: ThreadDoc, runId: strin
   });
 }
 
+/**
+ * A turn a workflow's agent step is taking (decision 0603) is not stopped from the thread: cancelling it would cancel
+ * the whole workflow run. The caller cancels that run, or waits for the step to end.
+ */
+function stepTurnRunning(running: RunningTurn): ConflictError {
+  return new ConflictError(
+    `turn ${running.turn} is being answered by step ${running.step_id ?? ''} of run ${running.run_id}; ` +
+      'cancel that run (POST /api/v1/workflows/runs/' +
+      `${running.run_id}/cancel) or wait for the step to end`,
+    'turn_running',
+  );
+}
+
 /** Cancels a turn: a queued one never starts; a running one is cancelled as its run is. */
 export async function cancelTurn(
   deps: ThreadCommandDeps,
@@ -143,6 +159,7 @@ export async function cancelTurn(
   if (!message.run_id || thread.running?.turn !== turn) {
     throw new ConflictError(`turn ${turn} has already ended (${message.status ?? 'unknown'})`);
   }
+  if (thread.running.step_id !== undefined) throw stepTurnRunning(thread.running);
   await cancelRun(deps, ownerId, message.run_id);
   return { thread_id: thread._id, turn, run_id: message.run_id };
 }
