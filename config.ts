@@ -92,6 +92,9 @@ export const configSchema = z.object({
   MAP_MAX_CONCURRENCY: z.coerce.number().int().positive().max(100).default(20),
   LOOP_MAX_ITERATIONS: z.coerce.number().int().positive().max(1000).default(100),
   SUBWORKFLOW_MAX_DEPTH: z.coerce.number().int().positive().max(10).default(3),
+  // An experiment's workflow continues as new after this many item runs (or sooner when Temporal suggests it), so the
+  // history of an experiment over any number of items stays bounded (decision 0630). Tests lower it.
+  EXPERIMENT_UNITS_PER_EXECUTION: z.coerce.number().int().positive().max(2000).default(500),
   USER_MAX_TOKENS_PER_DAY: z.coerce.number().int().positive().default(10_000_000),
   /**
    * The operator's price table: USD per million input and output tokens, by model as steps name it

@@ -3101,6 +3101,8 @@ export interface paths {
           baseline: string;
           /** @description mean: only a mean drop beyond the threshold regresses; any_item: so does an item and scorer that passed on every baseline repetition and fails on one now. Default mean. */
           fail_on?: 'mean' | 'any_item';
+          regression_threshold?: number;
+          tolerance?: number;
         };
         header?: never;
         path: {
@@ -5388,7 +5390,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a thread and everything of it
-     * @description A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, transcripts, events, approvals, the messages and the thread are removed.
+     * @description A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, transcripts, events, approvals, the messages and the thread are removed. 409 `turn_running` while a workflow’s agent step is taking a turn (its run is the workflow’s: cancel that run or wait for the step); the workflow runs whose steps took turns are not removed.
      */
     delete: {
       parameters: {
@@ -5428,6 +5430,15 @@ export interface paths {
         };
         /** @description Unknown id, an ill-formed id, or another user’s resource (indistinguishable on purpose). */
         404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            'application/json': components['schemas']['ErrorEnvelope'];
+          };
+        };
+        /** @description Conflict: a request with the same idempotency key is still in flight. */
+        409: {
           headers: {
             [name: string]: unknown;
           };
@@ -6179,7 +6190,7 @@ export interface paths {
     };
     /**
      * The conversation, oldest first
-     * @description User messages (with their turn’s state, error and usage), assistant messages (with their tool calls) and tool results. A turn’s answer appears when the turn has ended; follow `…/events` for it live.
+     * @description User messages (with their turn’s state, error and usage), assistant messages (with their tool calls), tool results, summaries, and approvals: a tool call that waited for your decision (`role: approval`, after the assistant message that made the call and before its result), listed from when it was asked (`requested`) and then with the decision, who made it and when. The rest of a turn’s answer appears when the turn has ended; follow `…/events` for it live.
      */
     get: {
       parameters: {
@@ -6447,7 +6458,7 @@ export interface paths {
     put?: never;
     /**
      * Cancel a turn
-     * @description A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends `cancelled`, the next queued turn starts). 409 when the turn has ended.
+     * @description A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends `cancelled`, the next queued turn starts). 409 when the turn has ended, and `turn_running` for a turn a workflow’s agent step is taking (cancel that run instead).
      */
     post: {
       parameters: {
@@ -7013,6 +7024,11 @@ export interface paths {
               template?: string;
               /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
+              /**
+               * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+               * @example {{input.thread_id}}
+               */
+              thread?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
               tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7128,6 +7144,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7256,6 +7277,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7622,6 +7648,11 @@ export interface paths {
               template?: string;
               /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
               template_id?: string;
+              /**
+               * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+               * @example {{input.thread_id}}
+               */
+              thread?: string;
               timeout_seconds?: number;
               /** @description Agent steps: overrides default_tools. */
               tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -7739,6 +7770,11 @@ export interface paths {
                   template?: string;
                   /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
                   template_id?: string;
+                  /**
+                   * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+                   * @example {{input.thread_id}}
+                   */
+                  thread?: string;
                   timeout_seconds?: number;
                   /** @description Agent steps: overrides default_tools. */
                   tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];
@@ -10440,6 +10476,13 @@ export interface components {
       updated: number;
       version: number;
     };
+    /** @description Per item run; null when no run has the figure. */
+    Distribution: {
+      mean: number;
+      n: number;
+      p50: number;
+      p95: number;
+    } | null;
     /** @description Agents only: where the agent's tools may send e-mail and HTTP requests. On a workflow step, each field set replaces the template's. */
     EgressPolicy: {
       /**
@@ -10517,48 +10560,56 @@ export interface components {
       updated_at: string;
       workflow_id: string;
     };
-    /** @description Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / unchanged; tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean dropping by more than 0.05, or with fail_on=any_item also an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments". */
+    /** @description Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / unchanged (beyond `tolerance`); tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean dropping by more than `regression_threshold`, default 0.05, or with fail_on=any_item also an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments". */
     ExperimentComparison: {
       baseline_id: string;
       candidate_id: string;
       counts: {
-        [key: string]: number;
+        improved: number;
+        mixed: number;
+        only_baseline: number;
+        only_candidate: number;
+        regressed: number;
+        unchanged: number;
       };
-      items: ({
-        change: string;
+      items: {
+        /** @enum {string} */
+        change: 'improved' | 'regressed' | 'mixed' | 'unchanged' | 'only_baseline' | 'only_candidate';
         item_id: string;
-        /** @description Items the candidate replayed: each step replayed from the recorded run or executed, and for executed steps the output change against the record. */
+        /** @description Items the candidate replayed (its first repetition): each step replayed from the recorded run or executed, and for executed steps the output change against the record. */
         replay?: components['schemas']['ReplayDiff'];
-        /** @description Items with step outputs on both sides (replay mode): which steps' outputs differ. */
+        scorers: {
+          /** @description Mean over the item's repetitions. */
+          baseline: number | null;
+          candidate: number | null;
+          change: ('improved' | 'regressed' | 'unchanged') | null;
+          delta: number | null;
+          name: string;
+          pass_change: ('pass_to_fail' | 'fail_to_pass') | null;
+        }[];
+        /** @description For items with step outputs on both sides (replay mode): which steps changed. */
         steps?: {
+          added: string[];
           changed: string[];
+          removed: string[];
           unchanged: string[];
-        } & {
-          [key: string]: unknown;
         };
-      } & {
-        [key: string]: unknown;
-      })[];
+      }[];
       regression: {
         reasons: string[];
         regressed: boolean;
-      } & {
-        [key: string]: unknown;
       };
-      scorers: ({
+      scorers: {
+        baseline: components['schemas']['ScorerStats'] | null;
+        candidate: components['schemas']['ScorerStats'] | null;
+        /** @description Candidate mean − baseline mean; null when one side lacks it. */
         delta: number | null;
         name: string;
-      } & {
-        [key: string]: unknown;
-      })[];
+      }[];
       usage: {
-        baseline: unknown;
-        candidate: unknown;
-      } & {
-        [key: string]: unknown;
+        baseline: components['schemas']['UsageSummary'];
+        candidate: components['schemas']['UsageSummary'];
       };
-    } & {
-      [key: string]: unknown;
     };
     ExperimentDetail: {
       budget: {
@@ -11497,6 +11548,14 @@ export interface components {
       updated_at: string;
       workflow_id: string;
     };
+    ScorerStats: {
+      /** @description 95 % t-interval for the mean, clipped to [0, 1]; null with fewer than two scores. */
+      ci95: [number, number] | null;
+      mean: number;
+      n: number;
+      pass_rate: number;
+      sd: number;
+    };
     StepExecution: {
       attempts: number;
       child_run_id: string | null;
@@ -11560,6 +11619,8 @@ export interface components {
       /** @description The turn being answered, if any (its run is an ordinary run). */
       running_turn: {
         run_id: string;
+        /** @description A turn a workflow’s agent step is taking: the step (its execution) in run `run_id`. */
+        step_id?: string;
         turn: number;
       } | null;
       template_id: string;
@@ -11646,6 +11707,25 @@ export interface components {
       version: number;
     };
     ThreadMessage: {
+      /** @description Approval messages: the call asked about and the decision. */
+      approval?: {
+        args: unknown;
+        call_id: string;
+        /** @description Which call of the assistant message it asks about. */
+        call_index: number;
+        comment: string | null;
+        /** @description When the turn went on with the decision. */
+        decided_at: string | null;
+        /** @description The deciding user’s id (null until decided). */
+        decided_by: string | null;
+        /** @description The tool as the model called it (an MCP tool: `<server>__<tool>`). */
+        name: string;
+        /**
+         * @description `requested` while it waits (and when the turn ended without a decision: see the user message’s `status`); then the decision.
+         * @enum {string}
+         */
+        status: 'requested' | 'approved' | 'rejected';
+      };
       /**
        * Format: date-time
        * @description ISO-8601 UTC timestamp
@@ -11665,15 +11745,15 @@ export interface components {
        */
       final?: true;
       /**
-       * @description `m<turn>.<pos>`; pos 0 is the turn’s user message.
+       * @description `m<turn>.<pos>`; pos 0 is the turn’s user message. An approval: `m<turn>.<pos>a<call>`, the approval of call `<call>` of the assistant message `m<turn>.<pos>`.
        * @example m1.0
        */
       id: string;
       /**
-       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay.
+       * @description `summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns instead of them; the raw messages stay. `approval`: a tool call that waited for your decision, listed right after the assistant message that made it, from when it was asked.
        * @enum {string}
        */
-      role: 'user' | 'assistant' | 'tool' | 'summary';
+      role: 'user' | 'assistant' | 'tool' | 'summary' | 'approval';
       /** @description User messages: the turn’s run (absent in a fork’s copies). */
       run_id?: string;
       /**
@@ -11681,6 +11761,8 @@ export interface components {
        * @enum {string}
        */
       status?: 'queued' | 'running' | 'waiting' | 'completed' | 'failed' | 'cancelled' | 'timed_out';
+      /** @description User messages of a turn a workflow’s agent step took: the step (its execution) in run `run_id` whose input is the message and whose answer follows it. */
+      step_id?: string;
       /** @description Summary messages: the turns covered, and the compaction call (what it was sent). */
       summary?: {
         from_turn: number;
@@ -12273,6 +12355,14 @@ export interface components {
       /** @description Its name; null when it is gone. */
       workflow_name?: string | null;
     };
+    UsageSummary: {
+      cost: components['schemas']['Distribution'];
+      /** @description Item runs that failed. */
+      errors: number;
+      latency_ms: components['schemas']['Distribution'];
+      llm_calls: components['schemas']['Distribution'];
+      tokens: components['schemas']['Distribution'];
+    };
     WebhookDelivery: {
       attempts: {
         /**
@@ -12405,6 +12495,11 @@ export interface components {
         template?: string;
         /** @description The agent or action template; exactly one of template_id, template and workflow_id (with template, the id it resolved to). */
         template_id?: string;
+        /**
+         * @description Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. See docs/threads.md.
+         * @example {{input.thread_id}}
+         */
+        thread?: string;
         timeout_seconds?: number;
         /** @description Agent steps: overrides default_tools. */
         tools?: ('http_fetch' | 'calculator' | 'current_time' | 'send_email' | 'json_transform')[];

@@ -45,12 +45,15 @@ export async function recordRunEnd(
   runId: string,
   outcome: RunOutcome,
   at: Date = new Date(),
+  /** The workflow's Temporal run id, when the workflow itself ends the run (a run that never started a step). */
+  temporalRunId?: string,
 ): Promise<EndedRun | null> {
   const set: Record<string, unknown> = {
     status: outcome.status,
     error: outcome.error,
     updated_at: at,
     completed_at: at,
+    ...(temporalRunId !== undefined ? { 'temporal.run_id': temporalRunId } : {}),
   };
   const arrayFilters: Record<string, unknown>[] = [];
   const max: Record<string, number> = {};

@@ -2,8 +2,8 @@
  * The `runs` collection: one document per run — its shape, its creation by the API (and by a sub-workflow step for a
  * child run) and the reads by id and by owner. What changes a run after its creation is written by the worker,
  * through the workflow's activities only: step and execution states (./step-states.ts) and the run's end
- * (./run-end.ts); the worker's reconciler (temporal/reconciler.ts) writes what the workflow could not. The API writes
- * a run only around its start, through the functions below: the record, Temporal's run id once Temporal has the run,
+ * (./run-end.ts), the first of them with Temporal's run id; the worker's reconciler (temporal/reconciler.ts) writes
+ * what the workflow could not. The API writes a run only around its start, through the functions below: the record,
  * the record's removal when the start is refused before Temporal hears of it, and a rerun's link on the run it
  * repeats. Every later write is conditional on the run not being terminal, so a late or retried write never turns a
  * finished run back into a running one.
@@ -88,7 +88,10 @@ export interface EgressDenial {
 export interface RunTemporalRef {
   namespace: string;
   task_queue: string;
-  /** Temporal's run id of the execution; null until the start is confirmed. */
+  /**
+   * Temporal's run id of the execution; null until the worker's first write of the run (a step's start or end, the
+   * run's end) records it. Not null: Temporal started the run. Null: not started, or started and not yet picked up.
+   */
   run_id: string | null;
 }
 
@@ -199,11 +202,6 @@ function mapSnapshotSchemas(snapshot: RunSnapshot, map: <S extends JsonObject | 
 /** Records a new run document; its snapshot's schemas are stored with escaped keys. */
 export async function insertRun(db: Db, doc: RunDoc): Promise<void> {
   await runsCollection(db).insertOne({ ...doc, snapshot: mapSnapshotSchemas(doc.snapshot, storedSchema) });
-}
-
-/** Temporal has the run: its run id, which tells a started run from one that never was (idempotent replays, reads). */
-export async function recordTemporalRunId(db: Db, runId: string, temporalRunId: string): Promise<void> {
-  await runsCollection(db).updateOne({ _id: runId }, { $set: { 'temporal.run_id': temporalRunId } });
 }
 
 /** Removes a run's record that Temporal has not heard of (a start refused after the record was written). */

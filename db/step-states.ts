@@ -25,7 +25,13 @@ export async function markStepRunning(
   runId: string,
   stepId: string,
   attempt: number,
-  opts: { itemsTotal?: number; input?: JsonValue; progress?: { turn: number; usage: Usage } } = {},
+  opts: {
+    itemsTotal?: number;
+    input?: JsonValue;
+    progress?: { turn: number; usage: Usage };
+    /** The workflow's Temporal run id, recorded by the step write that moves the run to `running` (./runs.ts). */
+    temporalRunId?: string | undefined;
+  } = {},
 ): Promise<boolean> {
   const now = new Date();
   const change: StepChange = { type: 'step.started', attempt };
@@ -58,6 +64,7 @@ export async function markStepRunning(
     'steps.$.attempts': attempt,
   };
   if (attempt <= 1) set['steps.$.started_at'] = now;
+  if (opts.temporalRunId !== undefined) set['temporal.run_id'] = opts.temporalRunId;
   if (opts.itemsTotal !== undefined) set['steps.$.items_total'] = opts.itemsTotal;
   if (inputJson !== undefined) set['steps.$.input_json'] = inputJson;
   if (opts.progress) {
@@ -133,7 +140,14 @@ export async function recordStepDone(
   db: Db,
   runId: string,
   stepId: string,
-  done: { attempt: number; startedAt: Date; input?: JsonValue; output: JsonValue | OutputRef },
+  done: {
+    attempt: number;
+    startedAt: Date;
+    input?: JsonValue;
+    output: JsonValue | OutputRef;
+    /** As markStepRunning's: the workflow's Temporal run id. */
+    temporalRunId?: string | undefined;
+  },
 ): Promise<boolean> {
   const changes: StepChange[] = [
     { type: 'step.started', attempt: done.attempt },
@@ -168,6 +182,7 @@ export async function recordStepDone(
     'steps.$.completed_at': now,
   };
   if (done.attempt <= 1) set['steps.$.started_at'] = done.startedAt;
+  if (done.temporalRunId !== undefined) set['temporal.run_id'] = done.temporalRunId;
   if (done.input !== undefined) set['steps.$.input_json'] = shownInput(done.input);
   const write = await updateStep(db, runId, stepId, { $set: set, $min: { started_at: done.startedAt } }, 2);
   return logged(db, runId, stepId, changes, write);

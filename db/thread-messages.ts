@@ -5,6 +5,11 @@
  * with their results — is copied from the turn run's transcript when the turn ends (shared/threads/end-turn.ts),
  * with the transcript seq as pos, so a repeated copy writes the same documents. The next turns' context is read from
  * here, newest first (temporal/activities/agent/thread-context.ts).
+ *
+ * An approval the turn asked for (a tool call that waits for the owner's decision) is a message too, `role:
+ * approval`, written by the worker on the approval's own path (./thread-approvals.ts) as it is asked and again as it
+ * is decided. It goes right after the assistant message that made the call, before the calls' results: its `_id` is
+ * that message's with `.a<call index, 3 digits>` appended.
  */
 import type { Db } from 'mongodb';
 import type { JsonValue } from '../domain/json';
@@ -50,6 +55,21 @@ export async function putSummary(db: Db, doc: ThreadMessageDoc): Promise<ThreadM
   return (await threadMessagesCollection(db).findOne({ _id: doc._id })) ?? doc;
 }
 
+/** What an approval message says: the call asked about, and the owner's decision once it came. */
+export interface ThreadApprovalInfo {
+  /** Which call of the assistant message (the message's `pos`) it is. */
+  call_index: number;
+  call_id: string;
+  /** The tool as the model called it (for an MCP tool `<server>__<tool>`), and its arguments. */
+  name: string;
+  args: JsonValue;
+  status: 'requested' | 'approved' | 'rejected';
+  /** The deciding user's id, when, and their comment; null until decided. */
+  decided_by: string | null;
+  decided_at: Date | null;
+  comment: string | null;
+}
+
 /** A turn's state on its user message: `queued` until it starts, then its run's status. */
 export type TurnStatus = 'queued' | RunStatus;
 
@@ -60,16 +80,23 @@ export interface ThreadMessageDoc {
   owner_id: string;
   turn: number;
   pos: number;
-  role: 'user' | 'assistant' | 'tool' | 'summary';
+  role: 'user' | 'assistant' | 'tool' | 'summary' | 'approval';
   text: string | null;
   /** Summary messages (pos 1 of the turn that compacted): the turns they cover and the compaction call. */
   summary?: ThreadSummaryInfo;
   /** Assistant messages: the tool calls it made. */
   tool_calls?: LlmToolCall[];
+  /** Approval messages (`pos` is the assistant message's that made the call). */
+  approval?: ThreadApprovalInfo;
   /** Tool messages: the call and its result. */
   tool?: { call_id: string; name: string; args: JsonValue; output: JsonValue; is_error: boolean };
   /** User messages: the turn's run (fixed when the message is accepted), its state, error and usage once ended. */
   run_id?: string;
+  /**
+   * User messages of a turn a workflow's agent step took (decision 0603): the step's execution id in run `run_id`
+   * (the message is the step's rendered input, the answer the step's transcript).
+   */
+  step_id?: string;
   status?: TurnStatus;
   error?: RunError | null;
   usage?: Usage;
@@ -82,16 +109,32 @@ export function threadMessagesCollection(db: Db) {
   return db.collection<ThreadMessageDoc>('thread_messages');
 }
 
-export function threadMessageDocId(threadId: string, turn: number, pos: number): string {
-  return `${threadId}:${String(turn).padStart(9, '0')}:${String(pos).padStart(6, '0')}`;
+/** With `approval` (a call index): the approval of that call of the message at `pos`, right after it. */
+export function threadMessageDocId(threadId: string, turn: number, pos: number, approval?: number): string {
+  const id = `${threadId}:${String(turn).padStart(9, '0')}:${String(pos).padStart(6, '0')}`;
+  return approval === undefined ? id : `${id}.a${String(approval).padStart(3, '0')}`;
 }
 
+/** The `_id` a stored message has in thread `threadId` (its own, or its copy's in a fork). */
+export const messageDocIdIn = (threadId: string, doc: Pick<ThreadMessageDoc, 'turn' | 'pos' | 'approval'>) =>
+  threadMessageDocId(threadId, doc.turn, doc.pos, doc.approval?.call_index);
+
 /** The public id of a stored message. */
-export const publicMessageId = (doc: Pick<ThreadMessageDoc, 'turn' | 'pos'>) => threadMessageId(doc.turn, doc.pos);
+export const publicMessageId = (doc: Pick<ThreadMessageDoc, 'turn' | 'pos' | 'approval'>) =>
+  threadMessageId(doc.turn, doc.pos, doc.approval?.call_index);
 
 export async function insertUserMessage(
   db: Db,
-  m: { threadId: string; ownerId: string; turn: number; text: string; runId: string; queued: boolean; at: Date },
+  m: {
+    threadId: string;
+    ownerId: string;
+    turn: number;
+    text: string;
+    runId: string;
+    stepId?: string;
+    queued: boolean;
+    at: Date;
+  },
 ): Promise<ThreadMessageDoc> {
   const doc: ThreadMessageDoc = {
     _id: threadMessageDocId(m.threadId, m.turn, 0),
@@ -102,6 +145,7 @@ export async function insertUserMessage(
     role: 'user',
     text: m.text,
     run_id: m.runId,
+    ...(m.stepId !== undefined ? { step_id: m.stepId } : {}),
     status: m.queued ? 'queued' : 'running',
     error: null,
     created_at: m.at,
@@ -118,6 +162,16 @@ export async function findUserMessage(db: Db, threadId: string, turn: number): P
 /** The user message whose turn is the run `runId`, or null. */
 export async function findTurnByRun(db: Db, threadId: string, runId: string): Promise<ThreadMessageDoc | null> {
   return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId });
+}
+
+/** The user message of the turn a workflow's agent step (`stepId` of run `runId`) took in the thread, or null. */
+export async function findStepTurn(
+  db: Db,
+  threadId: string,
+  runId: string,
+  stepId: string,
+): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId, step_id: stepId });
 }
 
 /** The oldest message still waiting for its turn, or null. */
@@ -184,19 +238,27 @@ export async function readEarlierMessages(
     .toArray();
 }
 
+/** How many approval messages a turn has (its answer's count on the thread includes them). */
+export async function countTurnApprovals(db: Db, threadId: string, turn: number): Promise<number> {
+  return threadMessagesCollection(db).countDocuments({
+    thread_id: threadId,
+    role: 'approval',
+    _id: { $gt: threadMessageDocId(threadId, turn, 0), $lt: threadMessageDocId(threadId, turn + 1, 0) },
+  });
+}
+
 export async function countThreadMessages(db: Db, threadId: string): Promise<number> {
   return threadMessagesCollection(db).countDocuments({ thread_id: threadId });
 }
 
-/** Every message up to and including `turn`/`pos`, in order (a fork's copy). */
+/** Every message up to and including `turn`/`pos` (the approval of call `approval` of it), in order (a fork's copy). */
 export async function readMessagesUpTo(
   db: Db,
   threadId: string,
-  turn: number,
-  pos: number,
+  point: { turn: number; pos: number; approval?: number | undefined },
 ): Promise<ThreadMessageDoc[]> {
   return threadMessagesCollection(db)
-    .find({ thread_id: threadId, _id: { $lte: threadMessageDocId(threadId, turn, pos) } })
+    .find({ thread_id: threadId, _id: { $lte: threadMessageDocId(threadId, point.turn, point.pos, point.approval) } })
     .sort({ _id: 1 })
     .toArray();
 }
@@ -209,10 +271,13 @@ export async function removeThreadMessages(db: Db, threadId: string): Promise<vo
   await threadMessagesCollection(db).deleteMany({ thread_id: threadId });
 }
 
-/** The run ids of every turn of a thread that has one. */
+/**
+ * The run ids of every turn of a thread that has a run of its own — not the workflow runs whose agent steps took
+ * turns (decision 0603): those belong to their workflow and stay when the thread goes.
+ */
 export async function threadRunIds(db: Db, threadId: string): Promise<string[]> {
   const docs = await threadMessagesCollection(db)
-    .find({ thread_id: threadId, pos: 0 }, { projection: { run_id: 1 } })
+    .find({ thread_id: threadId, pos: 0, step_id: { $exists: false } }, { projection: { run_id: 1 } })
     .toArray();
   return docs.flatMap((d) => (d.run_id ? [d.run_id] : []));
 }

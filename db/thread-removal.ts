@@ -37,8 +37,11 @@ export async function threadRuns(db: Db, threadId: string): Promise<string[]> {
 export async function removeThreadData(db: Db, threadId: string, runIds: readonly string[]): Promise<void> {
   if (runIds.length > 0) {
     const ids = [...runIds];
-    await Promise.all(RUN_KEYED_COLLECTIONS.map((name) => db.collection(name).deleteMany({ run_id: { $in: ids } })));
+    // The runs first: a late write of a turn's worker (a retried end, a terminated workflow's last local activity)
+    // reads or conditions on its run and so writes nothing once the run is gone, where it would otherwise log an
+    // event between the two deletes.
     await runsCollection(db).deleteMany({ _id: { $in: ids } });
+    await Promise.all(RUN_KEYED_COLLECTIONS.map((name) => db.collection(name).deleteMany({ run_id: { $in: ids } })));
   }
   await Promise.all([removeThreadMessages(db, threadId), removeMemoryVersions(db, threadId)]);
   await removeThreadDoc(db, threadId);

@@ -31,6 +31,8 @@ export type ThreadMetadata = Record<string, string | number | boolean>;
 export interface RunningTurn {
   turn: number;
   run_id: string;
+  /** A turn taken by a workflow's agent step (decision 0603): the step's execution in run `run_id`. */
+  step_id?: string;
 }
 
 export interface ThreadDoc {
@@ -140,6 +142,8 @@ export async function acceptTurn(
     after: string | undefined;
     enqueue: boolean;
     runId: string;
+    /** A workflow's agent step taking the turn (decision 0603): its execution id, kept on the running turn. */
+    stepId?: string;
     messageId: (turn: number) => string;
   },
 ): Promise<Acceptance> {
@@ -152,7 +156,8 @@ export async function acceptTurn(
     if (!idle && !args.enqueue) return { kind: 'busy', running: t.running, queued: t.queued };
     const turn = t.turns + 1;
     const set: Partial<ThreadDoc> = { turns: turn, last_message_id: args.messageId(turn), updated_at: new Date() };
-    if (idle) set.running = { turn, run_id: args.runId };
+    if (idle)
+      set.running = { turn, run_id: args.runId, ...(args.stepId !== undefined ? { step_id: args.stepId } : {}) };
     const written = await threadsCollection(db).updateOne(
       { _id: t._id, version: t.version, ...alive },
       { $set: set, $inc: { version: 1, message_count: 1, ...(idle ? {} : { queued: 1 }) } },

@@ -158,21 +158,22 @@ export async function tokensUsedOn(db: Db, ownerId: string, at: Date): Promise<n
 
 /**
  * Where the call of `stepId` (a step, map item or loop iteration) is made: the run's workflow and thread and the
- * step's agent template. Sent with the model call, so it costs no time around it.
+ * step's agent template. Sent with the model call, so it costs no time around it. `threadId`: the thread the step
+ * answers in — a workflow's agent step in a thread (decision 0603) counts for both its workflow and the thread.
  */
-export async function callOrigin(db: Db, runId: string, stepId: string): Promise<CallOrigin> {
+export async function callOrigin(db: Db, runId: string, stepId: string, threadId?: string): Promise<CallOrigin> {
   const run = await runsCollection(db).findOne(
     { _id: runId },
     { projection: { workflow_id: 1, thread_id: 1, 'steps.id': 1, 'steps.template_id': 1 } },
   );
   const id = innerExecution(stepId)?.stepId ?? stepId;
   // `thread_id` is the run's thread (absent on runs outside a thread).
-  const threadId = (run as { thread_id?: unknown } | null)?.thread_id;
+  const thread = threadId ?? (run as { thread_id?: unknown } | null)?.thread_id;
   return {
     run_id: runId,
     workflow_id: run?.workflow_id ?? null,
     template_id: run?.steps?.find((s) => s.id === id)?.template_id ?? null,
-    ...(typeof threadId === 'string' ? { thread_id: threadId } : {}),
+    ...(typeof thread === 'string' ? { thread_id: thread } : {}),
   };
 }
 

@@ -34,6 +34,8 @@ export interface WorkflowStepDoc {
   egress?: EgressSettings;
   /** Agent steps: overrides the template's mcp_tools. */
   mcp_tools?: McpToolSelection[];
+  /** Agent steps: the thread the step takes a turn in (decision 0603), e.g. `{{input.thread_id}}`; rendered per run. */
+  thread?: string;
   config?: JsonObject;
   input?: JsonValue;
   retry?: RetrySettings;

@@ -59,12 +59,44 @@ export interface ExperimentSpend {
   model_calls: number;
 }
 
-/** What the workflow learns from its first activity: the pinned items (ids only) and how to run them. */
+/**
+ * Where one execution of the experiment workflow starts: the first unit (item × repetition, counted item-major) not
+ * yet run, and the spend so far. A fresh experiment starts at unit 0; each continue-as-new carries these two only.
+ */
+export interface ExperimentPlanRequest {
+  experiment_id: string;
+  next_unit: number;
+}
+
+/**
+ * What one execution of the experiment workflow learns from its first activity: how to run the items, and the ids of
+ * the items its window of units touches (not the whole list: an experiment over 10 000 items keeps each execution's
+ * history small, decision 0630).
+ */
 export interface ExperimentPlan {
+  /** Items pinned in the version, all of them (units = item_count × repetitions). */
+  item_count: number;
+  /** The place of `item_ids[0]` in the pinned list. */
+  first_item: number;
+  /** The items of this execution's window, in list order. */
   item_ids: string[];
   repetitions: number;
   concurrency: number;
   budget: ExperimentBudget;
+  /** Units this execution runs at most before it continues as new (the worker's EXPERIMENT_UNITS_PER_EXECUTION). */
+  units_per_execution: number;
+}
+
+/** The items a window of `units` units from `nextUnit` touches: `[first, first + count)` of the pinned list. */
+export function planWindow(
+  nextUnit: number,
+  units: number,
+  repetitions: number,
+  itemCount: number,
+): { first: number; count: number } {
+  const first = Math.min(itemCount, Math.floor(nextUnit / repetitions));
+  const end = Math.min(itemCount, Math.ceil((nextUnit + units) / repetitions));
+  return { first, count: end - first };
 }
 
 /** One item × repetition, the child workflow's argument. */

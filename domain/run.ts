@@ -84,6 +84,11 @@ export interface AgentStepSnapshot extends StepSnapshotBase {
    * user message, read from MongoDB by these ids. Absent on every other agent step.
    */
   thread?: ThreadRef;
+  /**
+   * A workflow's agent step that takes a turn in a thread (decision 0603): the step's `thread` as written, rendered
+   * like its input when the step runs to the thread's id. Absent on every other agent step (and on turn runs).
+   */
+  in_thread?: string;
 }
 
 export interface ActionStepSnapshot extends StepSnapshotBase {

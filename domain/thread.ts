@@ -40,13 +40,17 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
-/** A message's public id within its thread: `m<turn>.<pos>` (pos 0 is the turn's user message). */
-export function threadMessageId(turn: number, pos: number): string {
-  return `m${turn}.${pos}`;
+/**
+ * A message's public id within its thread: `m<turn>.<pos>` (pos 0 is the turn's user message); an approval message
+ * `m<turn>.<pos>a<call index>` (the approval of that call of the assistant message at `pos`).
+ */
+export function threadMessageId(turn: number, pos: number, approval?: number): string {
+  return approval === undefined ? `m${turn}.${pos}` : `m${turn}.${pos}a${approval}`;
 }
 
-/** The turn and position a public message id names, or null when it is not one. */
-export function parseThreadMessageId(id: string): { turn: number; pos: number } | null {
-  const m = /^m([1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,5})$/.exec(id);
-  return m ? { turn: Number(m[1]), pos: Number(m[2]) } : null;
+/** The turn and position (and approval) a public message id names, or null when it is not one. */
+export function parseThreadMessageId(id: string): { turn: number; pos: number; approval?: number } | null {
+  const m = /^m([1-9][0-9]{0,8})\.(0|[1-9][0-9]{0,5})(?:a(0|[1-9][0-9]{0,2}))?$/.exec(id);
+  if (!m) return null;
+  return { turn: Number(m[1]), pos: Number(m[2]), ...(m[3] !== undefined ? { approval: Number(m[3]) } : {}) };
 }

@@ -70,7 +70,12 @@ export function checkGraph(
     const refs: Located[] = [];
 
     // References in the step's fields: only ancestors (or the earlier steps, for a list without depends_on).
-    const fields = { input: step.input ?? null, config: step.config ?? {}, prompt: step.prompt ?? '' };
+    const fields = {
+      input: step.input ?? null,
+      config: step.config ?? {},
+      prompt: step.prompt ?? '',
+      thread: step.thread ?? '',
+    };
     for (const [field, value] of Object.entries(fields)) {
       try {
         refs.push(...collectReferences(value, field));

@@ -5,7 +5,9 @@
  * first, maps and loops). Every problem names the step and the field (`steps[1] (notify).config.to: required`).
  */
 import type { Db } from 'mongodb';
+import { isId } from '../../db/ids';
 import { findVisibleTemplates, type TemplateDoc } from '../../db/templates';
+import { findOwnThread } from '../../db/threads';
 import type { WorkflowConfigDoc, WorkflowStepDoc } from '../../db/workflows';
 import { validateActionConfig } from '../../domain/actions/catalog';
 import type { JsonObject } from '../../domain/json';
@@ -57,6 +59,7 @@ export async function checkWorkflow(
       Object.keys(limits.MCP_STDIO_SERVERS),
     )),
   );
+  problems.push(...(await threadProblems(db, ownerId, def.steps)));
   const seen = new Set<string>();
   def.steps.forEach((step, i) => {
     const where = `steps[${i}] (${step.id})`;
@@ -106,10 +109,38 @@ function checkKind(step: WorkflowStepDoc, template: TemplateDoc, where: string):
   return problems;
 }
 
+/**
+ * A step's `thread` written as a literal id must be one of the owner's threads (decision 0603); one with references
+ * is rendered per run, and an unknown or foreign thread then fails the step.
+ */
+async function threadProblems(db: Db, ownerId: string, steps: WorkflowStepDoc[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const [i, step] of steps.entries()) {
+    if (step.thread === undefined) continue;
+    let refs: ReturnType<typeof collectReferences>;
+    try {
+      refs = collectReferences(step.thread, 'thread');
+    } catch {
+      continue; // reported by checkGraph
+    }
+    if (refs.length > 0) continue;
+    const thread = isId('thr', step.thread) ? await findOwnThread(db, ownerId, step.thread) : null;
+    if (!thread || thread.deleting) {
+      problems.push(`steps[${i}] (${step.id}).thread: unknown thread "${step.thread}" (an id thr_… or a reference)`);
+    }
+  }
+  return problems;
+}
+
 /** `{{input.…}}` references must name fields `config.input_schema` allows (other references: check-graph.ts). */
 function checkInputReferences(step: WorkflowStepDoc, where: string, inputSchema: JsonObject): string[] {
   const problems: string[] = [];
-  const fields = { input: step.input ?? null, config: step.config ?? {}, prompt: step.prompt ?? '' };
+  const fields = {
+    input: step.input ?? null,
+    config: step.config ?? {},
+    prompt: step.prompt ?? '',
+    thread: step.thread ?? '',
+  };
   for (const [field, value] of Object.entries(fields)) {
     let refs: ReturnType<typeof collectReferences>;
     try {

@@ -14,37 +14,99 @@ import {
 
 const tags = ['experiments'];
 
+const scorerStatsView = z
+  .strictObject({
+    n: z.number().int(),
+    mean: z.number(),
+    sd: z.number(),
+    ci95: z
+      .tuple([z.number(), z.number()])
+      .nullable()
+      .meta({ description: '95 % t-interval for the mean, clipped to [0, 1]; null with fewer than two scores.' }),
+    pass_rate: z.number(),
+  })
+  .meta({ id: 'ScorerStats' });
+
+const distributionView = z
+  .strictObject({ n: z.number().int(), mean: z.number(), p50: z.number(), p95: z.number() })
+  .nullable()
+  .meta({ id: 'Distribution', description: 'Per item run; null when no run has the figure.' });
+
+const usageSummaryView = z
+  .strictObject({
+    tokens: distributionView,
+    llm_calls: distributionView,
+    cost: distributionView,
+    latency_ms: distributionView,
+    errors: z.number().int().meta({ description: 'Item runs that failed.' }),
+  })
+  .meta({ id: 'UsageSummary' });
+
+const changeView = z.enum(['improved', 'regressed', 'unchanged']);
+
 const comparisonView = z
-  .looseObject({
+  .strictObject({
     baseline_id: z.string(),
     candidate_id: z.string(),
-    scorers: z.array(z.looseObject({ name: z.string(), delta: z.number().nullable() })),
+    scorers: z.array(
+      z.strictObject({
+        name: z.string(),
+        baseline: scorerStatsView.nullable(),
+        candidate: scorerStatsView.nullable(),
+        delta: z
+          .number()
+          .nullable()
+          .meta({ description: 'Candidate mean − baseline mean; null when one side lacks it.' }),
+      }),
+    ),
     items: z.array(
-      z.looseObject({
+      z.strictObject({
         item_id: z.string(),
-        change: z.string(),
+        change: z.enum(['improved', 'regressed', 'mixed', 'unchanged', 'only_baseline', 'only_candidate']),
+        scorers: z.array(
+          z.strictObject({
+            name: z.string(),
+            baseline: z.number().nullable().meta({ description: "Mean over the item's repetitions." }),
+            candidate: z.number().nullable(),
+            delta: z.number().nullable(),
+            change: changeView.nullable(),
+            pass_change: z.enum(['pass_to_fail', 'fail_to_pass']).nullable(),
+          }),
+        ),
         steps: z
-          .looseObject({ changed: z.array(z.string()), unchanged: z.array(z.string()) })
+          .strictObject({
+            changed: z.array(z.string()),
+            unchanged: z.array(z.string()),
+            added: z.array(z.string()),
+            removed: z.array(z.string()),
+          })
           .optional()
-          .meta({ description: "Items with step outputs on both sides (replay mode): which steps' outputs differ." }),
+          .meta({ description: 'For items with step outputs on both sides (replay mode): which steps changed.' }),
         replay: replayDiffView.optional().meta({
           description:
-            'Items the candidate replayed: each step replayed from the recorded run or executed, and for executed ' +
-            'steps the output change against the record.',
+            'Items the candidate replayed (its first repetition): each step replayed from the recorded run or ' +
+            'executed, and for executed steps the output change against the record.',
         }),
       }),
     ),
-    counts: z.record(z.string(), z.number().int()),
-    usage: z.looseObject({ baseline: z.unknown(), candidate: z.unknown() }),
-    regression: z.looseObject({ regressed: z.boolean(), reasons: z.array(z.string()) }),
+    counts: z.strictObject({
+      improved: z.number().int(),
+      regressed: z.number().int(),
+      mixed: z.number().int(),
+      unchanged: z.number().int(),
+      only_baseline: z.number().int(),
+      only_candidate: z.number().int(),
+    }),
+    usage: z.strictObject({ baseline: usageSummaryView, candidate: usageSummaryView }),
+    regression: z.strictObject({ regressed: z.boolean(), reasons: z.array(z.string()) }),
   })
   .meta({
     id: 'ExperimentComparison',
     description:
       "Per scorer both sides' mean, spread and 95 % interval and the delta; per item improved / regressed / mixed / " +
-      'unchanged; tokens, cost and latency side by side; and the regression verdict the CI gate exits on (a mean ' +
-      'dropping by more than 0.05, or with fail_on=any_item also an item that passed in every baseline repetition ' +
-      'and fails now). docs/evals.md "Comparing experiments".',
+      'unchanged (beyond `tolerance`); tokens, cost and latency side by side; and the regression verdict the CI gate ' +
+      'exits on (a mean dropping by more than `regression_threshold`, default 0.05, or with fail_on=any_item also ' +
+      'an item that passed in every baseline repetition and fails now). docs/evals.md "Comparing experiments".',
   });
 
 export const experimentsPaths: ZodOpenApiPathsObject = {

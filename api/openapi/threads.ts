@@ -99,12 +99,14 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       summary: 'Delete a thread and everything of it',
       description:
         'A running turn is cancelled first (terminated when it does not end within 10 s); then the turns’ runs, ' +
-        'transcripts, events, approvals, the messages and the thread are removed.',
+        'transcripts, events, approvals, the messages and the thread are removed. 409 `turn_running` while a ' +
+        'workflow’s agent step is taking a turn (its run is the workflow’s: cancel that run or wait for the step); ' +
+        'the workflow runs whose steps took turns are not removed.',
       security: BEARER,
       requestParams: { path: threadIdParams },
       responses: {
         ...ok(200, 'Deleted', z.strictObject({ id: z.string(), deleted: z.literal(true) })),
-        ...errors(401, 404),
+        ...errors(401, 404, 409),
       },
     },
   },
@@ -132,8 +134,11 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       tags,
       summary: 'The conversation, oldest first',
       description:
-        'User messages (with their turn’s state, error and usage), assistant messages (with their tool calls) and ' +
-        'tool results. A turn’s answer appears when the turn has ended; follow `…/events` for it live.',
+        'User messages (with their turn’s state, error and usage), assistant messages (with their tool calls), ' +
+        'tool results, summaries, and approvals: a tool call that waited for your decision (`role: approval`, ' +
+        'after the assistant message that made the call and before its result), listed from when it was asked ' +
+        '(`requested`) and then with the decision, who made it and when. The rest of a turn’s answer appears ' +
+        'when the turn has ended; follow `…/events` for it live.',
       security: BEARER,
       requestParams: { path: threadIdParams, query: pageQuery },
       responses: {
@@ -215,7 +220,8 @@ export const threadsPaths: ZodOpenApiPathsObject = {
       summary: 'Cancel a turn',
       description:
         'A queued turn never starts (`run_id` null); a running one is cancelled as its run is (it ends ' +
-        '`cancelled`, the next queued turn starts). 409 when the turn has ended.',
+        '`cancelled`, the next queued turn starts). 409 when the turn has ended, and `turn_running` for a turn a ' +
+        'workflow’s agent step is taking (cancel that run instead).',
       security: BEARER,
       requestParams: { path: turnParams },
       responses: {

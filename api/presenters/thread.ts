@@ -31,7 +31,14 @@ export const threadView = z
     turns: z.number().int().meta({ description: 'Turns accepted so far (the last turn’s number).' }),
     message_count: z.number().int(),
     running_turn: z
-      .strictObject({ turn: z.number().int(), run_id: z.string() })
+      .strictObject({
+        turn: z.number().int(),
+        run_id: z.string(),
+        step_id: z
+          .string()
+          .optional()
+          .meta({ description: 'A turn a workflow’s agent step is taking: the step (its execution) in run `run_id`.' }),
+      })
       .nullable()
       .meta({ description: 'The turn being answered, if any (its run is an ordinary run).' }),
     queued: z.number().int().meta({ description: 'Messages waiting for their turn (policy `enqueue`).' }),
@@ -56,7 +63,13 @@ export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
     overrides: { ...doc.overrides },
     turns: doc.turns,
     message_count: doc.message_count,
-    running_turn: doc.running ? { turn: doc.running.turn, run_id: doc.running.run_id } : null,
+    running_turn: doc.running
+      ? {
+          turn: doc.running.turn,
+          run_id: doc.running.run_id,
+          ...(doc.running.step_id !== undefined ? { step_id: doc.running.step_id } : {}),
+        }
+      : null,
     queued: doc.queued,
     last_message_id: doc.last_message_id,
     usage: doc.usage,
@@ -69,12 +82,18 @@ export function presentThread(doc: ThreadDoc): z.infer<typeof threadView> {
 
 export const threadMessageView = z
   .strictObject({
-    id: z.string().meta({ description: '`m<turn>.<pos>`; pos 0 is the turn’s user message.', example: 'm1.0' }),
+    id: z.string().meta({
+      description:
+        '`m<turn>.<pos>`; pos 0 is the turn’s user message. An approval: `m<turn>.<pos>a<call>`, the approval of ' +
+        'call `<call>` of the assistant message `m<turn>.<pos>`.',
+      example: 'm1.0',
+    }),
     turn: z.number().int(),
-    role: z.enum(['user', 'assistant', 'tool', 'summary']).meta({
+    role: z.enum(['user', 'assistant', 'tool', 'summary', 'approval']).meta({
       description:
         '`summary`: a compaction’s summary of older turns (pos 1 of the turn that wrote it), given to later turns ' +
-        'instead of them; the raw messages stay.',
+        'instead of them; the raw messages stay. `approval`: a tool call that waited for your decision, listed ' +
+        'right after the assistant message that made it, from when it was asked.',
     }),
     text: z.string().nullable(),
     summary: z
@@ -105,8 +124,33 @@ export const threadMessageView = z
       })
       .optional()
       .meta({ description: 'Tool messages: the call and its result.' }),
+    approval: z
+      .strictObject({
+        call_index: z.number().int().meta({ description: 'Which call of the assistant message it asks about.' }),
+        call_id: z.string(),
+        name: z.string().meta({ description: 'The tool as the model called it (an MCP tool: `<server>__<tool>`).' }),
+        args: z.unknown(),
+        status: z.enum(['requested', 'approved', 'rejected']).meta({
+          description:
+            '`requested` while it waits (and when the turn ended without a decision: see the user message’s ' +
+            '`status`); then the decision.',
+        }),
+        decided_by: z.string().nullable().meta({ description: 'The deciding user’s id (null until decided).' }),
+        decided_at: isoTimestamp.nullable().meta({ description: 'When the turn went on with the decision.' }),
+        comment: z.string().nullable(),
+      })
+      .optional()
+      .meta({ description: 'Approval messages: the call asked about and the decision.' }),
     final: z.literal(true).optional().meta({ description: 'The assistant message that answered the turn.' }),
     run_id: z.string().optional().meta({ description: 'User messages: the turn’s run (absent in a fork’s copies).' }),
+    step_id: z
+      .string()
+      .optional()
+      .meta({
+        description:
+          'User messages of a turn a workflow’s agent step took: the step (its execution) in run `run_id` whose input ' +
+          'is the message and whose answer follows it.',
+      }),
     status: z
       .enum(['queued', ...RUN_STATUSES])
       .optional()
@@ -126,8 +170,17 @@ export function presentThreadMessage(doc: ThreadMessageDoc): z.infer<typeof thre
     ...(doc.tool_calls ? { tool_calls: doc.tool_calls.map((c) => ({ id: c.id, name: c.name, args: c.args })) } : {}),
     ...(doc.tool ? { tool: doc.tool } : {}),
     ...(doc.summary ? { summary: doc.summary } : {}),
+    ...(doc.approval
+      ? {
+          approval: {
+            ...doc.approval,
+            decided_at: doc.approval.decided_at ? iso(doc.approval.decided_at) : null,
+          },
+        }
+      : {}),
     ...(doc.final ? { final: true as const } : {}),
     ...(doc.run_id !== undefined ? { run_id: doc.run_id } : {}),
+    ...(doc.step_id !== undefined ? { step_id: doc.step_id } : {}),
     ...(doc.status !== undefined ? { status: doc.status } : {}),
     ...(doc.error !== undefined ? { error: doc.error } : {}),
     ...(doc.usage !== undefined ? { usage: doc.usage } : {}),

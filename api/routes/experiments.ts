@@ -102,7 +102,11 @@ export function experimentRoutes(deps: ApiDeps): Router {
     const comparison = compareExperiments(
       resultsOf(baseline, await allResults(deps.db, baseline._id)),
       resultsOf(candidate, await allResults(deps.db, candidate._id)),
-      query.fail_on !== undefined ? { fail_on: query.fail_on } : {},
+      {
+        ...(query.fail_on !== undefined ? { fail_on: query.fail_on } : {}),
+        ...(query.regression_threshold !== undefined ? { regression_threshold: query.regression_threshold } : {}),
+        ...(query.tolerance !== undefined ? { tolerance: query.tolerance } : {}),
+      },
     );
     respond(ctx, 200, comparison);
   });

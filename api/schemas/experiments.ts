@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { compareOptionsSchema, scorerListSchema } from '../../domain/evals';
 import { EXPERIMENT_MODES, REPLAY_TOOL_CALLS } from '../../domain/experiment';
 import { pageQuery } from '../http/pagination';
+import { queryFraction } from '../http/query-fraction';
 import { rerunOverrides } from './workflows';
 
 /** Runs of one experiment in flight at once, at most. */
@@ -82,4 +83,8 @@ export const compareQuery = z.strictObject({
     .max(100)
     .meta({ description: 'The experiment to compare against (yours, same dataset).' }),
   fail_on: compareOptionsSchema.shape.fail_on,
+  regression_threshold: queryFraction(
+    "A regression is a scorer's mean dropping by more than this (absolute, 0–1). Default 0.05.",
+  ),
+  tolerance: queryFraction('An item score moving by at most this much (absolute, 0–1) is unchanged. Default 0.'),
 });

@@ -15,10 +15,13 @@ export const turnParams = z.strictObject({
   turn: queryInteger({ min: 1, max: 999_999_999 }).meta({ description: 'The turn number (1 is the first).' }),
 });
 
-/** A message's id within its thread, `m<turn>.<pos>`. */
+/** A message's id within its thread, `m<turn>.<pos>` (an approval's `m<turn>.<pos>a<call>`; domain/thread.ts). */
 export const messageIdString = z
   .string()
-  .regex(/^m[1-9][0-9]{0,8}\.(?:0|[1-9][0-9]{0,5})$/, 'a message id of the thread (`m<turn>.<pos>`)')
+  .regex(
+    /^m[1-9][0-9]{0,8}\.(?:0|[1-9][0-9]{0,5})(?:a(?:0|[1-9][0-9]{0,2}))?$/,
+    'a message id of the thread (`m<turn>.<pos>`, an approval’s `m<turn>.<pos>a<call>`)',
+  )
   .meta({ example: 'm3.0' });
 
 const METADATA_KEY = /^[A-Za-z0-9_-]{1,64}$/;

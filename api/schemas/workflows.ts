@@ -84,6 +84,7 @@ export const AGENT_STEP_FIELDS = [
   'output_schema',
   'egress',
   'mcp_tools',
+  'thread',
 ] as const;
 /** Fields of agent and action steps that a sub-workflow step (`workflow_id`) does not take. */
 export const NOT_ON_WORKFLOW_STEPS = [...AGENT_STEP_FIELDS, 'config'] as const;
@@ -144,6 +145,19 @@ const stepFields = z.strictObject({
   model: z.string().regex(MODEL_REF_PATTERN, MODEL_REF_MESSAGE).max(200).optional(),
   egress: egressSettings.optional(),
   mcp_tools: mcpToolSelections.optional().meta({ description: 'Agent steps: overrides the template’s mcp_tools.' }),
+  thread: z
+    .string()
+    .min(1)
+    .max(1_024)
+    .optional()
+    .meta({
+      description:
+        "Agent steps: a thread of the run's owner the step takes a turn in — its input is the turn's message, its " +
+        "answer (tool calls, reply) goes into the thread, and it is given the thread's memory, summary and recent " +
+        'turns. A thread id (`thr_…`) or a reference such as `{{input.thread_id}}`, rendered when the step runs. ' +
+        'See docs/threads.md.',
+      example: '{{input.thread_id}}',
+    }),
   config: jsonDataObject
     .optional()
     .meta({ description: 'Merged over the template config (action steps: per action type).' }),

@@ -6,7 +6,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import type { Command } from 'commander';
-import type { Schemas } from '../../client';
+import type { paths, Schemas } from '../../client';
 import { junitXml, type ExperimentResults } from '../../domain/evals';
 import type { ApiFlags, CliContext } from '../context';
 import { CliError } from '../errors';
@@ -25,6 +25,7 @@ const POLL_MS = 500;
 
 type Experiment = Schemas['ExperimentDetail'];
 type Result = Schemas['ExperimentResult'];
+type CompareQuery = NonNullable<paths['/api/v1/experiments/{id}/compare']['get']['parameters']['query']>;
 
 interface EvalFlags extends ApiFlags {
   dataset: string;
@@ -35,6 +36,8 @@ interface EvalFlags extends ApiFlags {
   scorers?: string;
   failOnRegression?: boolean;
   failOn?: string;
+  threshold?: string;
+  tolerance?: string;
   junit?: string;
   name?: string;
   concurrency?: string;
@@ -92,6 +95,14 @@ function versionOf(value: string): number {
   return n;
 }
 
+/** A flag's number from 0 to 1, written as the API takes it (`0.05`, not `5%` or `.05`). */
+function fraction(flag: string, value: string): number {
+  if (!/^[01](\.[0-9]{1,9})?$/.test(value) || Number(value) > 1) {
+    throw new CliError(`${flag}: a decimal number from 0 to 1, e.g. 0.05`);
+  }
+  return Number(value);
+}
+
 const fixed = (n: number | null | undefined) => (n === null || n === undefined ? '-' : n.toFixed(3));
 
 export function registerEvalCommands(program: Command, ctx: CliContext): void {
@@ -107,6 +118,8 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
     .option('--scorers <file.json>', 'a JSON array of scorer declarations (default: exact match with expected)')
     .option('--fail-on-regression', `exit ${EXIT_REGRESSION} when the comparison with --baseline regresses`)
     .option('--fail-on <rule>', 'mean (default) or any_item: what counts as a regression')
+    .option('--threshold <x>', "a scorer's mean dropping by more than x (0–1) regresses (default 0.05)")
+    .option('--tolerance <x>', 'an item score moving by at most x (0–1) is unchanged (default 0)')
     .option('--junit <out.xml>', 'write the results as JUnit XML')
     .option('--name <name>', 'the experiment’s name')
     .option('--concurrency <n>', 'runs at once (default 4)')
@@ -126,6 +139,11 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
         throw new CliError('--fail-on: mean or any_item');
       }
       const mode = modeOf(flags);
+      const threshold = flags.threshold !== undefined ? fraction('--threshold', flags.threshold) : undefined;
+      const tolerance = flags.tolerance !== undefined ? fraction('--tolerance', flags.tolerance) : undefined;
+      if ((threshold !== undefined || tolerance !== undefined) && flags.baseline === undefined) {
+        throw new CliError('--threshold and --tolerance need --baseline <experiment-id>');
+      }
       const api = ctx.api(flags);
       const overrides = overridesOf(flags.model);
       const budget = {
@@ -177,7 +195,12 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
 
       let regressed = false;
       if (flags.baseline !== undefined) {
-        const query = { baseline: flags.baseline, ...(flags.failOn ? { fail_on: flags.failOn as 'mean' } : {}) };
+        const query: CompareQuery = {
+          baseline: flags.baseline,
+          ...(flags.failOn === 'mean' || flags.failOn === 'any_item' ? { fail_on: flags.failOn } : {}),
+          ...(threshold !== undefined ? { regression_threshold: threshold } : {}),
+          ...(tolerance !== undefined ? { tolerance } : {}),
+        };
         const cmp = (
           await api.unwrap(
             'GET /experiments/…/compare',
@@ -185,19 +208,15 @@ export function registerEvalCommands(program: Command, ctx: CliContext): void {
           )
         ).data;
         ctx.io.out(`against ${flags.baseline}:`);
-        const scorers = cmp.scorers as { name: string; delta: number | null; baseline?: { mean: number } | null }[];
         for (const line of formatTable(
           ['SCORER', 'BASELINE', 'NOW', 'DELTA'],
-          scorers.map((s) => {
-            const now = (s as { candidate?: { mean: number } | null }).candidate?.mean;
-            return [s.name, fixed(s.baseline?.mean), fixed(now), fixed(s.delta)];
-          }),
+          cmp.scorers.map((s) => [s.name, fixed(s.baseline?.mean), fixed(s.candidate?.mean), fixed(s.delta)]),
         ))
           ctx.io.out(line);
         const counts = cmp.counts;
         ctx.io.out(
-          `items: ${counts.improved ?? 0} improved, ${counts.regressed ?? 0} regressed, ${counts.mixed ?? 0} mixed, ` +
-            `${counts.unchanged ?? 0} unchanged`,
+          `items: ${counts.improved} improved, ${counts.regressed} regressed, ${counts.mixed} mixed, ` +
+            `${counts.unchanged} unchanged`,
         );
         regressed = cmp.regression.regressed;
         ctx.io.out(regressed ? `REGRESSION: ${cmp.regression.reasons.join('; ')}` : 'no regression');

@@ -26,8 +26,8 @@ export function short(value: unknown, max = 120): string {
 }
 
 /**
- * A message of the conversation as text lines: `you> …`, `agent> …`, a tool call's line, and a turn that did not
- * complete with its reason. The `chat` command prints the recent ones with the same lines when it resumes a thread.
+ * A message of the conversation as text lines: `you> …`, `agent> …`, a tool call's line, an approval's with its
+ * decision, and a turn that did not complete with its reason. The `chat` command prints the recent ones with the same lines when it resumes a thread.
  */
 export function messageLines(m: ThreadMessageItem): string[] {
   const text = cleanText(m.text ?? '');
@@ -50,6 +50,15 @@ export function messageLines(m: ThreadMessageItem): string[] {
     case 'summary':
       // What the model now gets in place of the turns it covers; the turns themselves are still listed.
       return [`  (summary of earlier turns) ${short(text, 200)}`];
+    case 'approval': {
+      if (!m.approval) return [];
+      const a = m.approval;
+      const outcome =
+        a.status === 'requested'
+          ? 'not decided'
+          : `${a.status}${a.decided_by ? ` by ${a.decided_by}` : ''}${a.comment ? `: ${cleanText(a.comment)}` : ''}`;
+      return [`  ? approval of ${a.name}(${short(a.args, 80)}): ${outcome}`];
+    }
   }
 }
 

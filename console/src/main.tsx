@@ -12,6 +12,9 @@ import { Approvals } from './pages/Approvals';
 import { Catalog } from './pages/Catalog';
 import { DatasetPage } from './pages/Dataset';
 import { Datasets } from './pages/Datasets';
+import { ComparePage } from './pages/Compare';
+import { ExperimentPage } from './pages/Experiment';
+import { Experiments } from './pages/Experiments';
 import { RunPage } from './pages/Run';
 import { Runs } from './pages/Runs';
 import { SignIn } from './pages/SignIn';
@@ -27,6 +30,7 @@ const NAV = [
   { to: '/approvals', label: 'Approvals' },
   { to: '/workflows', label: 'Workflows' },
   { to: '/datasets', label: 'Datasets' },
+  { to: '/experiments', label: 'Experiments' },
   { to: '/catalog', label: 'Templates & tools' },
   { to: '/usage', label: 'Usage' },
 ] as const;
@@ -47,6 +51,10 @@ function Page({ path }: { path: string }) {
   if (section === 'workflows' && id && parts.length === 2) return <WorkflowPage workflowId={id} />;
   if (section === 'datasets' && parts.length === 1) return <Datasets />;
   if (section === 'datasets' && id && parts.length === 2) return <DatasetPage datasetId={id} />;
+  if (section === 'experiments' && parts.length === 1) return <Experiments />;
+  if (section === 'experiments' && id && parts.length === 2) return <ExperimentPage experimentId={id} />;
+  if (section === 'experiments' && id && parts.length === 3 && parts[2] === 'compare')
+    return <ComparePage experimentId={id} />;
   if (section === 'catalog' && parts.length === 1) return <Catalog />;
   if (section === 'usage' && parts.length === 1) return <Usage />;
   return (

@@ -183,6 +183,7 @@ function stepSnapshot(
     egress: resolveEgress(template.egress, step.egress),
     ...(outputSchema ? { output_schema: outputSchema } : {}),
     ...(mcpTools.length > 0 ? { mcp_tools: mcpTools } : {}),
+    ...(step.thread !== undefined ? { in_thread: step.thread } : {}),
     ...(typeof template.config.temperature === 'number' ? { temperature: template.config.temperature } : {}),
     ...(typeof template.config.max_output_tokens === 'number'
       ? { max_output_tokens: template.config.max_output_tokens }

@@ -4,8 +4,7 @@
  * unreachable Temporal is the start's 503 rather than a run that waits for someone to start it.
  */
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
-import type { Db } from 'mongodb';
-import { recordTemporalRunId, type RunDoc } from '../../db/runs';
+import type { RunDoc } from '../../db/runs';
 import type { RunSnapshot } from '../../domain/run';
 import { ownerIdKey, workflowIdKey, workflowNameKey } from '../../domain/search-attributes';
 import { RUN_WORKFLOW_TYPE } from '../../domain/task-queue';
@@ -17,20 +16,14 @@ export const START_DEADLINE_MS = 5_000;
 const DEADLINE_BACKSTOP_MS = 60_000;
 
 /**
- * Starts the execution, idempotent by workflow id (a second start of the same run, as a retried idempotent request
- * makes, finds the first), then records Temporal's run id on the run.
+ * Starts the execution, idempotent by workflow id: a second start of the same run (a retried idempotent request, a
+ * repeated attempt) finds the first and does nothing. Temporal's run id is not written here: the worker's first write
+ * of the run records it (db/runs.ts), so the answer waits for no database write after the start.
  */
-export async function startExecution(deps: { db: Db; temporal: Client }, doc: RunDoc, snapshot: RunSnapshot) {
-  const temporalRunId = await startOrFind(deps.temporal, doc, snapshot);
-  // Temporal has the run, and the workflow writes its progress whether or not this lands: a failed write does not fail
-  // the start. What reads it (a replayed idempotent request, the reconciler, a status read of a run Temporal no longer
-  // knows) only tells "started" from "never started".
-  await recordTemporalRunId(deps.db, doc._id, temporalRunId).catch(() => undefined);
-}
-
-async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): Promise<string> {
+export async function startExecution(deps: { temporal: Client }, doc: RunDoc, snapshot: RunSnapshot): Promise<void> {
+  const client = deps.temporal;
   try {
-    const handle = await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+    await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       client.workflow.start(RUN_WORKFLOW_TYPE, {
         workflowId: doc._id,
         taskQueue: doc.temporal.task_queue,
@@ -50,13 +43,8 @@ async function startOrFind(client: Client, doc: RunDoc, snapshot: RunSnapshot): 
         ],
       }),
     );
-    return handle.firstExecutionRunId;
   } catch (err) {
     if (!(err instanceof WorkflowExecutionAlreadyStartedError)) throw err;
-    const described = await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      client.workflow.getHandle(doc._id).describe(),
-    );
-    return described.runId;
   }
 }
 

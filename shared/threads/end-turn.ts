@@ -1,14 +1,15 @@
 /**
  * A thread turn's end, once its run has ended: the turn's answer is copied from the run's transcript into the
- * thread's messages, the turn's state goes on its user message, and one conditional write on the thread clears the
- * running turn and adds its usage; then the oldest queued message (policy `enqueue`) is started. Every part is
- * idempotent, so whoever gets there — the run's outcome write in the worker (temporal/activities/projection.ts), a
- * retry of it, or the API repairing a thread whose end was never processed — leaves the same thread, and exactly one
- * of them starts the next turn (the thread's compare-and-set).
+ * thread's messages (its approvals are there already, db/thread-approvals.ts), the turn's state goes on its user
+ * message, and one conditional write on the thread clears the running turn and adds its usage; then the oldest queued
+ * message (policy `enqueue`) is started. Every part is idempotent, so whoever gets there — the run's outcome write in
+ * the worker (temporal/activities/projection.ts), a retry of it, or the API repairing a thread whose end was never
+ * processed — leaves the same thread, and exactly one of them starts the next turn (the thread's compare-and-set).
  */
 import type { Db } from 'mongodb';
 import type { Logger } from 'pino';
 import {
+  countTurnApprovals,
   findTurnByRun,
   oldestQueued,
   publicMessageId,
@@ -20,7 +21,7 @@ import {
 import { claimQueuedTurn, endTurn, findThread } from '../../db/threads';
 import { readTranscript, type TranscriptDoc } from '../../db/transcripts';
 import { isTerminal, runsCollection } from '../../db/runs';
-import type { RunError, Usage } from '../../domain/run';
+import type { RunError, RunStatus, Usage } from '../../domain/run';
 import { THREAD_STEP_ID } from '../../domain/thread';
 import { sumUsage } from '../../domain/usage';
 import { startTurnRun, type TurnStartDeps } from './start-turn';
@@ -34,18 +35,47 @@ export async function finishTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: 
     { projection: { thread_id: 1, thread_turn: 1, owner_id: 1, status: 1, error: 1, 'steps.usage': 1 } },
   );
   if (!run?.thread_id || run.thread_turn === undefined || !isTerminal(run.status)) return;
-  const threadId = run.thread_id;
-  const turn = run.thread_turn;
-  const entries = await readTranscript(deps.db, runId, THREAD_STEP_ID);
-  const answer = entries.filter((e) => e.seq >= 2 && e.kind !== 'setup' && !(e.kind === 'user' && e.repair));
-  const docs = answer.map((e) => messageOf(threadId, run.owner_id, turn, e));
-  await putTurnMessages(deps.db, docs);
   const usage = sumUsage(run.steps.map((s) => s.usage));
-  await setTurnState(deps.db, threadId, turn, { status: run.status, error: run.error, usage });
+  await endAnswered(deps, {
+    threadId: run.thread_id,
+    ownerId: run.owner_id,
+    turn: run.thread_turn,
+    runId,
+    stepId: THREAD_STEP_ID,
+    state: { status: run.status, error: run.error, usage },
+  });
+}
+
+/**
+ * Ends a turn answered by the transcript of `stepId` in run `runId` (a turn run's `chat` step, or a workflow's agent
+ * step that took the turn, decision 0603): the answer copied into the conversation, the turn's state on its user
+ * message, the thread's running turn cleared with its usage added, and the next queued message started. Idempotent.
+ */
+export async function endAnswered(
+  deps: Partial<TurnStartDeps> & { db: Db; log?: Logger },
+  t: {
+    threadId: string;
+    ownerId: string;
+    turn: number;
+    runId: string;
+    stepId: string;
+    state: { status: RunStatus; error: RunError | null; usage: Usage };
+  },
+): Promise<void> {
+  const entries = await readTranscript(deps.db, t.runId, t.stepId);
+  const answer = entries.filter((e) => e.seq >= 2 && e.kind !== 'setup' && !(e.kind === 'user' && e.repair));
+  const docs = answer.map((e) => messageOf(t.threadId, t.ownerId, t.turn, e));
+  await putTurnMessages(deps.db, docs);
+  await setTurnState(deps.db, t.threadId, t.turn, t.state);
   const last = docs[docs.length - 1];
   const lastId = last ? publicMessageId(last) : null;
-  await endTurn(deps.db, threadId, turn, usage, { lastMessageId: lastId, messages: docs.length });
-  await startNextTurn(deps, threadId);
+  // The turn's approvals were written as they were asked (db/thread-approvals.ts); the count has them too.
+  const approvals = await countTurnApprovals(deps.db, t.threadId, t.turn);
+  await endTurn(deps.db, t.threadId, t.turn, t.state.usage, {
+    lastMessageId: lastId,
+    messages: docs.length + approvals,
+  });
+  await startNextTurn(deps, t.threadId);
 }
 
 /** A turn that never got a run (refused at its start): failed, with the reason, and ended. */

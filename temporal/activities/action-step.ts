@@ -64,6 +64,7 @@ export function createActionStepActivity(deps: ActionStepDeps) {
       let startWrite: Promise<unknown> | undefined;
       const writeStart = () =>
         (startWrite ??= markStepRunning(deps.db, req.run_id, req.step_id, attempt, {
+          temporalRunId: ctx.info.workflowExecution?.runId,
           ...(attempt === 1 ? { input: given } : {}),
         }).catch((err: unknown) => log.warn({ err }, 'could not record step start')));
       const startTimer = setTimeout(() => void writeStart(), START_WRITE_DELAY_MS);
@@ -81,6 +82,7 @@ export function createActionStepActivity(deps: ActionStepDeps) {
           : recordStepDone(deps.db, req.run_id, req.step_id, {
               attempt,
               startedAt,
+              temporalRunId: ctx.info.workflowExecution?.runId,
               ...(attempt === 1 ? { input: given } : {}),
               output: stored,
             });

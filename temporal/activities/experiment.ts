@@ -6,7 +6,7 @@
  */
 import type { Db } from 'mongodb';
 import type { Config } from '../../config';
-import { findItemAt, itemsCursor } from '../../db/dataset-items';
+import { countItemsAt, findItemAt, itemsCursor } from '../../db/dataset-items';
 import { allResults, putExperimentResult, resultId } from '../../db/experiment-results';
 import {
   endExperiment,
@@ -23,7 +23,9 @@ import { compileScorers, scoreAll, type ScoringSample, type ToolCall } from '../
 import {
   DEFAULT_REPLAY_TOOL_CALLS,
   experimentRunId,
+  planWindow,
   type ExperimentPlan,
+  type ExperimentPlanRequest,
   type ExperimentStatus,
   type ExperimentUnit,
   type UnitOutcome,
@@ -108,16 +110,28 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
   };
 
   return {
-    async planExperiment(experimentId: string): Promise<ExperimentPlan> {
-      const exp = await experiment(experimentId);
-      await markExperimentRunning(deps.db, experimentId);
+    async planExperiment(req: ExperimentPlanRequest): Promise<ExperimentPlan> {
+      const exp = await experiment(req.experiment_id);
+      await markExperimentRunning(deps.db, req.experiment_id);
+      const unitsPerExecution = deps.config.EXPERIMENT_UNITS_PER_EXECUTION;
+      const itemCount = await countItemsAt(deps.db, exp.dataset_id, exp.dataset_version);
+      const window = planWindow(req.next_unit, unitsPerExecution, exp.repetitions, itemCount);
       const itemIds: string[] = [];
-      for await (const row of itemsCursor(deps.db, exp.dataset_id, exp.dataset_version)) itemIds.push(row.item_id);
+      if (window.count > 0) {
+        const rows = itemsCursor(deps.db, exp.dataset_id, exp.dataset_version)
+          .skip(window.first)
+          .limit(window.count)
+          .project<{ item_id: string }>({ item_id: 1 });
+        for await (const row of rows) itemIds.push(row.item_id);
+      }
       return {
+        item_count: itemCount,
+        first_item: window.first,
         item_ids: itemIds,
         repetitions: exp.repetitions,
         concurrency: exp.concurrency,
         budget: exp.budget,
+        units_per_execution: unitsPerExecution,
       };
     },
 

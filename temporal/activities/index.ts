@@ -14,6 +14,7 @@ import { createActionStepActivity } from './action-step';
 import { createCallModelActivity } from './agent/call-model';
 import { createCallToolActivity } from './agent/call-tool';
 import { createCompactThreadActivity } from './agent/compact-thread';
+import { createThreadStepActivities } from './agent/thread-step';
 import { createUpdateMemoryActivity } from './agent/update-memory';
 import { createMcpApprovalActivities } from './agent/mcp-approval';
 import { createMcpToolActivities } from './agent/mcp-tools';
@@ -48,6 +49,7 @@ export function createActivities(deps: ActivityDeps) {
     callTool: createCallToolActivity(deps),
     compactThread: createCompactThreadActivity(deps),
     updateMemory: createUpdateMemoryActivity(deps),
+    ...createThreadStepActivities(deps),
     ...createMcpToolActivities(deps),
     ...createMcpApprovalActivities(deps),
   };

@@ -3,6 +3,7 @@
  * the run's outcome) and the start of a sub-workflow's run document. Idempotent: a replayed or retried write leaves
  * the same document.
  */
+import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Db } from 'mongodb';
 import { finishTurn } from '../../shared/threads/end-turn';
@@ -62,8 +63,8 @@ function countBuiltinAttempts(metrics: WorkerMetrics, run: EndedRun): void {
  * thread's turn then ends in its thread and the next queued message starts (shared/threads/end-turn.ts): on the
  * first write when the run is a turn, and on a retried one (which does not know) whatever the run is.
  */
-export async function endRun(deps: ProjectionDeps, runId: string, outcome: RunOutcome) {
-  const ended = await recordRunEnd(deps.db, runId, outcome);
+export async function endRun(deps: ProjectionDeps, runId: string, outcome: RunOutcome, temporalRunId?: string) {
+  const ended = await recordRunEnd(deps.db, runId, outcome, new Date(), temporalRunId);
   if (ended) countRunFinished(deps.metrics, ended);
   if (ended === null || ended.thread_id) await finishTurn(deps, runId);
 }
@@ -75,6 +76,14 @@ interface ProjectionDeps {
   temporal?: Client;
 }
 
+/**
+ * Temporal's run id of the workflow this (local) activity works for: the run's record learns it from the worker's
+ * first write that moves the run to `running` or ends it, not from the API after the start (db/runs.ts).
+ */
+function workflowRunId(): string | undefined {
+  return Context.current().info.workflowExecution?.runId;
+}
+
 export function createProjectionActivities(deps: ProjectionDeps) {
   return {
     /** Returns the output as stored for `completed` (by reference when large), else null. */
@@ -82,6 +91,7 @@ export function createProjectionActivities(deps: ProjectionDeps) {
       switch (event.kind) {
         case 'running':
           await markStepRunning(deps.db, run_id, step_id, 1, {
+            temporalRunId: workflowRunId(),
             ...(event.items !== undefined ? { itemsTotal: event.items } : {}),
             ...(event.input !== undefined ? { input: event.input } : {}),
           });
@@ -126,7 +136,7 @@ export function createProjectionActivities(deps: ProjectionDeps) {
       return stored as OutputRef;
     },
     async recordOutcome({ run_id, outcome }: OutcomeRequest): Promise<void> {
-      await endRun(deps, run_id, outcome);
+      await endRun(deps, run_id, outcome, workflowRunId());
     },
     /**
      * Before a sub-workflow starts: checks the rendered input against the sub-workflow's input schema and records

@@ -49,13 +49,10 @@ export function createPureStepActivity(deps: ActionStepDeps) {
           output = await execute(deps, req, ctx, () => undefined);
         } catch (err) {
           // A failed attempt shows as started, then failed (or retrying), like any step's.
-          await markStepRunning(
-            deps.db,
-            req.run_id,
-            req.step_id,
-            attempt,
-            attempt === 1 ? { input: givenOf(req) } : {},
-          ).catch((e: unknown) => log.warn({ err: e }, 'could not record step start'));
+          await markStepRunning(deps.db, req.run_id, req.step_id, attempt, {
+            temporalRunId: ctx.info.workflowExecution?.runId,
+            ...(attempt === 1 ? { input: givenOf(req) } : {}),
+          }).catch((e: unknown) => log.warn({ err: e }, 'could not record step start'));
           throw await failStepAttempt({ db: deps.db, log, metrics: deps.metrics }, req, attempt, err);
         }
         try {
@@ -63,6 +60,7 @@ export function createPureStepActivity(deps: ActionStepDeps) {
           const projected = await recordStepDone(deps.db, req.run_id, req.step_id, {
             attempt,
             startedAt,
+            temporalRunId: ctx.info.workflowExecution?.runId,
             ...(attempt === 1 ? { input: givenOf(req) } : {}),
             output: stored,
           }).then(() => true, unrecorded(log, 'could not record the step'));

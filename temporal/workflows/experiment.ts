@@ -3,7 +3,9 @@
  * as an ordinary run, at most `concurrency` at once, scores each ended run and stores its result, and stops starting
  * items once the budget is spent. Each run is a child workflow whose id is the run id derived from the experiment
  * (domain/experiment.ts), so a resumed experiment never starts an item twice; the history holds ids and counts only —
- * items, snapshots' sources, scores and results are read and written by the activities.
+ * items, snapshots' sources, scores and results are read and written by the activities. An execution runs at most
+ * `units_per_execution` units (fewer when Temporal suggests it), waits for those in flight, and continues as new with
+ * the next unit's number and the spend: an experiment over 10 000 items keeps a bounded history.
  *
  * Cancelling the experiment cancels its children (Temporal's own cancellation: each run records `cancelled`), then
  * the experiment records its end.
@@ -11,6 +13,7 @@
 import {
   ApplicationFailure,
   CancellationScope,
+  continueAsNew,
   executeChild,
   isCancellation,
   proxyActivities,
@@ -41,26 +44,45 @@ export interface ExperimentEnd {
   spend: ExperimentSpend;
 }
 
-export async function experimentWorkflow(args: { experiment_id: string }): Promise<ExperimentEnd> {
+/**
+ * The workflow's argument: the experiment, and where this execution starts (absent on the first): the next unit to
+ * run and the spend so far. Ids and counts only, so a continue-as-new carries a few bytes whatever the dataset's size.
+ */
+export interface ExperimentArgs {
+  experiment_id: string;
+  next_unit?: number;
+  spend?: ExperimentSpend;
+}
+
+export async function experimentWorkflow(args: ExperimentArgs): Promise<ExperimentEnd> {
   const experimentId = args.experiment_id;
-  const plan = await planExperiment(experimentId);
-  const units: ExperimentUnit[] = [];
-  plan.item_ids.forEach((itemId, index) => {
-    for (let repetition = 0; repetition < plan.repetitions; repetition++) {
-      units.push({ experiment_id: experimentId, item_id: itemId, repetition, index });
-    }
-  });
-  let next = 0;
-  let spend: ExperimentSpend = { tokens: 0, model_calls: 0 };
+  const start = args.next_unit ?? 0;
+  const plan = await planExperiment({ experiment_id: experimentId, next_unit: start });
+  const total = plan.item_count * plan.repetitions;
+  // This execution's window: units [start, end). Units are counted item-major (item 0's repetitions first).
+  const end = Math.min(total, start + plan.units_per_execution);
+  const unitAt = (u: number): ExperimentUnit => {
+    const index = Math.floor(u / plan.repetitions);
+    return {
+      experiment_id: experimentId,
+      item_id: plan.item_ids[index - plan.first_item]!,
+      repetition: u % plan.repetitions,
+      index,
+    };
+  };
+  let next = start;
+  let spend: ExperimentSpend = args.spend ?? { tokens: 0, model_calls: 0 };
   let exhausted = false;
+  // Set when Temporal finds the history large: no lane starts another unit, and the execution continues as new.
+  let yielding = false;
 
   const lane = async () => {
-    while (next < units.length) {
+    while (next < end && !yielding) {
       if (budgetSpent(plan.budget, spend)) {
         exhausted = true;
         return;
       }
-      const unit = units[next++]!;
+      const unit = unitAt(next++);
       let error: string | undefined;
       try {
         await executeChild(experimentItemWorkflow, {
@@ -78,11 +100,12 @@ export async function experimentWorkflow(args: { experiment_id: string }): Promi
         tokens: Math.max(spend.tokens, outcome.spend.tokens),
         model_calls: Math.max(spend.model_calls, outcome.spend.model_calls),
       };
+      if (workflowInfo().continueAsNewSuggested) yielding = true;
     }
   };
 
   try {
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(plan.concurrency, units.length)) }, lane));
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(plan.concurrency, end - start)) }, lane));
   } catch (err) {
     const status: ExperimentStatus = isCancellation(err) ? 'cancelled' : 'failed';
     await CancellationScope.nonCancellable(() =>
@@ -94,11 +117,13 @@ export async function experimentWorkflow(args: { experiment_id: string }): Promi
     );
     throw err;
   }
-  const status: ExperimentStatus =
-    exhausted || (next < units.length && budgetSpent(plan.budget, spend)) ? 'budget_exhausted' : 'completed';
+  const spent = exhausted || (next < total && budgetSpent(plan.budget, spend));
+  // Every unit started so far has been scored: the next execution starts where this one stopped.
+  if (!spent && next < total) return continueAsNew<typeof experimentWorkflow>({ ...args, next_unit: next, spend });
+  const status: ExperimentStatus = spent ? 'budget_exhausted' : 'completed';
   const message =
     status === 'budget_exhausted'
-      ? `the budget is spent (${budgetText(plan.budget, spend)}): ${units.length - next} of ${units.length} runs not started`
+      ? `the budget is spent (${budgetText(plan.budget, spend)}): ${total - next} of ${total} runs not started`
       : null;
   await finishExperiment({ experiment_id: experimentId, status, message });
   return { status, spend };

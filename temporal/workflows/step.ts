@@ -9,10 +9,12 @@ import type { Activities } from '../activities';
 import type { JsonValue } from '../../domain/json';
 import { render, type RenderContext } from '../../domain/render';
 import type { StepSnapshot } from '../../domain/run';
+import type { AgentStepContext } from '../../domain/agent';
 import { runAgentStep } from './agent-step';
 import { performApproval, performDelay } from './builtin-steps';
 import type { RunEnv, StepResult } from './run-env';
 import { runSubWorkflow } from './sub-workflow';
+import { runThreadStep } from './thread-step';
 
 export async function runOnce(
   step: StepSnapshot,
@@ -24,7 +26,7 @@ export async function runOnce(
     case 'agent': {
       const input = render(step.input, ctx);
       await env.project(execId, { kind: 'running', input });
-      const done = await runAgentStep(step, input, {
+      const agentCtx: AgentStepContext = {
         runId: env.runId,
         stepId: execId,
         ownerId: env.snapshot.owner_id,
@@ -32,7 +34,12 @@ export async function runOnce(
         onCall: (used) => env.tally(execId, used),
         ...(env.shared ? { shared: env.shared } : {}),
         awaitDecision: (announce) => env.approvals.awaitDecision(execId, announce),
-      });
+      };
+      // A step that names a thread takes a turn in it (./thread-step.ts, decision 0603).
+      const done =
+        step.in_thread !== undefined
+          ? await runThreadStep(step, render(step.in_thread, ctx), input, agentCtx)
+          : await runAgentStep(step, input, agentCtx);
       await env.project(execId, { kind: 'completed', output: done.output, usage: done.usage, turns: done.turns });
       return { output: done.output, usage: done.usage };
     }

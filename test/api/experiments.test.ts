@@ -243,6 +243,16 @@ describe('experiments', () => {
     expect(cmp.regression.regressed).toBe(true);
     expect(cmp.counts.regressed).toBe(3);
     expect(cmp.scorers).toEqual([expect.objectContaining({ name: 'exact', delta: -1 })]);
+    // The stated threshold and tolerance: a drop of exactly 1 is not more than 1; a score moving by 1 is within 1
+    // (the item still regressed: it turned from pass to fail).
+    const lenient = data<{ regression: { regressed: boolean }; items: { scorers: { change: string }[] }[] }>(
+      await call('get', `/experiments/${cand.id}/compare?baseline=${base.id}&regression_threshold=1&tolerance=1`),
+    );
+    expect(lenient.regression.regressed).toBe(false);
+    expect(lenient.items.map((i) => i.scorers[0]?.change)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    for (const bad of ['regression_threshold=1.5', 'regression_threshold=abc', 'tolerance=-0.1', 'tolerance=1e-1']) {
+      expect((await call('get', `/experiments/${cand.id}/compare?baseline=${base.id}&${bad}`)).status).toBe(400);
+    }
     const same = data<{ regression: { regressed: boolean } }>(
       await call('get', `/experiments/${base.id}/compare?baseline=${base.id}`),
     );

@@ -213,14 +213,23 @@ describe('threads', () => {
     const queued = await Promise.all([1, 2, 3].map((n) => send(id, { text: `q${n}`, policy: 'enqueue' })));
     for (const r of queued) expect(r.body.data.status).toBe('queued');
     expect(queued.map((r) => r.body.data.turn).sort()).toEqual([2, 3, 4]);
+    // A queued message's `?wait=` holds its answer through the turns before it until its own turn has ended.
+    const waiting = send(id, { text: 'q4', policy: 'enqueue' }, { wait: 60 }).then((r) => r);
+    for (const until = Date.now() + 30_000; ((await getThread(id)).queued as number) < 4;) {
+      if (Date.now() > until) throw new Error('the fifth message was not queued');
+      await new Promise((r) => setTimeout(r, 50));
+    }
     release();
+    const answered = await waiting;
+    expect(answered.status).toBe(200);
+    expect(answered.body.data).toMatchObject({ turn: 5, status: 'completed', reply: { text: 'reply 5' } });
     await idle(id);
     const conv = await messages(id);
     const users = conv.filter((m) => m.role === 'user');
-    expect(users.map((m) => m.status)).toEqual(['completed', 'completed', 'completed', 'completed']);
+    expect(users.map((m) => m.status)).toEqual(['completed', 'completed', 'completed', 'completed', 'completed']);
     // Each turn ran after the one before it: the model saw turn n's message after turn n-1's reply.
-    expect(model.requests).toHaveLength(4);
-    for (let n = 1; n < 4; n++) {
+    expect(model.requests).toHaveLength(5);
+    for (let n = 1; n < 5; n++) {
       const seen = userTexts(model.requests[n]!);
       expect(seen[seen.length - 1]).toBe(`user:${users[n]!.text as string}`);
       expect(seen).toContain(`assistant:reply ${n}`);
@@ -313,7 +322,10 @@ describe('threads', () => {
       stopWhen: (e) => e.event === 'run.ended' && e.data.thread_turn === 2,
       timeoutMs: 60_000,
     });
-    const first = await send(id, { text: 'one' });
+    // A turn still running when the wait is over: 202, running, no reply.
+    const first = await send(id, { text: 'one' }, { wait: 1 });
+    expect(first.status).toBe(202);
+    expect(first.body.data).toMatchObject({ turn: 1, status: 'running', reply: null });
     await model.waitForRequests(1, 30_000);
     const second = await send(id, { text: 'two' });
     const third = await send(id, { text: 'three' });

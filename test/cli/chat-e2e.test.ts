@@ -185,6 +185,8 @@ describe('stepwise chat', () => {
     await again.expect(new RegExp(`Thread ${threadId} with ${tpl.name}: pty chat`));
     await again.expect(/you> Hi, I am Ada\nagent> Hello Ada! Nice to meet you\.\n/);
     await again.expect(/you> Please wipe staging\n/);
+    // The approval in its place, with the decision: after the call was asked for, before its result.
+    await again.expect(/ {2}\? approval of \S+__wipe\(\{"target":"staging"\}\): approved by \S+\n {2}· \S+__wipe\(/);
     await again.expect(/agent> Wiped staging\.\n/);
     await again.expect(/you> Tell me a long story\n {2}\(turn 3 cancelled/);
     await again.expect(/you> $/);

@@ -37,7 +37,7 @@ describe('CLI eval run against the real API', () => {
     const code = await runCli(args, config, { out: (l) => out.push(l), err: (l) => err.push(l) });
     return { code, out, err };
   };
-  const addWorkflow = (offset: number) =>
+  const addWorkflow = (offset: number | string) =>
     createWorkflow(g.api, g.user, {
       name: uniqueId('add'),
       steps: [
@@ -113,6 +113,47 @@ describe('CLI eval run against the real API', () => {
       baseline!,
     );
     expect(unflagged.code).toBe(0);
+  });
+
+  it('gates on the stated threshold: a drop of 1/3 passes --threshold 0.4 and fails --threshold 0.3', async () => {
+    const ds = await dataset();
+    const scorers = path.join(dir, 'scorers-threshold.json');
+    await writeFile(scorers, JSON.stringify([{ kind: 'exact', path: 'add.sum' }]));
+    const base = await cli('eval', 'run', '--dataset', ds, '--workflow', await addWorkflow(0), '--scorers', scorers);
+    const baseline = /^experiment (exp_\S+): 3 runs$/.exec(base.out[0]!)?.[1];
+    expect(baseline).toBeDefined();
+    // Wrong on the first item only: the mean falls from 1 to 2/3.
+    const oneWrong = await addWorkflow('(a = 1 ? 1 : 0)');
+    const gate = (threshold: string) =>
+      cli(
+        'eval',
+        'run',
+        ...['--dataset', ds, '--workflow', oneWrong, '--scorers', scorers, '--baseline', baseline!],
+        ...['--fail-on-regression', '--threshold', threshold],
+      );
+    const lenient = await gate('0.4');
+    expect(lenient.err).toEqual([]);
+    expect(lenient.out).toContain('items: 0 improved, 1 regressed, 0 mixed, 2 unchanged');
+    expect(lenient.out).toContain('no regression');
+    expect(lenient.code).toBe(0);
+    const strict = await gate('0.3');
+    expect(strict.out).toContain('REGRESSION: exact: mean 1 → 0.67 (-0.33, a drop of more than 0.3)');
+    expect(strict.code).toBe(2);
+
+    const bad = await cli(
+      'eval',
+      'run',
+      '--dataset',
+      ds,
+      '--workflow',
+      oneWrong,
+      '--baseline',
+      baseline!,
+      '--threshold',
+      '5%',
+    );
+    expect(bad.code).toBe(1);
+    expect(bad.err.join('\n')).toContain('--threshold: a decimal number from 0 to 1');
   });
 
   it('exits 3 when the budget stops the experiment, 1 on a bad flag', async () => {

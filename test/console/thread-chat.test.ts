@@ -2,8 +2,8 @@
  * The console's Threads page and chat view in Chromium against the real stack, a scripted model and an MCP server with
  * a destructive tool, at the widths the console is used at (1400 and 1920 px): a new thread from a template, a
  * message whose answer shows while the model still writes it, then the reply in the conversation; a tool call that
- * waits for approval, approved from its buttons in the conversation, folded (unfolded: arguments and result); a turn
- * cancelled from its button. Nothing is wider than the window.
+ * waits for approval, approved from its buttons in the conversation, folded (unfolded: arguments and result) and then
+ * listed with the decision; a turn cancelled from its button. Nothing is wider than the window.
  */
 import type { Page } from 'playwright-core';
 import { startConsoleStack, type ConsoleStack } from '../helpers/browser';
@@ -131,6 +131,11 @@ describe('console: threads', () => {
       await call.getByLabel(`Arguments of ${wipe}`).getByText('staging').waitFor();
       await call.getByLabel(`Result of ${wipe}`).getByText('wiped').waitFor();
       await page.locator('[data-testid="thread-page"][data-busy="false"]').waitFor();
+      // The turn's approval stays in the conversation with the decision (GET …/messages), folded like a tool call.
+      const asked = conversation.locator('[data-testid="message"][data-role="approval"][data-status="approved"]');
+      await asked.filter({ hasText: wipe }).waitFor();
+      expect(await asked.count()).toBe(1);
+      await conversation.getByTestId('thread-approval').waitFor({ state: 'detached' });
 
       // A running turn cancelled from its button: the conversation says so and the box takes messages again.
       await page.getByTestId('chat-input').fill('Tell me a long story');

@@ -5,7 +5,8 @@
  * experiment in flight (docs/decisions/0430-shipping-workflow-changes.md).
  *
  * Recorded from a real experiment: `STEPWISE_RECORD_HISTORIES=experiment npx jest test/temporal/experiment-replay`
- * writes test/temporal/histories/experiment-*.json — two items of a one-step `transform` workflow, one at a time.
+ * writes test/temporal/histories/experiment-*.json — two items of a one-step `transform` workflow, one at a time, one
+ * item per execution of the parent (EXPERIMENT_UNITS_PER_EXECUTION=1), so its continue-as-new is replayed too.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +18,9 @@ import { testTemporalLogger } from '../helpers/test-logging';
 import { createWorkflow } from '../helpers/workflows';
 
 const DIR = path.resolve(__dirname, 'histories');
-const FILES = ['experiment-parent.json', 'experiment-item.json'];
+// The parent's two executions (one item each: the first continues as new, the second finishes) and one item's child.
+const FILES = ['experiment-parent.json', 'experiment-parent-last.json', 'experiment-item.json'];
+const { EventType } = temporal.api.enums.v1;
 const RECORD = process.env.STEPWISE_RECORD_HISTORIES === 'experiment';
 const { History } = temporal.api.history.v1;
 
@@ -31,7 +34,7 @@ const fromJson = (text: string) => History.fromObject(JSON.parse(text) as Record
 
 async function record(): Promise<void> {
   // Without payload encryption, so the committed histories read as plain JSON.
-  const g = await startGraphStack({ PAYLOAD_CODEC_KEYS: '' });
+  const g = await startGraphStack({ PAYLOAD_CODEC_KEYS: '', EXPERIMENT_UNITS_PER_EXECUTION: '1' });
   try {
     const post = async (url: string, body: object) => {
       const res = await g.api.http.post(`/api/v1${url}`).set(g.user.auth).send(body);
@@ -59,12 +62,18 @@ async function record(): Promise<void> {
     });
     const parent = g.api.temporal.workflow.getHandle(exp);
     await parent.result();
-    const history = await parent.fetchHistory();
-    const child = history.events?.find((e) => e.childWorkflowExecutionStartedEventAttributes)
+    const firstRunId = (await parent.describe()).raw.workflowExecutionInfo?.firstRunId ?? undefined;
+    const first = await g.api.temporal.workflow.getHandle(exp, firstRunId).fetchHistory();
+    const last = first.events?.[first.events.length - 1];
+    if (last?.eventType !== EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW) {
+      throw new Error('the experiment did not continue as new');
+    }
+    const child = first.events?.find((e) => e.childWorkflowExecutionStartedEventAttributes)
       ?.childWorkflowExecutionStartedEventAttributes?.workflowExecution?.workflowId;
     if (!child) throw new Error('the experiment started no child');
-    fs.writeFileSync(path.join(DIR, FILES[0]!), toJson(history));
-    fs.writeFileSync(path.join(DIR, FILES[1]!), toJson(await g.api.temporal.workflow.getHandle(child).fetchHistory()));
+    fs.writeFileSync(path.join(DIR, FILES[0]!), toJson(first));
+    fs.writeFileSync(path.join(DIR, FILES[1]!), toJson(await parent.fetchHistory()));
+    fs.writeFileSync(path.join(DIR, FILES[2]!), toJson(await g.api.temporal.workflow.getHandle(child).fetchHistory()));
   } finally {
     await g.stop();
   }
@@ -85,7 +94,10 @@ describe('replay of committed experiment histories', () => {
     if (!bundle) throw new Error('STEPWISE_TEST_BUNDLE is not set: run the suite with "npm test"');
     const text = fs.readFileSync(path.join(DIR, file), 'utf8');
     // Each is the workflow type it stands for.
-    expect(text).toContain(file === FILES[0] ? '"experimentWorkflow"' : '"experimentItemWorkflow"');
+    expect(text).toContain(file === FILES[2] ? '"experimentItemWorkflow"' : '"experimentWorkflow"');
+    // The first execution of the parent ends in continue-as-new, the last in completion.
+    if (file === FILES[0]) expect(text).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW');
+    if (file === FILES[1]) expect(text).toContain('EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED');
     await Worker.runReplayHistory(
       { workflowBundle: { codePath: bundle }, dataConverter: testDataConverter() },
       fromJson(text),

@@ -54,7 +54,15 @@ export async function followThreadEvents(
   while (!opts.signal.aborted) {
     if (Date.now() >= opts.deadline) return 'expired';
     const message = await findUserMessage(db, threadId, turn);
-    if (message?.run_id && message.status !== 'queued') {
+    if (message?.step_id !== undefined) {
+      // A turn a workflow's agent step took (decision 0603): its run's events are the whole workflow's, not streamed
+      // here; the turn's messages appear when the step has ended.
+      if (message.status !== 'running') {
+        turn += 1;
+        afterSeq = 0;
+        continue;
+      }
+    } else if (message?.run_id && message.status !== 'queued') {
       const end = await followRunEvents(
         db,
         message.run_id,

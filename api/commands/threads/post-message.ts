@@ -16,7 +16,6 @@ import { findRunRecord, isTerminal } from '../../../db/runs';
 import {
   findReply,
   findTurnByRun,
-  findUserMessage,
   insertUserMessage,
   oldestQueued,
   publicMessageId,
@@ -29,6 +28,7 @@ import { RunRefusedError } from '../../../shared/runs/create-run';
 import { startExecution } from '../../../shared/runs/start-execution';
 import { failTurn, finishTurn, startNextTurn } from '../../../shared/threads/end-turn';
 import { startTurnRun } from '../../../shared/threads/start-turn';
+import { endLostStepTurn } from '../../../shared/threads/step-turn';
 import { TurnUnbuildableError } from '../../../shared/threads/turn-snapshot';
 import {
   ApiError,
@@ -40,18 +40,21 @@ import {
 } from '../../http/errors';
 import { isTemporalUnavailable } from '../../http/infra-errors';
 import { presentThreadMessage, type AcceptedMessage } from '../../presenters/thread';
+import type { CloseWatches } from '../run-status/long-poll';
+import { waitForTurn } from './wait-turn';
 
 /** A key's claim younger than this whose message is not written yet is a request still under way. */
 const CLAIM_IN_FLIGHT_MS = 30_000;
 /** A running turn whose run was never recorded this long after it was accepted: its start was interrupted. */
 const LOST_START_MS = 30_000;
-const WAIT_POLL_MS = 100;
 const CONCURRENT_RETRY_AFTER_SECONDS = 10;
 
 export interface ThreadCommandDeps {
   config: Config;
   db: Db;
   temporal: Client;
+  /** The run status wait's close watches (`?wait=`; without them the wait reads the run more often). */
+  closeWatches?: CloseWatches | undefined;
 }
 
 export interface PostMessageRequest {
@@ -272,6 +275,8 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
     if (Date.now() - thread.updated_at.getTime() < LOST_START_MS) return false;
     return clearLostQueue(deps.db, thread);
   }
+  // A workflow's agent step's turn (decision 0603) whose run ended without the step ending it (terminated).
+  if (running.step_id !== undefined) return endLostStepTurn(deps, thread);
   const run = await findRunRecord(deps.db, thread.owner_id, running.run_id);
   if (run && isTerminal(run.status)) {
     await finishTurn(deps, running.run_id);
@@ -286,19 +291,14 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
   return false;
 }
 
-/** Holds the answer until the turn has ended or `seconds` have passed; the reply when it completed. */
+/** Holds the answer until the turn has ended or `seconds` have passed (./wait-turn.ts); the reply when it completed. */
 async function waitFor(
   deps: ThreadCommandDeps,
   threadId: string,
   message: ThreadMessageDoc,
   seconds: number,
 ): Promise<AcceptedMessage> {
-  const deadline = Date.now() + seconds * 1000;
-  let current = message;
-  while (!ended(current) && Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(WAIT_POLL_MS, Math.max(0, deadline - Date.now()))));
-    current = (await findUserMessage(deps.db, threadId, message.turn)) ?? current;
-  }
+  const current = seconds > 0 ? await waitForTurn(deps, message, seconds * 1000) : message;
   const reply = current.status === 'completed' ? await findReply(deps.db, threadId, current.turn) : null;
   return {
     thread_id: threadId,
@@ -309,8 +309,6 @@ async function waitFor(
     reply: reply ? presentThreadMessage(reply) : null,
   };
 }
-
-const ended = (m: ThreadMessageDoc) => m.status !== undefined && m.status !== 'queued' && isTerminal(m.status);
 
 /** What a repeated request must equal: the thread, the text, `after` and the policy. */
 function hashOf(req: PostMessageRequest): string {

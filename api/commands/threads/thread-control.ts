@@ -12,8 +12,9 @@ import {
   cancelQueuedTurn,
   findUserMessage,
   insertThreadMessages,
+  messageDocIdIn,
+  publicMessageId,
   readMessagesUpTo,
-  threadMessageDocId,
 } from '../../../db/thread-messages';
 import { initialMemory } from '../../../domain/thread-memory';
 import { removeThreadData, threadRuns } from '../../../db/thread-removal';
@@ -22,12 +23,13 @@ import {
   findOwnThread,
   insertThread,
   markThreadDeleting,
+  type RunningTurn,
   type ThreadDoc,
   type ThreadMetadata,
   type ThreadOverrides,
 } from '../../../db/threads';
 import { findOwnMcpServers } from '../../../db/mcp-servers';
-import { parseThreadMessageId, threadMessageId } from '../../../domain/thread';
+import { parseThreadMessageId } from '../../../domain/thread';
 import { cancelRun } from '../run-control';
 import { ConflictError, NotFoundError, UnprocessableError } from '../../http/errors';
 import type { ThreadCommandDeps } from './post-message';
@@ -96,7 +98,9 @@ async function resolveTemplate(deps: ThreadCommandDeps, ownerId: string, ref: st
 
 /** Deletes the owner's thread: nothing new starts, the running turn ends, then everything of the thread goes. */
 export async function deleteThread(deps: ThreadCommandDeps, ownerId: string, threadId: string): Promise<void> {
-  const thread = isId('thr', threadId) ? await markThreadDeleting(deps.db, ownerId, threadId) : null;
+  const current = isId('thr', threadId) ? await findOwnThread(deps.db, ownerId, threadId) : null;
+  if (current?.running?.step_id !== undefined) throw stepTurnRunning(current.running);
+  const thread = current ? await markThreadDeleting(deps.db, ownerId, threadId) : null;
   if (!thread) throw new NotFoundError(`thread ${threadId} not found`);
   if (thread.running) await stopTurn(deps, thread, thread.running.run_id);
   await removeThreadData(deps.db, thread._id, await threadRuns(deps.db, thread._id));
@@ -123,6 +127,19 @@ async function stopTurn(deps: ThreadCommandDeps, thread: ThreadDoc, runId: strin
   });
 }
 
+/**
+ * A turn a workflow's agent step is taking (decision 0603) is not stopped from the thread: cancelling it would cancel
+ * the whole workflow run. The caller cancels that run, or waits for the step to end.
+ */
+function stepTurnRunning(running: RunningTurn): ConflictError {
+  return new ConflictError(
+    `turn ${running.turn} is being answered by step ${running.step_id ?? ''} of run ${running.run_id}; ` +
+      'cancel that run (POST /api/v1/workflows/runs/' +
+      `${running.run_id}/cancel) or wait for the step to end`,
+    'turn_running',
+  );
+}
+
 /** Cancels a turn: a queued one never starts; a running one is cancelled as its run is. */
 export async function cancelTurn(
   deps: ThreadCommandDeps,
@@ -142,6 +159,7 @@ export async function cancelTurn(
   if (!message.run_id || thread.running?.turn !== turn) {
     throw new ConflictError(`turn ${turn} has already ended (${message.status ?? 'unknown'})`);
   }
+  if (thread.running.step_id !== undefined) throw stepTurnRunning(thread.running);
   await cancelRun(deps, ownerId, message.run_id);
   return { thread_id: thread._id, turn, run_id: message.run_id };
 }
@@ -167,9 +185,9 @@ export async function forkThread(
 ): Promise<ThreadDoc> {
   const source = await ownThreadOr404(deps, ownerId, threadId);
   const point = parseThreadMessageId(at);
-  const copied = point ? await readMessagesUpTo(deps.db, source._id, point.turn, point.pos) : [];
+  const copied = point ? await readMessagesUpTo(deps.db, source._id, point) : [];
   const last = copied[copied.length - 1];
-  if (!point || last?.turn !== point.turn || last.pos !== point.pos) {
+  if (!point || !last || publicMessageId(last) !== at) {
     throw new UnprocessableError(`at: ${at} is not a message of thread ${threadId}`, 'unknown_message');
   }
   const now = new Date();
@@ -180,7 +198,7 @@ export async function forkThread(
     const unfinished = m.role === 'user' && (m.status === 'queued' || m.status === 'running' || m.status === 'waiting');
     return {
       ...rest,
-      _id: threadMessageDocId(forkId, m.turn, m.pos),
+      _id: messageDocIdIn(forkId, m),
       thread_id: forkId,
       ...(unfinished ? { status: 'cancelled' as const } : {}),
     };
@@ -193,7 +211,7 @@ export async function forkThread(
     turns: point.turn,
     queued: 0,
     running: null,
-    last_message_id: threadMessageId(point.turn, point.pos),
+    last_message_id: at,
     message_count: messages.length,
     usage,
     version: 0,

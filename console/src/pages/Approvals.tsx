@@ -1,15 +1,14 @@
 /** The approvals inbox (GET /api/v1/approvals): every step waiting for the caller's decision, decided in place. */
 import { useState } from 'react';
-import { getPage, type Page, type Approval } from '../api';
+import type { Approval } from '../api';
 import { DecisionForm } from '../Decision';
 import { ErrorNote, formatDate } from '../format';
-import { useInterval, useLoad } from '../hooks';
+import { useInterval } from '../hooks';
 import { Link } from '../router';
+import { usePagedList } from '../paging';
 
 export function Approvals() {
-  const [pages, setPages] = useState<string[]>(['/approvals?limit=50']);
-  const current = pages[pages.length - 1] ?? '/approvals?limit=50';
-  const list = useLoad<Page<Approval>>((signal) => getPage<Approval>(current, signal), [current]);
+  const { list, pager } = usePagedList<Approval>('/approvals?limit=50');
   const [decided, setDecided] = useState<{ key: string; approved: boolean }[]>([]);
   useInterval(list.reload, 5000, true);
 
@@ -61,20 +60,7 @@ export function Approvals() {
           );
         })}
       </ul>
-      {(pages.length > 1 || list.data?.next) && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={pages.length <= 1} onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!list.data?.next}
-            onClick={() => list.data?.next && setPages([...pages, list.data.next])}
-          >
-            Next page
-          </button>
-        </nav>
-      )}
+      {pager}
     </main>
   );
 }

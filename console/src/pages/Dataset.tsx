@@ -2,11 +2,11 @@
  * One dataset and its items at a version (`?version=N` in the page URL, default the latest): every version stays
  * readable as it was, so picking an older one shows exactly the items an experiment pinned to it saw.
  */
-import { useState } from 'react';
-import { get, getPage, type Dataset, type DatasetItem, type DatasetVersion, type Page } from '../api';
+import { get, type Dataset, type DatasetItem, type DatasetVersion } from '../api';
 import { ErrorNote, formatDate, Json } from '../format';
 import { useLoad } from '../hooks';
 import { Link, navigate, useLocation } from '../router';
+import { usePagedList } from '../paging';
 
 const PAGE_SIZE = 50;
 
@@ -72,9 +72,7 @@ export function DatasetPage({ datasetId }: { datasetId: string }) {
 
 function Items({ base, version }: { base: string; version: number }) {
   const first = `${base}/items?limit=${PAGE_SIZE}&version=${version}`;
-  const [pages, setPages] = useState<string[]>([first]);
-  const current = pages[pages.length - 1] ?? first;
-  const list = useLoad<Page<DatasetItem>>((signal) => getPage<DatasetItem>(current, signal), [current]);
+  const { list, pager } = usePagedList<DatasetItem>(first);
   return (
     <section aria-labelledby="items-title">
       <h2 id="items-title">Items in version {version}</h2>
@@ -117,20 +115,7 @@ function Items({ base, version }: { base: string; version: number }) {
           </tbody>
         </table>
       )}
-      {(pages.length > 1 || list.data?.next) && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={pages.length <= 1} onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!list.data?.next}
-            onClick={() => list.data?.next && setPages([...pages, list.data.next])}
-          >
-            Next page
-          </button>
-        </nav>
-      )}
+      {pager}
     </section>
   );
 }

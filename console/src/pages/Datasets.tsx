@@ -1,16 +1,13 @@
 /** The caller's datasets (GET /api/v1/datasets), newest first, paged: name, latest version, items, workflow. */
-import { useState } from 'react';
-import { getPage, type Dataset, type Page } from '../api';
+import type { Dataset } from '../api';
 import { ErrorNote, formatDate, formatNumber } from '../format';
-import { useLoad } from '../hooks';
 import { Link } from '../router';
+import { usePagedList } from '../paging';
 
 const FIRST = '/datasets?limit=50';
 
 export function Datasets() {
-  const [pages, setPages] = useState<string[]>([FIRST]);
-  const current = pages[pages.length - 1] ?? FIRST;
-  const list = useLoad<Page<Dataset>>((signal) => getPage<Dataset>(current, signal), [current]);
+  const { list, pager } = usePagedList<Dataset>(FIRST);
   return (
     <main id="main">
       <h1>Datasets</h1>
@@ -50,20 +47,7 @@ export function Datasets() {
           </tbody>
         </table>
       )}
-      {(pages.length > 1 || list.data?.next) && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={pages.length <= 1} onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!list.data?.next}
-            onClick={() => list.data?.next && setPages([...pages, list.data.next])}
-          >
-            Next page
-          </button>
-        </nav>
-      )}
+      {pager}
     </main>
   );
 }

@@ -3,7 +3,8 @@
  * send the next message (POST …/messages with `after`, so a tab that has not seen the last answer is refused), and
  * the running turn live — its run's event stream (a turn is an ordinary run): the text as the model writes it, the
  * tool calls as they happen (folded; unfold for arguments and result), a tool call waiting for approval with its
- * buttons in the conversation, and a button that cancels the turn.
+ * buttons in the conversation, and a button that cancels the turn. A turn's approvals stay in the conversation, folded
+ * like tool calls, with the decision.
  */
 import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from 'react';
 import {
@@ -19,7 +20,7 @@ import {
   type ThreadMessage,
 } from '../api';
 import { followRun } from '../events';
-import { ErrorNote, formatNumber, Json, StatusBadge } from '../format';
+import { ErrorNote, formatDate, formatNumber, Json, StatusBadge } from '../format';
 import { useInterval, useLoad } from '../hooks';
 import { applyLiveEvent, NO_LIVE_TEXT, type LiveTexts } from '../live-text';
 import { Link } from '../router';
@@ -59,6 +60,30 @@ function MessageView({ m }: { m: ThreadMessage }) {
   if (m.role === 'tool') {
     if (!m.tool) return null;
     return <ToolCall name={m.tool.name} ok={!m.tool.is_error} args={m.tool.args} output={m.tool.output} />;
+  }
+  if (m.role === 'approval') {
+    if (!m.approval) return null;
+    const a = m.approval;
+    const outcome =
+      a.status === 'requested'
+        ? 'not decided'
+        : `${a.status}${a.decided_at ? ` ${formatDate(a.decided_at)}` : ''}${a.comment ? `: ${a.comment}` : ''}`;
+    // Folded like a tool call: the call it asked about, unfolded for its arguments.
+    return (
+      <details
+        className="tool-call approval-note"
+        data-testid="message"
+        data-role="approval"
+        data-message-id={m.id}
+        data-status={a.status}
+      >
+        <summary>
+          Approval of <code>{a.name}</code> {outcome}
+        </summary>
+        <h4>Arguments</h4>
+        <Json value={a.args} label={`Arguments of the approval of ${a.name}`} />
+      </details>
+    );
   }
   if (m.role === 'assistant' && !m.text) return null;
   if (m.role === 'summary') {
@@ -313,9 +338,12 @@ export function ThreadPage({ threadId }: { threadId: string }) {
       )}
       <ErrorNote error={thread.error ?? messages.error} />
       <section className="conversation" aria-label="Conversation" data-testid="conversation">
-        {(messages.data ?? []).map((m) => (
-          <MessageView key={m.id} m={m} />
-        ))}
+        {(messages.data ?? [])
+          // The running turn's approval is asked below, with its buttons (LiveTurn); listed once the turn has ended.
+          .filter((m) => !(live && m.role === 'approval' && m.turn === live.turn))
+          .map((m) => (
+            <MessageView key={m.id} m={m} />
+          ))}
         {live && (
           <LiveTurn key={live.run_id} threadId={threadId} turn={live.turn} runId={live.run_id} onEnded={onEnded} />
         )}

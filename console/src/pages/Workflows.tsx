@@ -1,14 +1,11 @@
 /** The caller's workflows (GET /api/v1/workflows), paged. */
-import { useState } from 'react';
-import { getPage, type Page, type Workflow } from '../api';
+import type { Workflow } from '../api';
 import { ErrorNote, formatDate } from '../format';
-import { useLoad } from '../hooks';
 import { Link } from '../router';
+import { usePagedList } from '../paging';
 
 export function Workflows() {
-  const [pages, setPages] = useState<string[]>(['/workflows?limit=50']);
-  const current = pages[pages.length - 1] ?? '/workflows?limit=50';
-  const list = useLoad<Page<Workflow>>((signal) => getPage<Workflow>(current, signal), [current]);
+  const { list, pager } = usePagedList<Workflow>('/workflows?limit=50');
   return (
     <main id="main">
       <h1>Workflows</h1>
@@ -40,20 +37,7 @@ export function Workflows() {
           </tbody>
         </table>
       )}
-      {(pages.length > 1 || list.data?.next) && (
-        <nav className="pager" aria-label="Pages">
-          <button type="button" disabled={pages.length <= 1} onClick={() => setPages(pages.slice(0, -1))}>
-            Previous page
-          </button>
-          <button
-            type="button"
-            disabled={!list.data?.next}
-            onClick={() => list.data?.next && setPages([...pages, list.data.next])}
-          >
-            Next page
-          </button>
-        </nav>
-      )}
+      {pager}
     </main>
   );
 }

@@ -74,7 +74,7 @@ export function createCallModelActivity(deps: AgentActivityDeps) {
       const usage = {
         callKey,
         at: new Date(ctx.info.scheduledTimestampMs),
-        origin: callOrigin(deps.db, req.run_id, req.step_id),
+        origin: callOrigin(deps.db, req.run_id, req.step_id, req.thread?.id),
         earlier: earlierCount(deps.db, { ownerId: req.owner_id, callKey, attempt }),
       };
       // Settled, so a failed read is not an unhandled rejection while the model thinks; countCall rethrows it.

@@ -104,7 +104,7 @@ export function createCompactThreadActivity(deps: { config: Config; db: Db; logg
           callKey,
           at: new Date(ctx.info.scheduledTimestampMs),
           model: req.model,
-          origin: await callOrigin(deps.db, req.run_id, req.step_id),
+          origin: await callOrigin(deps.db, req.run_id, req.step_id, req.thread.id),
           input_tokens: usage.input_tokens,
           output_tokens: usage.output_tokens,
         },

@@ -2,9 +2,11 @@
  * `requestMcpApproval`: an agent step's destructive MCP tool call waits for the owner's decision (decision 0410). The
  * workflow holds the wait; this activity lists the approval in the inbox and marks the step waiting. The message names
  * the server, the tool and the arguments — as JSON, cut to a size an inbox can show — read here from the transcript,
- * so they never travel through Temporal's history.
+ * so they never travel through Temporal's history. A thread turn's approval is also a message of its conversation
+ * (db/thread-approvals.ts), written first: a follower that reads the conversation on the step's `step.waiting` finds it.
  */
 import { markAgentWaiting } from '../../../db/step-waits';
+import { putApprovalAsked } from '../../../db/thread-approvals';
 import type { AgentActivityDeps } from './call-model';
 import { recordedToolCall } from './recorded-call';
 import type { RequestMcpApprovalInput } from './types';
@@ -28,10 +30,12 @@ export function createMcpApprovalActivities(deps: Pick<AgentActivityDeps, 'db'>)
     const call = await recordedToolCall(deps.db, req);
     const args = shownArguments(call.args, call.invalid_args);
     const waited = { transcript_seq: req.assistant_seq, index: req.call_index, name: call.name };
+    const now = new Date();
+    await putApprovalAsked(deps.db, req, call, now);
     await markAgentWaiting(deps.db, req.run_id, req.step_id, waited, {
       message: `Call MCP tool "${req.tool}" on server "${req.server_name}" with arguments ${args}?`,
       instructions: INSTRUCTIONS,
-      waiting_since: new Date().toISOString(),
+      waiting_since: now.toISOString(),
       deadline: null,
     });
   }

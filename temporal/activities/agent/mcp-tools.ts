@@ -15,6 +15,7 @@ import type { Span } from '@opentelemetry/api';
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { markAgentResumed } from '../../../db/step-waits';
+import { putApprovalDecided } from '../../../db/thread-approvals';
 import type { JsonValue } from '../../../domain/json';
 import { needsApproval, type McpToolDefinition, type McpToolList } from '../../../domain/mcp';
 import { classifyMcpError } from '../../mcp/errors';
@@ -134,6 +135,8 @@ export function createMcpToolActivities(deps: AgentActivityDeps) {
         // The call waited for the owner (./mcp-approval.ts): the step goes on, whatever the answer.
         if (req.decision) {
           const waited = { transcript_seq: req.assistant_seq, index: req.call_index, name: call.name };
+          // A thread turn's conversation first (db/thread-approvals.ts): a reader woken by `step.resumed` finds it.
+          await putApprovalDecided(deps.db, req, req.decision, new Date());
           await markAgentResumed(deps.db, req.run_id, req.step_id, waited, req.decision.approved);
         }
         if (!req.decision?.approved) {

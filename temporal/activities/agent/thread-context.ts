@@ -126,7 +126,10 @@ export function splitTurns(
   return { fit: kept.reverse().flat(), rest: recent.slice(i).reverse() };
 }
 
-/** One turn's messages (oldest first) as the entries the model is given. */
+/**
+ * One turn's messages (oldest first) as the entries the model is given. Approval messages are not among them: the model
+ * hears of a declined call in the call's result (db/thread-approvals.ts).
+ */
 export function turnEntries(messages: ThreadMessageDoc[]): TranscriptEntry[] {
   const user = messages.find((m) => m.role === 'user');
   const completed = user?.status === 'completed';

@@ -9,7 +9,7 @@ import { Context } from '@temporalio/activity';
 import type { Db } from 'mongodb';
 import { findCallVersion } from '../../../db/thread-memory';
 import type { JsonObject } from '../../../domain/json';
-import type { ThreadRef } from '../../../domain/thread';
+import { THREAD_STEP_ID, type ThreadRef } from '../../../domain/thread';
 import { mergePatch } from '../../../domain/thread-memory';
 import { changeMemory } from '../../../shared/threads/memory';
 import { recordedToolCall, writeToolResult, type ToolResult } from './recorded-call';
@@ -23,7 +23,8 @@ export function createUpdateMemoryActivity(deps: { db: Db }) {
   return async function updateMemory(req: UpdateMemoryInput): Promise<CallToolResult> {
     const attempt = Context.current().info.attempt;
     const call = await recordedToolCall(deps.db, req);
-    const key = `${req.run_id}:${req.seq}`;
+    // A workflow's agent step in a thread (decision 0603) is one of several steps of its run: its step is in the key.
+    const key = req.step_id === THREAD_STEP_ID ? `${req.run_id}:${req.seq}` : `${req.run_id}:${req.step_id}:${req.seq}`;
     const result = await outcome(deps.db, req, key, call.args, call.invalid_args);
     await writeToolResult(deps.db, req, attempt, call, result);
     return { ok: !result.is_error, truncated: false };

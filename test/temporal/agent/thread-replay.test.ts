@@ -7,6 +7,10 @@
  * Recorded from a real thread: `STEPWISE_RECORD_HISTORIES=thread npx jest test/temporal/agent/thread-replay` writes
  * test/temporal/histories/thread-turn-compacted.json — turn 4 of a thread whose window holds two earlier turns, so it
  * compacts turns 1–2 first, then the model updates the memory and answers.
+ *
+ * And a workflow's agent step in a thread (decision 0603): `STEPWISE_RECORD_HISTORIES=thread-step npx jest
+ * test/temporal/agent/thread-replay` writes test/temporal/histories/thread-step-waited.json — the step finds the
+ * thread busy (an API turn runs), waits on a timer, takes the next turn, answers and ends the turn.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,12 +18,15 @@ import { temporal } from '@temporalio/proto';
 import { Runtime, Worker } from '@temporalio/worker';
 import { COMPACTION_SYSTEM } from '../../../temporal/activities/agent/compact-thread';
 import { startGraphStack } from '../../helpers/graph-stack';
-import type { RecordedRequest } from '../../helpers/llm-server';
+import type { RecordedRequest, ScriptedReply } from '../../helpers/llm-server';
 import { testDataConverter, uniqueId } from '../../helpers/stack';
 import { testTemporalLogger } from '../../helpers/test-logging';
+import { createWorkflow, isTerminal, startRun, waitForStatus } from '../../helpers/workflows';
 
 const FILE = path.resolve(__dirname, '..', 'histories', 'thread-turn-compacted.json');
 const RECORD = process.env.STEPWISE_RECORD_HISTORIES === 'thread';
+const STEP_FILE = path.resolve(__dirname, '..', 'histories', 'thread-step-waited.json');
+const RECORD_STEP = process.env.STEPWISE_RECORD_HISTORIES === 'thread-step';
 const { History } = temporal.api.history.v1;
 
 const toJson = (history: temporal.api.history.v1.IHistory) =>
@@ -77,6 +84,41 @@ async function record(): Promise<void> {
   }
 }
 
+async function recordStep(): Promise<void> {
+  const g = await startGraphStack({ PAYLOAD_CODEC_KEYS: '' });
+  try {
+    let release!: (r: ScriptedReply) => void;
+    const held = new Promise<ScriptedReply>((resolve) => (release = resolve));
+    const model = g.llm.script(uniqueId('thread-step-replay-'), (req) =>
+      JSON.stringify(req.body.messages).includes('from the workflow')
+        ? { text: 'answered in the thread' }
+        : { hold: held },
+    );
+    const tpl = await g.api.http
+      .post('/api/v1/agents')
+      .set(g.user.auth)
+      .send({ name: uniqueId('replayed step '), default_prompt: 'Answer.', model: `openai:${model.model}` });
+    const thread = await g.api.http.post('/api/v1/threads').set(g.user.auth).send({ template: tpl.body.data.id });
+    const threadId = thread.body.data.id as string;
+    await g.api.http.post(`/api/v1/threads/${threadId}/messages`).set(g.user.auth).send({ text: 'first' });
+    await model.waitForRequests(1);
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('replayed thread step '),
+      steps: [{ id: 'ask', template_id: tpl.body.data.id, thread: '{{input.thread_id}}', input: 'from the workflow' }],
+    });
+    const runId = await startRun(g.api, g.user, wf, { thread_id: threadId });
+    await waitForStatus(g.api, g.user, runId, (s) => s.steps[0]?.status === 'running');
+    release({ text: 'first answer' });
+    const status = await waitForStatus(g.api, g.user, runId, isTerminal, 60_000);
+    if (status.status !== 'completed') throw new Error(`the run ended ${JSON.stringify(status)}`);
+    const handle = g.api.temporal.workflow.getHandle(runId);
+    await handle.result();
+    fs.writeFileSync(STEP_FILE, toJson(await handle.fetchHistory()));
+  } finally {
+    await g.stop();
+  }
+}
+
 describe('replay of a committed thread-turn history', () => {
   beforeAll(async () => {
     try {
@@ -85,6 +127,7 @@ describe('replay of a committed thread-turn history', () => {
       // already installed in this process
     }
     if (RECORD) await record();
+    if (RECORD_STEP) await recordStep();
   }, 120_000);
 
   it('holds the compaction and the memory update, and replays with the current workflow code', async () => {
@@ -98,6 +141,21 @@ describe('replay of a committed thread-turn history', () => {
       { workflowBundle: { codePath: bundle }, dataConverter: testDataConverter() },
       fromJson(text),
       'thread-turn-compacted',
+    );
+  });
+
+  it("holds a workflow's agent step that waited for the thread, took a turn and ended it; replays", async () => {
+    const bundle = process.env.STEPWISE_TEST_BUNDLE;
+    if (!bundle) throw new Error('STEPWISE_TEST_BUNDLE is not set: run the suite with "npm test"');
+    const text = fs.readFileSync(STEP_FILE, 'utf8');
+    // What makes this history worth keeping: the step asked twice (busy, then joined) with a timer between.
+    expect(text.split('"joinThread"').length - 1).toBeGreaterThanOrEqual(2);
+    expect(text).toContain('"EVENT_TYPE_TIMER_STARTED"');
+    expect(text).toContain('"leaveThread"');
+    await Worker.runReplayHistory(
+      { workflowBundle: { codePath: bundle }, dataConverter: testDataConverter() },
+      fromJson(text),
+      'thread-step-waited',
     );
   });
 });

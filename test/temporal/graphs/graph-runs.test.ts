@@ -350,6 +350,9 @@ describe('workflow graphs on the real stack', () => {
       .temporal;
     expect(childTemporal.workflow_id).toBe(childRunId);
     expect(childTemporal.run_id).toEqual(expect.any(String));
+    // The parent's Temporal run id reached its record with the worker's first write (the API's start writes none).
+    const parentTemporal = (status as unknown as { temporal: { run_id: string | null } }).temporal;
+    expect(parentTemporal.run_id).toBe((await g.api.temporal.workflow.getHandle(runId).describe()).runId);
   });
 
   it('two approvals in parallel branches wait at once and are decided separately', async () => {
