@@ -3,7 +3,8 @@
  * is used at (1400 and 1920 px): an experiment listed and opened, a baseline picked from its page, then the comparison
  * — the regression verdict, each scorer's means with the delta, the score distribution and cost charts, the items
  * filtered to the regressed one with its expected, baseline and candidate outputs side by side — and a second user
- * who gets a not-found. Every wait is on visible state.
+ * who gets a not-found; and for replayed items, each step replayed from the record or executed. Every wait is on
+ * visible state.
  */
 import type { Page } from 'playwright-core';
 import { startConsoleStack, type ConsoleStack } from '../helpers/browser';
@@ -166,5 +167,59 @@ describe('console comparison page in a browser', () => {
     const stranger = await createTestUser(s.g.api.database.db);
     const theirs = await signIn(stranger, `/console/experiments/${cand.id}/compare?baseline=${base.id}`, 1400);
     await theirs.getByText(`experiment ${cand.id} not found`).first().waitFor();
+  });
+
+  it("shows a replayed item's steps: replayed from the record or executed", async () => {
+    const total = {
+      id: 'add',
+      template_id: s.g.tpl.transform._id,
+      config: { expression: '{"sum": a + b}', data: '{{input}}' },
+    };
+    const recorded = await createWorkflow(s.g.api, s.g.user, { name: uniqueId('sum'), steps: [total] });
+    const started = await s.g.api.http
+      .post(`/api/v1/workflows/${recorded}/run`)
+      .set(s.g.user.auth)
+      .send({ input: { a: 2, b: 5 } })
+      .expect(202);
+    const run = (started.body as { data: { run_id: string } }).data;
+    for (;;) {
+      const res = await s.g.api.http.get(`/api/v1/workflows/runs/${run.run_id}/status`).set(s.g.user.auth);
+      if ((res.body as { data: { status: string } }).data.status === 'completed') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const ds = await post<{ id: string }>('/datasets', { name: uniqueId('Recorded ') });
+    const added = await post<{ items: { id: string }[] }>(`/datasets/${ds.id}/items/from-runs`, {
+      run_ids: [run.run_id],
+    });
+    const labelled = await createWorkflow(s.g.api, s.g.user, {
+      name: uniqueId('sum-label'),
+      steps: [
+        total,
+        { id: 'label', template_id: s.g.tpl.transform._id, config: { expression: '"seven"', data: '{}' } },
+      ],
+    });
+    const experiment = (workflowId: string) =>
+      post<{ id: string }>('/experiments', {
+        dataset_id: ds.id,
+        workflow_id: workflowId,
+        mode: 'replay',
+        scorers: [{ kind: 'exact', path: 'add' }],
+      });
+    const base = await experiment(recorded);
+    const cand = await experiment(labelled);
+    await waitEnd(base.id);
+    await waitEnd(cand.id);
+
+    const page = await signIn(s.g.user, `/console/experiments/${cand.id}/compare?baseline=${base.id}`, 1400);
+    const item = added.items[0]!.id;
+    await page.locator(`[data-testid="compare-item"][data-item-id="${item}"]`).getByRole('button').click();
+    const steps = page.getByLabel(`Steps of ${item} against its recorded run`);
+    await steps.waitFor();
+    expect(await steps.locator('li').evaluateAll((ls) => ls.map((l) => l.textContent))).toEqual([
+      'add replayed',
+      'label executed, output changed',
+    ]);
+    await page.getByTestId('replay-steps').getByText(run.run_id).waitFor();
+    await page.close();
   });
 });

@@ -1,6 +1,7 @@
 /**
  * The items of a comparison (console/src/pages/Compare.tsx), filtered by their change, each with its scores on both
- * sides and its expected, baseline and candidate outputs side by side (repetition 0 of each; a failed run shows why).
+ * sides and its expected, baseline and candidate outputs side by side (repetition 0 of each; a failed run shows why);
+ * for an item the candidate replayed, which steps were answered from the recorded run and which ran again.
  */
 import { useState } from 'react';
 import type { Comparison, DatasetItem, ExperimentResult } from '../api';
@@ -111,6 +112,7 @@ export function CompareItems({
                         </div>
                       ))}
                     </div>
+                    {i.replay ? <ReplaySteps replay={i.replay} itemId={i.item_id} /> : null}
                   </td>
                 </tr>,
               );
@@ -120,5 +122,30 @@ export function CompareItems({
         </tbody>
       </table>
     </section>
+  );
+}
+
+/** A replayed item's steps: replayed from the record, or executed (and whether the output changed from the record). */
+function ReplaySteps({
+  replay,
+  itemId,
+}: {
+  replay: NonNullable<Comparison['items'][number]['replay']>;
+  itemId: string;
+}) {
+  return (
+    <div data-testid="replay-steps">
+      <h3>
+        Replayed from <span className="mono">{replay.source_run_id}</span>
+      </h3>
+      <ul aria-label={`Steps of ${itemId} against its recorded run`}>
+        {replay.steps.map((step) => (
+          <li key={step.step_id} data-step-id={step.step_id} data-how={step.how}>
+            <span className="mono">{step.step_id}</span> {step.how}
+            {step.how === 'executed' ? (step.changed ? ', output changed' : ', output unchanged') : ''}
+          </li>
+        ))}
+      </ul>
+    </div>
   );
 }
