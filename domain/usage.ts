@@ -27,6 +27,20 @@ export function callUsage(call: TokenUsage): Usage {
   };
 }
 
+/** USD per million input and output tokens, by model as steps name it (the operator's `MODEL_PRICES`). */
+export type ModelPrices = Readonly<Record<string, { input: number; output: number }>>;
+
+/** What `tokens` of `model` cost by `prices`; undefined when no price covers the model. */
+export function costOf(
+  prices: ModelPrices,
+  model: string,
+  tokens: { input_tokens: number; output_tokens: number },
+): number | undefined {
+  const price = Object.prototype.hasOwnProperty.call(prices, model) ? prices[model] : undefined;
+  if (!price) return undefined;
+  return (tokens.input_tokens * price.input + tokens.output_tokens * price.output) / 1_000_000;
+}
+
 /** What the usage view (GET /api/v1/usage) groups counted calls by. */
 export const USAGE_DIMENSIONS = ['day', 'model', 'template', 'workflow', 'thread'] as const;
 export type UsageDimension = (typeof USAGE_DIMENSIONS)[number];

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import type { Config } from '../../config';
 import type { UsageRow } from '../../db/usage-report';
-import { USAGE_DIMENSIONS, type UsageDimension } from '../../domain/usage';
+import { costOf, USAGE_DIMENSIONS, type UsageDimension } from '../../domain/usage';
 
 const counts = {
   input_tokens: z.number().int(),
@@ -60,7 +60,7 @@ export function presentUsage(
   const merged = new Map<string, RowView>();
   const total = { input_tokens: 0, output_tokens: 0, tokens: 0, calls: 0, cost_usd: 0 as number | null };
   for (const r of rows) {
-    const cost = costOf(prices, r);
+    const cost = costOf(prices, r.model, r) ?? null;
     const row: RowView = {
       ...(r.day !== undefined ? { day: r.day } : {}),
       ...(byModel ? { model: r.model } : {}),
@@ -98,12 +98,6 @@ export function presentUsage(
     rows: out,
     total: { ...total, cost_usd: rounded(total.cost_usd) },
   };
-}
-
-function costOf(prices: Config['MODEL_PRICES'], r: UsageRow): number | null {
-  const price = prices[r.model];
-  if (!price) return null;
-  return (r.input_tokens * price.input + r.output_tokens * price.output) / 1_000_000;
 }
 
 function nameOf(names: Map<string, string>, id: string | null): string | null {

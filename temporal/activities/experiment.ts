@@ -19,7 +19,7 @@ import { recordRunOutcome } from '../../db/run-end';
 import { findRunRecord, loadedSnapshot, type RunDoc } from '../../db/runs';
 import { transcriptsCollection } from '../../db/transcripts';
 import { findWorkflowWithTemplates } from '../../db/workflow-with-templates';
-import { compileScorers, scoreAll, type ScoringSample, type ToolCall } from '../../domain/evals';
+import { compileScorers, scoreAll, type SampleUsage, type ScoringSample, type ToolCall } from '../../domain/evals';
 import {
   DEFAULT_REPLAY_TOOL_CALLS,
   experimentRunId,
@@ -33,6 +33,7 @@ import {
 import type { JsonObject, JsonValue } from '../../domain/json';
 import { replayDiff, type ReplayDiff } from '../../domain/replay';
 import type { RunSnapshot } from '../../domain/run';
+import { costOf, type ModelPrices } from '../../domain/usage';
 import { compileUserSchema, describeInputErrors, UserSchemaError } from '../../domain/user-schema';
 import { resolveOutputs } from '../../shared/run-view/outputs';
 import { createRun, RunRefusedError } from '../../shared/runs/create-run';
@@ -181,9 +182,12 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
       const item = await findItemAt(deps.db, exp.dataset_id, req.item_id, exp.dataset_version);
       const compiled = compileScorers(exp.scorers);
       if (!compiled.ok) throw new Error(`experiment ${exp._id}: its scorers no longer compile`);
-      const sample = run ? await sampleOf(deps.db, run, item?.expected_json ?? null) : emptySample(item?.input_json);
+      const prices = deps.config.MODEL_PRICES;
+      const sample = run
+        ? await sampleOf(deps.db, run, item?.expected_json ?? null, prices)
+        : emptySample(item?.input_json);
       // The judge's model calls: made here, counted in the item's usage (so against the experiment's budget).
-      const judged = { input_tokens: 0, output_tokens: 0, llm_calls: 0 };
+      const judged: SampleUsage = { input_tokens: 0, output_tokens: 0, llm_calls: 0, cost: 0 };
       const scores = await scoreAll(compiled.scorers, sample, {
         evaluateExpression: (expression, data) =>
           deps.expressions.evaluate(expression, data, { maxResultChars: SCORER_RESULT_CHARS }),
@@ -199,6 +203,7 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
             judged.input_tokens += answer.usage.input_tokens;
             judged.output_tokens += answer.usage.output_tokens;
             judged.llm_calls += 1;
+            judged.cost = addCost(judged.cost, costOf(prices, request.model, answer.usage));
             return answer.text;
           } catch (err) {
             throw err instanceof LlmError ? err : classifyLlmError(err, parseModelRef(request.model).provider);
@@ -206,10 +211,12 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         },
         isTransient: (err) => err instanceof RetryableError || (err instanceof LlmError && err.retryable),
       });
-      const usage = {
+      const cost = addCost(sample.usage.cost, judged.cost);
+      const usage: SampleUsage = {
         input_tokens: sample.usage.input_tokens + judged.input_tokens,
         output_tokens: sample.usage.output_tokens + judged.output_tokens,
         llm_calls: sample.usage.llm_calls + judged.llm_calls,
+        ...(cost !== undefined ? { cost } : {}),
       };
       const runError = run?.error
         ? `${run.error.step_id ? `step ${run.error.step_id}: ` : ''}${run.error.message}`
@@ -225,7 +232,7 @@ export function createExperimentActivities(deps: { db: Db; config: Config; expre
         run_status: run && (run.status !== 'queued' || !req.error) ? run.status : 'not_started',
         scores,
         usage,
-        judge_usage: judged,
+        judge_usage: withoutUnknownCost(judged),
         latency_ms: sample.latency_ms,
         output_json: run ? JSON.stringify(sample.output) : null,
         error: runError ?? req.error ?? (run && run.status !== 'completed' ? `the run ended ${run.status}` : null),
@@ -258,18 +265,28 @@ function inputProblem(schema: JsonObject | undefined, input: JsonObject): string
 }
 
 /** What the scorers read of a run: its input, its outputs by step, the item's expected value, tool calls, usage. */
-async function sampleOf(db: Db, run: RunDoc, expectedJson: string | null): Promise<ScoringSample> {
+async function sampleOf(
+  db: Db,
+  run: RunDoc,
+  expectedJson: string | null,
+  prices: ModelPrices,
+): Promise<ScoringSample> {
   const outputs = await resolveOutputs(db, run);
   const output: JsonObject = {};
   for (const step of run.steps) {
     const out = outputs.get(step.id);
     if ((step.status === 'completed' || step.status === 'failed') && out !== undefined) output[step.id] = out.value;
   }
-  const usage = { input_tokens: 0, output_tokens: 0, llm_calls: 0 };
+  const usage: SampleUsage = { input_tokens: 0, output_tokens: 0, llm_calls: 0, cost: 0 };
+  const models = new Map(loadedSnapshot(run).steps.map((s) => [s.id, s.kind === 'agent' ? s.model : undefined]));
   for (const step of run.steps) {
     usage.input_tokens += step.usage.input_tokens;
     usage.output_tokens += step.usage.output_tokens;
     usage.llm_calls += step.usage.llm_calls;
+    if (step.usage.llm_calls === 0) continue;
+    // An agent step's calls are its model's; a sub-workflow's are of models this run's snapshot does not name.
+    const model = models.get(step.id);
+    usage.cost = addCost(usage.cost, model === undefined ? undefined : costOf(prices, model, step.usage));
   }
   const start = run.started_at ?? run.created_at;
   const end = run.completed_at ?? new Date();
@@ -278,9 +295,19 @@ async function sampleOf(db: Db, run: RunDoc, expectedJson: string | null): Promi
     output,
     ...(expectedJson !== null ? { expected: JSON.parse(expectedJson) as JsonValue } : {}),
     trajectory: await trajectoryOf(db, run),
-    usage,
+    usage: withoutUnknownCost(usage),
     latency_ms: Math.max(0, end.getTime() - start.getTime()),
   };
+}
+
+/** A sum of costs that stays unknown (undefined) once one part is: a model without a price in MODEL_PRICES. */
+function addCost(sum: number | undefined, part: number | undefined): number | undefined {
+  return sum === undefined || part === undefined ? undefined : sum + part;
+}
+
+function withoutUnknownCost(usage: SampleUsage): SampleUsage {
+  const { cost, ...tokens } = usage;
+  return cost === undefined ? tokens : usage;
 }
 
 /** Every tool call of the run's agent steps, in the snapshot's step order, each step's in the order made. */

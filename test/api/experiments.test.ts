@@ -28,9 +28,11 @@ interface Result {
   run_status: string;
   scores: { name: string; score: number; pass: boolean; reason: string }[];
   error: string | null;
+  usage: { input_tokens: number; output_tokens: number; llm_calls: number; cost?: number };
 }
 
 const ENDED = ['completed', 'budget_exhausted', 'cancelled', 'failed'];
+const PRICED = 'exp-priced-model';
 
 describe('experiments', () => {
   let g: GraphStack;
@@ -38,7 +40,10 @@ describe('experiments', () => {
   const oas = openApiChecker();
 
   beforeAll(async () => {
-    g = await startGraphStack();
+    // One model has a price (USD per million tokens): its calls and the judge's are priced in the results.
+    g = await startGraphStack({
+      MODEL_PRICES: JSON.stringify({ [`openai:${PRICED}`]: { input: 1000, output: 2000 } }),
+    });
     other = await createTestUser(g.api.database.db);
   }, 60_000);
   afterAll(() => g?.stop());
@@ -148,6 +153,53 @@ describe('experiments', () => {
     expect(ended.message).toContain('2 of 3 runs not started');
     expect(await results(exp.id)).toHaveLength(1);
     expect(model.requests).toHaveLength(1);
+  });
+
+  it('prices the model calls of each run and of the judge with MODEL_PRICES; a cost scorer reads it', async () => {
+    const model = g.llm.script(PRICED, [
+      { text: 'ok', usage: { input: 10, output: 5 } },
+      { text: '{"score": 1, "reason": "fine"}', usage: { input: 20, output: 10 } },
+    ]);
+    const agent = await insertTemplate(g.api.database.db, g.user.id, {
+      step_type: 'agent',
+      name: uniqueId('priced'),
+      default_prompt: 'Answer.',
+      default_tools: [],
+      model: `openai:${model.model}`,
+    });
+    const wf = await createWorkflow(g.api, g.user, {
+      name: uniqueId('priced'),
+      steps: [{ id: 'ask', template_id: agent._id, input: 'Say ok about {{input.a}}' }],
+    });
+    const exp = await create({
+      dataset_id: await dataset([[1, 1]]),
+      workflow_id: wf,
+      scorers: [
+        { kind: 'cost', max_cost: 0.01 },
+        { kind: 'llm_judge', rubric: 'It says ok.', model: `openai:${model.model}` },
+      ],
+      concurrency: 1,
+    });
+    expect((await waitEnd(exp.id)).status).toBe('completed');
+    const [row] = await results(exp.id);
+    // The run: (10 × 1000 + 5 × 2000) / 1e6 = 0.02, over the scorer's 0.01; the judge adds (20 × 1000 + 10 × 2000) / 1e6.
+    expect(row!.scores.find((sc) => sc.name === 'cost')).toMatchObject({ score: 0, pass: false });
+    expect(row!.scores.find((sc) => sc.name === 'cost')!.reason).toContain('0.02');
+    expect(row!.usage).toMatchObject({ input_tokens: 30, output_tokens: 15, llm_calls: 2 });
+    expect(row!.usage.cost).toBeCloseTo(0.06, 9);
+  });
+
+  it('leaves the cost out when a model has no price', async () => {
+    const judge = g.llm.script(uniqueId('unpriced-'), [{ text: '{"score": 1, "reason": "ok"}' }]);
+    const exp = await create({
+      dataset_id: await dataset([[1, 2]]),
+      workflow_id: await addWorkflow(),
+      scorers: [{ kind: 'llm_judge', rubric: 'Right.', model: `openai:${judge.model}` }],
+    });
+    expect((await waitEnd(exp.id)).status).toBe('completed');
+    const [row] = await results(exp.id);
+    expect(row!.usage.llm_calls).toBe(1);
+    expect(row!.usage.cost).toBeUndefined();
   });
 
   it('scores with an LLM judge whose calls count against the budget', async () => {
