@@ -13,8 +13,10 @@ import { interleaveArms, round, summarize, timed } from './stats';
 export const MOCK_LLM_LATENCY_MS = 300;
 /** The mock provider's model: every call answers after MOCK_LLM_LATENCY_MS. */
 export const MOCK_LLM_MODEL = 'bench-300ms';
-/** The mock provider's fast model (T2): every call answers at once. */
+/** The mock provider's fast model (T2): every call answers at once, with MOCK_LLM_FAST_REPLY. */
 export const MOCK_LLM_FAST_MODEL = 'bench-0ms';
+/** The fast model's answer: a reply of a realistic size (2 KiB), also when it writes a thread's summary. */
+export const MOCK_LLM_FAST_REPLY = 'The answer, at some length. '.repeat(74).slice(0, 2048);
 const BENCH_KEY = 'sk-bench-not-a-secret';
 /** The mock provider's env for a provider made in the bench process (T1's inline arm). */
 export const mockLlmEnv = (llm: LlmServer) => ({ OPENAI_API_KEY: BENCH_KEY, OPENAI_BASE_URL: llm.baseUrl });
@@ -24,7 +26,7 @@ export async function startMockLlm(): Promise<{ server: LlmServer; env: NodeJS.P
   const server = await startLlmServer();
   const later = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   server.script(MOCK_LLM_MODEL, () => ({ hold: later(MOCK_LLM_LATENCY_MS).then(() => ({ text: 'done' })) }));
-  server.script(MOCK_LLM_FAST_MODEL, () => ({ text: 'done' }));
+  server.script(MOCK_LLM_FAST_MODEL, () => ({ text: MOCK_LLM_FAST_REPLY }));
   return { server, env: { OPENAI_BASE_URL: server.baseUrl, OPENAI_API_KEY: BENCH_KEY } };
 }
 

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/timeline.ts B2|B4|B6 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
+ * `npx tsx bench/timeline.ts B2|B4|B6|T1 [runs]`: where a row's time goes, event by event. Starts the bench stack, runs the
  * row's Stepwise workflow and its bare arm a few times (the first ones warm up), and prints the last of each from
  * Temporal's history: every event at its offset from the start and the gap before it, the activity or marker named.
  * Workflow task gaps (scheduled → started → completed) are the worker's; activity gaps hold what the activity does.
@@ -13,6 +13,7 @@ import { startHttpSink } from '../test/helpers/http-sink';
 import { MOCK_LLM_MODEL, startMockLlm } from './agent-overhead';
 import { createContext } from './arms';
 import { startBenchStack } from './stack';
+import { t1Timeline } from './turn-timeline';
 
 const ms = (t: { seconds?: unknown; nanos?: number | null } | null | undefined) =>
   Number(t?.seconds ?? 0) * 1000 + Math.floor((t?.nanos ?? 0) / 1e6);
@@ -99,6 +100,12 @@ async function main(): Promise<void> {
   const stack = await startBenchStack({ extraEnv: { ...llm.env, HTTP_ALLOWED_HOSTS: sink.host } });
   try {
     const ctx = await createContext(stack, 1, sink.url('/bench'));
+    if (row === 'T1') {
+      await t1Timeline(ctx, llm.server, runs);
+      ctx.api.close();
+      await ctx.temporal.connection.close();
+      return;
+    }
     let workflowId = ctx.workflows[3]!;
     let input: Record<string, unknown> = { n: 1 };
     let bare: { type: string; args: unknown[] } = { type: 'bareLocalWorkflow', args: [3, { n: 1 }] };
@@ -119,7 +126,7 @@ async function main(): Promise<void> {
       workflowId = ctx.httpWorkflow;
       input = {};
       bare = { type: 'bareHttpWorkflow', args: [3, sink.url('/bench')] };
-    } else if (row !== 'B4') throw new Error(`timeline: B2, B4 or B6, not ${row}`);
+    } else if (row !== 'B4') throw new Error(`timeline: B2, B4, B6 or T1, not ${row}`);
 
     // The arms alternate, as in `npm run bench`, so what the machine does at the time falls on both.
     let last = { runId: '', started: 0, ended: 0 };

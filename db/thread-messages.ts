@@ -109,6 +109,9 @@ export function threadMessagesCollection(db: Db) {
   return db.collection<ThreadMessageDoc>('thread_messages');
 }
 
+/** The largest pos an `_id` holds (6 digits): the end of a turn's range. */
+const MAX_POS = 999_999;
+
 /** With `approval` (a call index): the approval of that call of the message at `pos`, right after it. */
 export function threadMessageDocId(threadId: string, turn: number, pos: number, approval?: number): string {
   const id = `${threadId}:${String(turn).padStart(9, '0')}:${String(pos).padStart(6, '0')}`;
@@ -174,9 +177,15 @@ export async function findStepTurn(
   return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, run_id: runId, step_id: stepId });
 }
 
-/** The oldest message still waiting for its turn, or null. */
-export async function oldestQueued(db: Db, threadId: string): Promise<ThreadMessageDoc | null> {
-  return threadMessagesCollection(db).findOne({ thread_id: threadId, pos: 0, status: 'queued' }, { sort: { _id: 1 } });
+/**
+ * The oldest message still waiting for its turn, or null. Queued turns come after every turn that started, so the
+ * read starts after `afterTurn` (a turn known to have started): a range of the `_id` index, not the whole thread.
+ */
+export async function oldestQueued(db: Db, threadId: string, afterTurn: number): Promise<ThreadMessageDoc | null> {
+  return threadMessagesCollection(db).findOne(
+    { thread_id: threadId, _id: { $gt: threadMessageDocId(threadId, afterTurn, MAX_POS) }, pos: 0, status: 'queued' },
+    { sort: { _id: 1 } },
+  );
 }
 
 /** Records a turn's state on its user message (a turn that ended keeps its end: later writes change nothing). */
@@ -207,9 +216,14 @@ export async function cancelQueuedTurn(db: Db, threadId: string, turn: number): 
   return written.modifiedCount === 1;
 }
 
-/** The assistant message that answered a turn, or null. */
+/** The assistant message that answered a turn, or null: one turn's range of the `_id` index. */
 export async function findReply(db: Db, threadId: string, turn: number): Promise<ThreadMessageDoc | null> {
-  return threadMessagesCollection(db).findOne({ thread_id: threadId, turn, role: 'assistant', final: true });
+  return threadMessagesCollection(db).findOne({
+    thread_id: threadId,
+    _id: { $gt: threadMessageDocId(threadId, turn, 0), $lte: threadMessageDocId(threadId, turn, MAX_POS) },
+    role: 'assistant',
+    final: true,
+  });
 }
 
 /** Writes a turn's answer (idempotent: each message's `_id` is fixed by its transcript seq). */
@@ -222,20 +236,20 @@ export async function putTurnMessages(db: Db, docs: ThreadMessageDoc[]): Promise
 }
 
 /**
- * The messages of turns before `turn`, newest first, at most `limit` of them: the context a turn is opened with is
- * cut from these (whole turns that fit the window).
+ * The messages of the turns after `afterTurn` and before `turn`, newest first, at most `limit` of them: the context a
+ * turn is opened with is cut from these (whole turns that fit the window). One range of the `_id` index.
  */
 export async function readEarlierMessages(
   db: Db,
   threadId: string,
-  turn: number,
+  range: { afterTurn: number; turn: number },
   limit: number,
 ): Promise<ThreadMessageDoc[]> {
-  return threadMessagesCollection(db)
-    .find({ thread_id: threadId, _id: { $lt: threadMessageDocId(threadId, turn, 0) } })
-    .sort({ _id: -1 })
-    .limit(limit)
-    .toArray();
+  const _id = {
+    $gte: threadMessageDocId(threadId, range.afterTurn + 1, 0),
+    $lt: threadMessageDocId(threadId, range.turn, 0),
+  };
+  return threadMessagesCollection(db).find({ thread_id: threadId, _id }).sort({ _id: -1 }).limit(limit).toArray();
 }
 
 /** How many approval messages a turn has (its answer's count on the thread includes them). */

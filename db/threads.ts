@@ -56,6 +56,11 @@ export interface ThreadDoc {
   usage: Usage;
   /** Changed by every write of the turn state (compare-and-set). */
   version: number;
+  /**
+   * The last turn the latest summary covers (decision 0601; absent: none), written with the summary's count: where a
+   * turn's context read starts. Only ever behind the summaries (then the read is longer, never wrong).
+   */
+  summarized_to?: number;
   /** The template's `memory_schema` when the thread was created (decision 0601); absent: no working memory. */
   memory_schema?: JsonObject;
   /** The working memory (with a memory schema): changed only through db/thread-memory.ts. */
@@ -132,7 +137,9 @@ export type Acceptance =
  * Accepts one message as the thread's next turn, in one compare-and-set write on the thread's version (re-read and
  * tried again when another writer got there first): started at once when no turn runs and none waits; else queued
  * (`enqueue`) or refused (`reject`). `after` (the last message the client saw) must still be the last message.
- * `messageId(turn)` is the public id of the turn's user message, which becomes the last one.
+ * `messageId(turn)` is the public id of the turn's user message, which becomes the last one. `read`: the thread as the
+ * caller read it for this request, decided on first instead of reading it again — a refusal from it is one the
+ * request could have met at that read; a write it made stale fails the compare-and-set and is tried on a fresh read.
  */
 export async function acceptTurn(
   db: Db,
@@ -145,10 +152,11 @@ export async function acceptTurn(
     /** A workflow's agent step taking the turn (decision 0603): its execution id, kept on the running turn. */
     stepId?: string;
     messageId: (turn: number) => string;
+    read?: ThreadDoc;
   },
 ): Promise<Acceptance> {
-  for (;;) {
-    const t = await findOwnThread(db, args.ownerId, args.threadId);
+  for (let read = args.read; ; read = undefined) {
+    const t = read ?? (await findOwnThread(db, args.ownerId, args.threadId));
     if (!t) return { kind: 'gone' };
     if (t.deleting) return { kind: 'deleting' };
     if (args.after !== undefined && t.last_message_id !== args.after) return { kind: 'stale', last: t.last_message_id };

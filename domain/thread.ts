@@ -22,6 +22,11 @@ export interface ThreadRef {
   turn: number;
   /** How many tokens of earlier turns may go into the model's context. */
   context_tokens: number;
+  /**
+   * Turns up to this one are covered by the thread's latest summary when the turn started (decision 0601; absent: 0):
+   * the turn's context is read from the turn after it, so the read is bounded by the window, not the thread's length.
+   */
+  after_turn?: number;
 }
 
 /** A thread's spending limits (each optional): per turn (the turn run's budget) and over the thread's life. */

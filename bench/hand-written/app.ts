@@ -7,6 +7,7 @@
  * - `GET /runs/:id/status[?wait=<s>]`: the run record. With `wait`, a run not yet ended is read again once Temporal
  *   says its execution closed (its outcome is written just before), or when the wait is up — as Stepwise's
  *   `until=end`.
+ * - T1's chat (./chat.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { bodyParser } from '@koa/bodyparser';
@@ -14,6 +15,7 @@ import Router from '@koa/router';
 import type { Client } from '@temporalio/client';
 import Koa, { type Context, type Next } from 'koa';
 import type { Db } from 'mongodb';
+import { addChatRoutes } from './chat';
 import { hashKey, keys, runs, workflows } from './store';
 import type { HandWrittenRun } from './workflows';
 
@@ -68,6 +70,8 @@ export function createApp(db: Db, temporal: Client, taskQueue: string): Koa {
     }
     ctx.body = { data: { status: run.status, output: run.output ?? null, error: run.error ?? null }, error: null };
   });
+
+  addChatRoutes(router, { db, temporal, taskQueue }, authenticate);
 
   const app = new Koa();
   app.use(bodyParser({ enableTypes: ['json'], jsonLimit: 256 * 1024 }));

@@ -5,11 +5,25 @@ export class HandWrittenClient {
   private readonly http: ApiClient;
 
   constructor(
-    baseUrl: string,
-    key: string,
+    readonly baseUrl: string,
+    readonly key: string,
     private readonly workflowId: string,
   ) {
     this.http = new ApiClient(baseUrl, key);
+  }
+
+  /** T1: a new chat's id. */
+  async newChat(): Promise<string> {
+    return (await this.http.call<{ id: string }>('POST', '/chats', {})).data.id;
+  }
+
+  /** T1: a chat message; the workflow id of its turn. */
+  async sendMessage(chatId: string, text: string, model: string): Promise<string> {
+    const { data } = await this.http.call<{ workflow_id: string }>('POST', `/chats/${chatId}/messages`, {
+      text,
+      model,
+    });
+    return data.workflow_id;
   }
 
   async startRun(input: Record<string, unknown>): Promise<string> {

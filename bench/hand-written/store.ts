@@ -1,5 +1,6 @@
 /**
- * The hand-written service's database: its own three collections (`keys`, `workflows`, `runs`) in a database of its
+ * The hand-written service's database: its own collections (`keys`, `workflows`, `runs`; T1's `chats` with their
+ * messages and live text) in a database of its
  * own on the bench's MongoDB server, with the index a team would add (the key's hash, unique). The API, the worker
  * and the bench's seeding share these shapes.
  */
@@ -31,6 +32,31 @@ export interface RunDoc {
   created_at: Date;
   ended_at?: Date;
 }
+
+/** T1's reference: a chat, its messages (`<chat>:<turn>:<pos>`) and its live text (`<chat>:<turn>:<n>`). */
+export interface ChatDoc {
+  _id: string;
+  owner_id: string;
+  turns: number;
+}
+
+export interface ChatMessageDoc {
+  _id: string;
+  chat_id: string;
+  turn: number;
+  role: 'user' | 'assistant';
+  text: string;
+}
+
+export interface ChatDeltaDoc {
+  _id: string;
+  chat_id: string;
+  text: string;
+}
+
+export const chats = (db: Db): Collection<ChatDoc> => db.collection<ChatDoc>('chats');
+export const chatMessages = (db: Db): Collection<ChatMessageDoc> => db.collection<ChatMessageDoc>('chat_messages');
+export const chatDeltas = (db: Db): Collection<ChatDeltaDoc> => db.collection<ChatDeltaDoc>('chat_deltas');
 
 export const keys = (db: Db): Collection<KeyDoc> => db.collection<KeyDoc>('keys');
 export const workflows = (db: Db): Collection<WorkflowDoc> => db.collection<WorkflowDoc>('workflows');

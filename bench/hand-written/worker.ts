@@ -23,6 +23,8 @@ async function main(): Promise<void> {
     db: mongo.db(dbName),
     taskQueue,
     codecKeys: parseCodecKeys(codecKeys).keys,
+    // T1's mock model, as the Stepwise worker gets it.
+    llm: { OPENAI_API_KEY: process.env.OPENAI_API_KEY, OPENAI_BASE_URL: process.env.OPENAI_BASE_URL },
   });
   const running = worker.run();
   process.stdout.write('ready\n');

@@ -3,10 +3,10 @@
  * B2's Stepwise workflow), then its outcome written to the run record with one local activity.
  */
 import { ApplicationFailure, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { HandWrittenActivities } from './activities';
+import type { ChatTurn, HandWrittenActivities } from './activities';
 
 const options = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } };
-const { request } = proxyActivities<HandWrittenActivities>(options);
+const { request, reply } = proxyActivities<HandWrittenActivities>(options);
 const { recordOutcome } = proxyLocalActivities<HandWrittenActivities>(options);
 
 export interface HandWrittenRun {
@@ -26,4 +26,9 @@ export async function handWrittenWorkflow(run: HandWrittenRun): Promise<unknown>
   }
   await recordOutcome(run.runId, { output: value });
   return value;
+}
+
+/** T1's reference: a chat turn, its reply as one activity. */
+export async function handWrittenChatTurn(turn: ChatTurn): Promise<void> {
+  await reply(turn);
 }

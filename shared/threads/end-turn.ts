@@ -75,7 +75,7 @@ export async function endAnswered(
     lastMessageId: lastId,
     messages: docs.length + approvals,
   });
-  await startNextTurn(deps, t.threadId);
+  await startNextTurn(deps, t.threadId, t.turn);
 }
 
 /** A turn that never got a run (refused at its start): failed, with the reason, and ended. */
@@ -86,13 +86,18 @@ export async function failTurn(db: Db, threadId: string, turn: number, error: Ru
 
 /**
  * Starts the oldest queued message's turn when no turn runs; a turn that cannot start fails and the next one is
- * tried. Without a Temporal client (a worker composed without one) nothing is started.
+ * tried. Queued turns are looked for after `afterTurn`, a turn that started (0: from the first). Without a Temporal
+ * client (a worker composed without one) nothing is started.
  */
-export async function startNextTurn(deps: Partial<TurnStartDeps> & { db: Db; log?: Logger }, threadId: string) {
+export async function startNextTurn(
+  deps: Partial<TurnStartDeps> & { db: Db; log?: Logger },
+  threadId: string,
+  afterTurn: number,
+) {
   const { temporal, config } = deps;
   if (!temporal || !config) return;
-  for (;;) {
-    const next = await oldestQueued(deps.db, threadId);
+  for (let after = afterTurn; ;) {
+    const next = await oldestQueued(deps.db, threadId, after);
     if (!next?.run_id) return;
     if (!(await claimQueuedTurn(deps.db, threadId, next.turn, next.run_id))) return;
     await setTurnState(deps.db, threadId, next.turn, { status: 'running' });
@@ -105,6 +110,7 @@ export async function startNextTurn(deps: Partial<TurnStartDeps> & { db: Db; log
       deps.log?.warn({ err, thread_id: threadId, turn: next.turn }, 'a queued turn could not start');
       const message = err instanceof Error ? err.message : String(err);
       await failTurn(deps.db, threadId, next.turn, { step_id: null, reason: 'not_started', message });
+      after = next.turn;
     }
   }
 }

@@ -128,7 +128,13 @@ async function insertMessage(db: Db, req: StepTurnRequest, turn: number): Promis
 /** The turn as the agent step reads it: the thread's window is its template's `context_tokens`. */
 async function refOf(db: Db, thread: ThreadDoc, turn: number): Promise<ThreadRef> {
   const template = await findVisibleTemplate(db, thread.owner_id, thread.template_id);
-  return { id: thread._id, turn, context_tokens: template?.context_tokens ?? DEFAULT_CONTEXT_TOKENS };
+  return {
+    id: thread._id,
+    turn,
+    context_tokens: template?.context_tokens ?? DEFAULT_CONTEXT_TOKENS,
+    // As a turn run's (./turn-snapshot.ts): the context read starts after the turns the latest summary covers.
+    ...(thread.summarized_to ? { after_turn: thread.summarized_to } : {}),
+  };
 }
 
 /** Ends the thread's running turn when its run has ended (a turn run's, or a step's): true when it did. */

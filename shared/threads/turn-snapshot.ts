@@ -81,7 +81,17 @@ export async function buildTurnSnapshot(
   return {
     ...snapshot,
     steps: snapshot.steps.map((s) =>
-      s.kind === 'agent' ? { ...s, thread: { id: thread._id, turn, context_tokens: contextTokens } } : s,
+      s.kind === 'agent'
+        ? {
+            ...s,
+            thread: {
+              id: thread._id,
+              turn,
+              context_tokens: contextTokens,
+              ...(thread.summarized_to ? { after_turn: thread.summarized_to } : {}),
+            },
+          }
+        : s,
     ),
   };
 }

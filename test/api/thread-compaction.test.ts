@@ -5,8 +5,11 @@
  * in the turn's and the thread's usage and in the owner's day. A summary is written once per turn (a retry finds it).
  */
 import { putSummary, threadMessagesCollection, type ThreadMessageDoc } from '../../db/thread-messages';
+import { runsCollection } from '../../db/runs';
+import { threadsCollection } from '../../db/threads';
 import { usageCallsCollection } from '../../db/usage';
 import { COMPACTION_SYSTEM } from '../../temporal/activities/agent/compact-thread';
+import { readThreadWindow } from '../../temporal/activities/agent/thread-context';
 import { startGraphStack, type GraphStack } from '../helpers/graph-stack';
 import type { RecordedRequest } from '../helpers/llm-server';
 import { uniqueId } from '../helpers/stack';
@@ -131,6 +134,37 @@ describe('thread compaction', () => {
       _id: `${g.user.id}:${runIds[3]}:chat:summary`,
     });
     expect((call?.input_tokens ?? 0) + (call?.output_tokens ?? 0)).toBe(57);
+
+    // Where the next turns' context reads start: after the latest summary's turns, carried by each turn's snapshot.
+    const db = g.api.database.db;
+    expect((await threadsCollection(db).findOne({ _id: id }))?.summarized_to).toBe(4);
+    const threadOf = async (runId: string) => {
+      const step = (await runsCollection(db).findOne({ _id: runId }))?.snapshot.steps[0];
+      return step?.kind === 'agent' ? step.thread : undefined;
+    };
+    expect(await threadOf(runIds[3]!)).toEqual({ id, turn: 4, context_tokens: 256 });
+    expect(await threadOf(runIds[5]!)).toEqual({ id, turn: 6, context_tokens: 256, after_turn: 2 });
+    // The read from there holds the turns after the summary (and the summary), not the thread's whole length.
+    const ref = { id, turn: 7, context_tokens: 256 };
+    const turnsRead = async (after_turn?: number) =>
+      (await readThreadWindow(db, { ...ref, ...(after_turn ? { after_turn } : {}) })).docs.map((d) => d._id.slice(-13));
+    expect(await turnsRead(4)).toEqual([
+      '000006:000002',
+      '000006:000001',
+      '000006:000000',
+      '000005:000002',
+      '000005:000000',
+    ]);
+    expect(await turnsRead()).toHaveLength(14);
+
+    // A fork starts its reads after the latest summary it copied, not the source's.
+    const forkAt = async (at: string) => {
+      const res = await g.api.http.post(`/api/v1/threads/${id}/fork`).set(g.user.auth).send({ at });
+      expect(res.status).toBe(201);
+      return (await threadsCollection(db).findOne({ _id: res.body.data.id as string }))?.summarized_to;
+    };
+    expect(await forkAt('m5.2')).toBe(2);
+    expect(await forkAt('m3.2')).toBe(0);
   }, 120_000);
 
   it('writes one summary per turn: a repeated write keeps the first', async () => {

@@ -1,7 +1,8 @@
 /**
  * The hand-written service (bench/hand-written/), B1/B3/B8's reference, does the work its rows say: it finds the key
  * by hash, records the run, makes the same three keyed requests as B2's Stepwise workflow, writes the outcome to the
- * run record, answers the status from it, and its Temporal payloads are encrypted with Stepwise's codec.
+ * run record, answers the status from it, and its Temporal payloads are encrypted with Stepwise's codec. T1's chat
+ * turn stores the message, streams the model's text to a reader of its events and stores the answer.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,8 +12,10 @@ import { parseCodecKeys } from '../../domain/codec-keys';
 import { createApp } from '../../bench/hand-written/app';
 import { HandWrittenClient } from '../../bench/hand-written/client';
 import { createHandWrittenWorker } from '../../bench/hand-written/create-worker';
-import { runs, seed } from '../../bench/hand-written/store';
+import { chatMessages, runs, seed } from '../../bench/hand-written/store';
 import { startHttpSink, type HttpSink } from '../helpers/http-sink';
+import { startLlmServer, type LlmServer } from '../helpers/llm-server';
+import { readSse } from '../helpers/sse';
 import { TEST_PAYLOAD_CODEC_KEYS, testConfig, testDataConverter, useTestDb } from '../helpers/stack';
 import { testTemporalLogger } from '../helpers/test-logging';
 
@@ -20,11 +23,22 @@ describe('the hand-written benchmark service', () => {
   const database = useTestDb();
   const config = testConfig();
   let sink: HttpSink;
+  let llm: LlmServer;
   let connection: Connection;
   let nativeConnection: NativeConnection;
   let worker: Worker;
   let server: http.Server;
   let url: string;
+
+  /** A worker runs once (`runUntil`): one for each test that needs it. */
+  const newWorker = () =>
+    createHandWrittenWorker({
+      connection: nativeConnection,
+      db: database.db,
+      taskQueue: config.TEMPORAL_TASK_QUEUE,
+      codecKeys: parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys,
+      llm: { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: llm.baseUrl },
+    });
 
   beforeAll(async () => {
     try {
@@ -33,15 +47,11 @@ describe('the hand-written benchmark service', () => {
       // already installed in this process
     }
     sink = await startHttpSink();
+    llm = await startLlmServer();
     connection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
     const temporal = new Client({ connection, dataConverter: testDataConverter() });
     nativeConnection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
-    worker = await createHandWrittenWorker({
-      connection: nativeConnection,
-      db: database.db,
-      taskQueue: config.TEMPORAL_TASK_QUEUE,
-      codecKeys: parseCodecKeys(TEST_PAYLOAD_CODEC_KEYS).keys,
-    });
+    worker = await newWorker();
     const handle = createApp(database.db, temporal, config.TEMPORAL_TASK_QUEUE).callback();
     server = http.createServer((req, res) => void handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,6 +63,7 @@ describe('the hand-written benchmark service', () => {
     await connection.close();
     await nativeConnection.close();
     await sink.close();
+    await llm.close();
   });
 
   it('refuses an unknown key', async () => {
@@ -91,5 +102,36 @@ describe('the hand-written benchmark service', () => {
     const { events } = await plain.workflow.getHandle(runId).fetchHistory();
     const input = events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     expect(Buffer.from(input?.metadata?.encoding ?? new Uint8Array()).toString('utf8')).toBe('binary/encrypted');
+  });
+
+  it('a chat turn: the message stored, the model’s text on the events stream as it comes, the answer stored', async () => {
+    const { key, workflowId } = await seed(database.db, [sink.url('/x')]);
+    const client = new HandWrittenClient(url, key, workflowId);
+    const model = llm.script('hand-written-chat', [{ text: 'Hello there, reader.', stream: { chunkChars: 6 } }]);
+    const chatId = await client.newChat();
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    await (
+      await newWorker()
+    ).runUntil(async () => {
+      const events = readSse(`${url}/chats/${chatId}/events`, {
+        headers: { Authorization: `Bearer ${key}` },
+        onOpen: () => opened(),
+        stopWhen: (e) => e.event === 'text.delta' && e.data.text === 'Hello ',
+        timeoutMs: 30_000,
+      });
+      await open;
+      const turn = await client.sendMessage(chatId, 'hi', `openai:${model.model}`);
+      const first = await events;
+      expect(first.events.filter((e) => e.event === 'text.delta').map((e) => e.data.text)).toEqual(['Hello ']);
+      await new Client({ connection, dataConverter: testDataConverter() }).workflow.getHandle(turn).result();
+    });
+    client.close();
+    const stored = await chatMessages(database.db).find({ chat_id: chatId }).sort({ _id: 1 }).toArray();
+    expect(stored.map((m) => [m.role, m.text])).toEqual([
+      ['user', 'hi'],
+      ['assistant', 'Hello there, reader.'],
+    ]);
+    expect(JSON.stringify(model.requests[0]?.body.messages)).toContain('hi');
   });
 });

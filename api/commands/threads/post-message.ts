@@ -175,7 +175,7 @@ async function accept(
     runId,
     messageId: (turn: number) => threadMessageId(turn, 0),
   };
-  let accepted = await acceptTurn(deps.db, args);
+  let accepted = await acceptTurn(deps.db, { ...args, read: thread });
   if (accepted.kind === 'busy' && (await repairThread(deps, thread._id))) accepted = await acceptTurn(deps.db, args);
   switch (accepted.kind) {
     case 'gone':
@@ -235,7 +235,7 @@ async function startTurn(deps: ThreadCommandDeps, thread: ThreadDoc, message: Th
     const reason = err instanceof RunRefusedError ? err.reason : 'not_started';
     const text = err instanceof Error ? err.message : String(err);
     await failTurn(deps.db, thread._id, message.turn, { step_id: null, reason, message: text });
-    await startNextTurn(deps, thread._id);
+    await startNextTurn(deps, thread._id, message.turn);
     throw refusal(deps, err);
   }
 }
@@ -266,9 +266,10 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
     // Messages counted as queued whose documents never were written (a request stopped between its two writes).
     // Only long after the last change: a request between its two writes right now is not a lost one.
     if (thread.queued === 0) return false;
-    if (await oldestQueued(deps.db, threadId)) {
+    // Which turn ran last is not known here (a queued one may have been cancelled): looked for from the first turn.
+    if (await oldestQueued(deps.db, threadId, 0)) {
       // Queued messages and no turn running: the end of the last one could not start the next (Temporal down).
-      await startNextTurn(deps, threadId);
+      await startNextTurn(deps, threadId, 0);
       return true;
     }
     // Only long after the last change: a request between its two writes right now is not a lost one.
@@ -285,7 +286,7 @@ async function repairThread(deps: ThreadCommandDeps, threadId: string): Promise<
   if (!run && Date.now() - thread.updated_at.getTime() > LOST_START_MS) {
     const message = 'the turn never started (its start was interrupted)';
     await failTurn(deps.db, threadId, running.turn, { step_id: null, reason: 'not_started', message });
-    await startNextTurn(deps, threadId);
+    await startNextTurn(deps, threadId, running.turn);
     return true;
   }
   return false;

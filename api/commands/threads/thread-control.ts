@@ -215,6 +215,8 @@ export async function forkThread(
     message_count: messages.length,
     usage,
     version: 0,
+    // Where the fork's context reads start: the latest summary it copied (the source's may cover turns after the fork).
+    summarized_to: copied.reduce((max, m) => Math.max(max, m.summary?.to_turn ?? 0), 0),
     // The memory as it is now, as the fork's first version (its history stays with the source).
     ...(source.memory_version !== undefined ? { memory_version: 0 } : {}),
     created_at: now,

@@ -110,9 +110,15 @@ export function createCompactThreadActivity(deps: { config: Config; db: Db; logg
         },
         earlierCount(deps.db, { ownerId: req.owner_id, callKey, attempt: ctx.info.attempt }),
       ),
-      kept === doc
-        ? threadsCollection(deps.db).updateOne({ _id: req.thread.id }, { $inc: { message_count: 1 } })
-        : undefined,
+      // The summary's place for the next turns' reads (never moved back), and the message it adds when it is new. A
+      // retry whose first attempt wrote the summary writes the mark again: that attempt may have stopped before it.
+      threadsCollection(deps.db).updateOne(
+        { _id: req.thread.id },
+        {
+          $max: { summarized_to: kept.summary?.to_turn ?? 0 },
+          ...(kept === doc ? { $inc: { message_count: 1 } } : {}),
+        },
+      ),
     ]);
     log.info({ from_turn: from, to_turn: last, usage }, 'thread compacted');
     return resultOf(kept);

@@ -1,9 +1,10 @@
 /**
  * The live text of one model-call attempt, written to the run's event log while the model generates it
- * (db/text-deltas.ts). Batched: a batch goes out LIVE_TEXT_FLUSH_MS after its first character or once it holds
- * LIVE_TEXT_BATCH_CHARS, whichever comes first. One write at a time, in order; text that arrives meanwhile joins the
- * next batch, so a slow database means fewer, larger writes (never more than LIVE_TEXT_BATCH_CHARS each), not a queue
- * of them. What is left when the call ends is not written here: finish() hands it back as events, and the call's own
+ * (db/text-deltas.ts). The first text of an attempt goes out at once: it is what a reader waits for (the time to the
+ * first token), and a model's later text comes at its own pace. After it, batched: a batch goes out LIVE_TEXT_FLUSH_MS
+ * after its first character or once it holds LIVE_TEXT_BATCH_CHARS, whichever comes first — one more write per call
+ * than batching the first text too. One write at a time, in order; text that arrives meanwhile joins the next batch,
+ * so a slow database means fewer, larger writes (never more than LIVE_TEXT_BATCH_CHARS each), not a queue of them. What is left when the call ends is not written here: finish() hands it back as events, and the call's own
  * write after the answer logs them ahead of the turn's event (one write where two would follow each other).
  *
  * Best effort on purpose: live text is a preview, the transcript is authoritative. A failed write is logged and ends
@@ -112,7 +113,8 @@ export function openLiveText(deps: LiveTextDeps, key: TextStreamKey): LiveText {
     push(text) {
       if (broken || closing || text === '') return;
       buffer += text;
-      if (buffer.length >= LIVE_TEXT_BATCH_CHARS) due = true;
+      // The first text, or a full batch: due now.
+      if (n === 0 || buffer.length >= LIVE_TEXT_BATCH_CHARS) due = true;
       if (due) kick();
       else schedule();
     },

@@ -35,10 +35,15 @@ export interface ThreadWindow {
   cut: boolean;
 }
 
-/** Two indexed reads in parallel, bounded whatever the thread's length: the recent messages and the latest summary. */
+/**
+ * Two indexed reads in parallel, bounded whatever the thread's length: the latest summary, and the messages after
+ * the turns it covered when the turn started (`after_turn`) — about a window's worth, since compaction keeps the
+ * turns after the latest summary within the window.
+ */
 export async function readThreadWindow(db: Db, thread: ThreadRef): Promise<ThreadWindow> {
+  const range = { afterTurn: thread.after_turn ?? 0, turn: thread.turn };
   const [docs, summary] = await Promise.all([
-    readEarlierMessages(db, thread.id, thread.turn, CONTEXT_READ_LIMIT),
+    readEarlierMessages(db, thread.id, range, CONTEXT_READ_LIMIT),
     latestSummary(db, thread.id, thread.turn),
   ]);
   return { docs, summary, cut: docs.length === CONTEXT_READ_LIMIT };
