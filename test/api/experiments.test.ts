@@ -302,7 +302,16 @@ describe('experiments', () => {
     );
     expect(lenient.regression.regressed).toBe(false);
     expect(lenient.items.map((i) => i.scorers[0]?.change)).toEqual(['unchanged', 'unchanged', 'unchanged']);
-    for (const bad of ['regression_threshold=1.5', 'regression_threshold=abc', 'tolerance=-0.1', 'tolerance=1e-1']) {
+    // Any number the document allows, as clients print it (many digits, exponent notation).
+    const printed = `regression_threshold=0.3694123523440385&tolerance=5e-2`;
+    expect((await call('get', `/experiments/${cand.id}/compare?baseline=${base.id}&${printed}`)).status).toBe(200);
+    for (const bad of [
+      'regression_threshold=1.5',
+      'regression_threshold=abc',
+      'tolerance=-0.1',
+      'tolerance=0x1',
+      'tolerance=2e-1x',
+    ]) {
       expect((await call('get', `/experiments/${cand.id}/compare?baseline=${base.id}&${bad}`)).status).toBe(400);
     }
     const same = data<{ regression: { regressed: boolean } }>(
