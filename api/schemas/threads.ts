@@ -97,7 +97,10 @@ export const updateThreadBody = z
 
 const metadataFilter = z
   .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}:.{0,500}$/, '`key:value`')
+  .max(64 + 1 + 500)
+  // The key and its colon; the value is any text up to 500 characters. No `.` in the pattern: regex dialects disagree
+  // on which characters it matches (`\r`), so a client generating from the document would send what the server refuses.
+  .regex(/^[A-Za-z0-9_-]{1,64}:/, '`key:value`')
   .meta({ description: '`key:value`: threads whose metadata has this string value (repeat for several).' });
 
 export const listThreadsQuery = pageQuery.extend({
